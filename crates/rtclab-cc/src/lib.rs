@@ -1,0 +1,193 @@
+//! Congestion controllers behind one trait, sans-IO: no clock, no I/O, no ambient randomness.
+//!
+//! A transport (the TCP-like bulk sender today; the media sender later) owns loss detection
+//! and recovery and tells its controller what happened: every acknowledgement
+//! (`on_feedback`), every congestion signal (`on_congestion_event`), every packet sent. The
+//! controller answers with a window and/or a rate (`target`). Window-based TCP controllers
+//! (NewReno, CUBIC, BBR), rate-based media controllers (GCC) and hybrids (Copa) share it.
+
+pub mod cubic;
+pub mod reno;
+
+pub use cubic::{Cubic, CubicConfig};
+pub use reno::{Reno, RenoConfig};
+
+use rtclab_core::{Rate, Time, TimeDelta};
+
+/// A packet the transport just put on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct SentPacket {
+    pub seq: u64,
+    pub size: u32,
+    pub retransmit: bool,
+    pub bytes_in_flight: u64,
+}
+
+/// What one acknowledgement told the transport.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FeedbackReport {
+    /// Bytes and packets newly acknowledged by this feedback.
+    pub acked_bytes: u64,
+    pub acked_packets: u32,
+    /// RTT of the newest newly-acknowledged packet that was not retransmitted (Karn).
+    pub rtt: Option<TimeDelta>,
+    pub srtt: Option<TimeDelta>,
+    pub min_rtt: Option<TimeDelta>,
+    /// After processing this feedback.
+    pub bytes_in_flight: u64,
+    /// Cumulative acknowledgement (first unacknowledged sequence number) and next new
+    /// sequence number to send, in packets: controllers use them to delimit round trips.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The transport is in loss recovery (window growth must not happen).
+    pub in_recovery: bool,
+    /// The sender had nothing to send (window growth must not happen).
+    pub app_limited: bool,
+}
+
+/// A congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionEvent {
+    /// Loss detected by duplicate acknowledgements (fast retransmit): a new recovery episode.
+    Loss { bytes_in_flight: u64 },
+    /// The retransmission timer expired.
+    Timeout,
+}
+
+/// What the controller asks of the transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcTarget {
+    /// Congestion window in bytes (window-based controllers).
+    pub cwnd_bytes: Option<u64>,
+    /// Pacing rate (None: send as the window opens).
+    pub pacing_rate: Option<Rate>,
+    /// Target media rate (rate-based controllers).
+    pub target_rate: Option<Rate>,
+}
+
+/// Internal state for time series; never read by control logic.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcMetrics {
+    pub cwnd_bytes: Option<u64>,
+    pub ssthresh_bytes: Option<u64>,
+    pub pacing_rate: Option<Rate>,
+    pub target_rate: Option<Rate>,
+    /// A small state code (controller-specific; e.g. 0 = slow start, 1 = avoidance).
+    pub state: u8,
+}
+
+pub trait CongestionController {
+    fn name(&self) -> &'static str;
+    fn on_packet_sent(&mut self, _now: Time, _pkt: &SentPacket) {}
+    fn on_feedback(&mut self, now: Time, fb: &FeedbackReport);
+    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent);
+    /// The sender resumes after an idle period (Linux `CA_EVENT_TX_START`).
+    fn on_tx_start(&mut self, _now: Time, _idle: TimeDelta) {}
+    fn handle_timeout(&mut self, _now: Time) {}
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn target(&self) -> CcTarget;
+    fn metrics(&self) -> CcMetrics;
+}
+
+/// Built-in controllers (enum dispatch: no vtable on the hot path) plus a boxed slot.
+pub enum AnyController {
+    Reno(Reno),
+    Cubic(Box<Cubic>),
+    Custom(Box<dyn CongestionController + Send>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyController::Reno($c) => $e,
+            AnyController::Cubic($c) => $e,
+            AnyController::Custom($c) => $e,
+        }
+    };
+}
+
+impl CongestionController for AnyController {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    #[inline]
+    fn on_packet_sent(&mut self, now: Time, pkt: &SentPacket) {
+        dispatch!(self, c => c.on_packet_sent(now, pkt))
+    }
+    #[inline]
+    fn on_feedback(&mut self, now: Time, fb: &FeedbackReport) {
+        dispatch!(self, c => c.on_feedback(now, fb))
+    }
+    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
+        dispatch!(self, c => c.on_congestion_event(now, ev))
+    }
+    fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
+        dispatch!(self, c => c.on_tx_start(now, idle))
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        dispatch!(self, c => c.handle_timeout(now))
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        dispatch!(self, c => c.poll_timeout())
+    }
+    #[inline]
+    fn target(&self) -> CcTarget {
+        dispatch!(self, c => c.target())
+    }
+    fn metrics(&self) -> CcMetrics {
+        dispatch!(self, c => c.metrics())
+    }
+}
+
+/// Linux's "infinite" initial slow-start threshold (`TCP_INFINITE_SSTHRESH`).
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Linux `tcp_slow_start`: grow by the packets acked, not beyond ssthresh; returns the
+/// acked packets left over for congestion avoidance.
+pub(crate) fn slow_start(cwnd: &mut u32, ssthresh: u32, acked: u32) -> u32 {
+    let grown = cwnd.saturating_add(acked).min(ssthresh);
+    let left = acked - (grown - *cwnd).min(acked);
+    *cwnd = grown.max(*cwnd);
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked.
+pub(crate) fn cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
+    let w = w.max(1);
+    if *cwnd_cnt >= w {
+        *cwnd_cnt = 0;
+        *cwnd += 1;
+    }
+    *cwnd_cnt += acked;
+    if *cwnd_cnt >= w {
+        let delta = *cwnd_cnt / w;
+        *cwnd_cnt -= delta * w;
+        *cwnd += delta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh() {
+        let mut c = 10;
+        assert_eq!(slow_start(&mut c, 12, 5), 3);
+        assert_eq!(c, 12);
+        let mut c = 10;
+        assert_eq!(slow_start(&mut c, INFINITE_SSTHRESH, 5), 0);
+        assert_eq!(c, 15);
+    }
+
+    #[test]
+    fn additive_increase_is_one_packet_per_window() {
+        let (mut c, mut cnt) = (10u32, 0u32);
+        for _ in 0..10 {
+            cong_avoid_ai(&mut c, &mut cnt, 10, 1);
+        }
+        assert_eq!(c, 11);
+    }
+}

@@ -1,0 +1,128 @@
+//! NewReno congestion control (window arithmetic).
+//!
+//! Lineage: RFC 5681 (slow start, congestion avoidance), RFC 6582 (NewReno recovery, done by
+//! the transport), Linux `net/ipv4/tcp_cong.c` (`tcp_reno_cong_avoid`, `tcp_slow_start`,
+//! `tcp_cong_avoid_ai`, `tcp_reno_ssthresh` = max(cwnd >> 1, 2)). Units are packets, as in
+//! Linux; the trait speaks bytes through `packet_size`.
+
+use crate::{
+    cong_avoid_ai, slow_start, CcMetrics, CcTarget, CongestionController, CongestionEvent,
+    FeedbackReport, INFINITE_SSTHRESH,
+};
+use rtclab_core::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenoConfig {
+    /// Bytes per packet used to express the window in bytes.
+    pub packet_size: u32,
+    /// Initial window in packets (Linux IW10, RFC 6928).
+    pub initial_window: u32,
+}
+
+impl Default for RenoConfig {
+    fn default() -> Self {
+        RenoConfig { packet_size: 1500, initial_window: 10 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Reno {
+    cfg: RenoConfig,
+    cwnd: u32,
+    cwnd_cnt: u32,
+    ssthresh: u32,
+}
+
+impl Reno {
+    pub fn new(cfg: RenoConfig) -> Self {
+        Reno { cfg, cwnd: cfg.initial_window.max(1), cwnd_cnt: 0, ssthresh: INFINITE_SSTHRESH }
+    }
+    pub fn cwnd_packets(&self) -> u32 {
+        self.cwnd
+    }
+    pub fn ssthresh_packets(&self) -> u32 {
+        self.ssthresh
+    }
+}
+
+impl CongestionController for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_feedback(&mut self, _now: Time, fb: &FeedbackReport) {
+        if fb.in_recovery || fb.app_limited || fb.acked_packets == 0 {
+            return;
+        }
+        let mut acked = fb.acked_packets;
+        if self.cwnd < self.ssthresh {
+            acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = self.cwnd;
+        cong_avoid_ai(&mut self.cwnd, &mut self.cwnd_cnt, w, acked);
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+        self.ssthresh = (self.cwnd >> 1).max(2);
+        self.cwnd_cnt = 0;
+        self.cwnd = match ev {
+            CongestionEvent::Loss { .. } => self.ssthresh,
+            CongestionEvent::Timeout => 1,
+        };
+    }
+
+    fn target(&self) -> CcTarget {
+        CcTarget {
+            cwnd_bytes: Some(self.cwnd as u64 * self.cfg.packet_size as u64),
+            ..Default::default()
+        }
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics {
+            cwnd_bytes: Some(self.cwnd as u64 * self.cfg.packet_size as u64),
+            ssthresh_bytes: (self.ssthresh != INFINITE_SSTHRESH)
+                .then_some(self.ssthresh as u64 * self.cfg.packet_size as u64),
+            state: (self.cwnd >= self.ssthresh) as u8,
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(n: u32) -> FeedbackReport {
+        FeedbackReport { acked_packets: n, acked_bytes: n as u64 * 1500, ..Default::default() }
+    }
+
+    /// The sawtooth against its formula: halving on loss, +1 packet per window of ACKs.
+    #[test]
+    fn sawtooth_follows_aimd_formula() {
+        let mut r = Reno::new(RenoConfig::default());
+        // Slow start doubles per round: 10 -> 20 -> 40 -> 80.
+        for _ in 0..3 {
+            let w = r.cwnd_packets();
+            for _ in 0..w {
+                r.on_feedback(Time::ZERO, &ack(1));
+            }
+        }
+        assert_eq!(r.cwnd_packets(), 80);
+        r.on_congestion_event(Time::ZERO, &CongestionEvent::Loss { bytes_in_flight: 0 });
+        assert_eq!((r.cwnd_packets(), r.ssthresh_packets()), (40, 40));
+        // Each round of cwnd ACKs adds exactly one packet: after k rounds, 40 + k.
+        for k in 1..=20 {
+            let w = r.cwnd_packets();
+            for _ in 0..w {
+                r.on_feedback(Time::ZERO, &ack(1));
+            }
+            assert_eq!(r.cwnd_packets(), 40 + k);
+        }
+        r.on_congestion_event(Time::ZERO, &CongestionEvent::Timeout);
+        assert_eq!((r.cwnd_packets(), r.ssthresh_packets()), (1, 30));
+    }
+}

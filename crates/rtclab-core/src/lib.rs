@@ -1,0 +1,16 @@
+//! rtclab core types shared by every algorithm crate and both engines.
+//!
+//! Invariants: no clock is read here (time is always an argument), no ambient randomness
+//! (every random stream derives from a run's root seed and a stable label).
+
+pub mod histogram;
+pub mod packet;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use histogram::LogHistogram;
+pub use packet::{Direction, FlowId, Packet, PacketKind, SackBlocks};
+pub use rng::{RngStream, SeedTree};
+pub use time::{Time, TimeDelta};
+pub use units::{DataSize, Rate};

@@ -1,0 +1,24 @@
+//! rtclab network elements, sans-IO: every element takes `now` as an argument and reports its
+//! next wake-up through `poll_timeout`. The same objects run in the simulator and the emulator.
+//!
+//! Invariants: conservation — every packet handed to an element is, at any time, either held by
+//! it, forwarded, or reported dropped with a reason; no element reorders packets of one flow
+//! (delay jitter is applied without reordering).
+
+pub mod capacity;
+pub mod delay;
+pub mod droptail;
+pub mod element;
+pub mod link;
+pub mod loss;
+pub mod qdisc;
+pub mod trace_file;
+
+pub use capacity::CapacityModel;
+pub use delay::DelayLine;
+pub use droptail::{DropTail, QueueLimit};
+pub use element::{AnyElement, Dropped, ElementOutput, NetElement};
+pub use link::Link;
+pub use loss::{LossElement, LossModel};
+pub use qdisc::{AnyQdisc, Backlog, DropReason, Qdisc};
+pub use trace_file::{parse_bandwidth_trace, parse_mahimahi_trace, TraceError};

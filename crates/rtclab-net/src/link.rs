@@ -1,0 +1,196 @@
+//! A unidirectional link: a queue discipline feeding a serializer whose speed follows a
+//! `CapacityModel`.
+//!
+//! Rate models: the head packet is dequeued when the serializer is free and leaves when its
+//! last bit is sent (the finish time integrates a time-varying rate exactly). Opportunity
+//! models (mahimahi): at each opportunity instant up to 1504 bytes per opportunity leave;
+//! a packet may be spread over several opportunities and leaves at the one that completes
+//! it; opportunities that find the queue empty are lost.
+
+use crate::capacity::CapacityModel;
+use crate::element::{ElementOutput, NetElement};
+use crate::qdisc::{AnyQdisc, Backlog, Qdisc};
+use rtclab_core::{Direction, Packet, Time, TimeDelta};
+
+pub struct Link {
+    capacity: CapacityModel,
+    qdisc: AnyQdisc,
+    /// Rate models: the packet on the wire and when its last bit leaves.
+    in_service: Option<(Packet, Time)>,
+    /// Opportunity models: the head packet and the bytes it still needs.
+    partial: Option<(Packet, u32)>,
+    next_opportunity: Option<Time>,
+}
+
+impl Link {
+    pub fn new(capacity: CapacityModel, qdisc: AnyQdisc) -> Self {
+        Link { capacity, qdisc, in_service: None, partial: None, next_opportunity: None }
+    }
+
+    pub fn capacity(&self) -> &CapacityModel {
+        &self.capacity
+    }
+
+    /// Packets and bytes waiting in the queue (excluding the one being serialized).
+    pub fn backlog(&self) -> Backlog {
+        self.qdisc.backlog()
+    }
+
+    /// Whether a packet is on the wire (or partly delivered, for opportunity traces).
+    pub fn busy(&self) -> bool {
+        self.in_service.is_some() || self.partial.is_some()
+    }
+
+    fn start_next(&mut self, at: Time, out: &mut ElementOutput) {
+        debug_assert!(self.in_service.is_none());
+        if let Some(p) = self.qdisc.dequeue(at, &mut out.drops) {
+            let finish = self.capacity.finish_time(at, p.size as u64);
+            self.in_service = Some((p, finish));
+        }
+    }
+
+    fn run_opportunities(&mut self, now: Time, out: &mut ElementOutput) {
+        let CapacityModel::Opportunities(ops) = &self.capacity else { unreachable!() };
+        while let Some(at) = self.next_opportunity {
+            if at > now {
+                return;
+            }
+            let (t, count) = ops.next_at_or_after(at);
+            debug_assert_eq!(t, at);
+            let mut budget = count as u64 * ops.bytes_each() as u64;
+            while budget > 0 {
+                let (pkt, left) = match self.partial.take() {
+                    Some(x) => x,
+                    None => match self.qdisc.dequeue(at, &mut out.drops) {
+                        Some(p) => (p, p.size),
+                        None => break,
+                    },
+                };
+                if (left as u64) <= budget {
+                    budget -= left as u64;
+                    out.packets.push(pkt);
+                } else {
+                    self.partial = Some((pkt, left - budget as u32));
+                    budget = 0;
+                }
+            }
+            self.next_opportunity = if self.partial.is_some() || self.qdisc.backlog().packets > 0 {
+                Some(ops.next_at_or_after(at + TimeDelta::from_nanos(1)).0)
+            } else {
+                None
+            };
+        }
+    }
+}
+
+impl NetElement for Link {
+    #[inline]
+    fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
+        self.qdisc.enqueue(now, pkt, &mut out.drops);
+        match &self.capacity {
+            CapacityModel::Opportunities(ops) => {
+                if self.next_opportunity.is_none() && self.qdisc.backlog().packets > 0 {
+                    self.next_opportunity = Some(ops.next_at_or_after(now).0);
+                }
+            }
+            _ => {
+                if self.in_service.is_none() {
+                    self.start_next(now, out);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
+        if matches!(self.capacity, CapacityModel::Opportunities(_)) {
+            self.run_opportunities(now, out);
+            return;
+        }
+        while let Some((pkt, finish)) = self.in_service {
+            if finish > now {
+                break;
+            }
+            self.in_service = None;
+            out.packets.push(pkt);
+            self.start_next(finish, out);
+        }
+    }
+
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        match self.in_service {
+            Some((_, finish)) => Some(finish),
+            None => self.next_opportunity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::Opportunities;
+    use crate::droptail::{DropTail, QueueLimit};
+    use rtclab_core::{FlowId, Rate};
+
+    fn drive(link: &mut Link, arrivals: &[(Time, u32)], until: Time) -> Vec<(Time, u64)> {
+        let mut out = ElementOutput::default();
+        let mut departures = Vec::new();
+        let mut i = 0;
+        loop {
+            let next_arrival = arrivals.get(i).map(|a| a.0);
+            let next_timer = link.poll_timeout();
+            let now = match (next_arrival, next_timer) {
+                (Some(a), Some(t)) => a.min(t),
+                (Some(a), None) => a,
+                (None, Some(t)) => t,
+                (None, None) => break,
+            };
+            if now > until {
+                break;
+            }
+            if next_timer == Some(now) {
+                link.handle_timeout(now, &mut out);
+            }
+            if next_arrival == Some(now) {
+                let p = Packet::data(FlowId(0), i as u64, arrivals[i].1, now);
+                link.handle_packet(now, Direction::Forward, p, &mut out);
+                i += 1;
+            }
+            for p in out.packets.drain(..) {
+                departures.push((now, p.seq));
+            }
+        }
+        departures
+    }
+
+    #[test]
+    fn constant_rate_serializes_back_to_back() {
+        let q = AnyQdisc::DropTail(DropTail::new(QueueLimit::Packets(10)));
+        let mut l = Link::new(CapacityModel::Constant(Rate::from_mbps(12)), q);
+        // 1500 B at 12 Mbit/s = 1 ms each.
+        let d = drive(
+            &mut l,
+            &[(Time::ZERO, 1500), (Time::ZERO, 1500), (Time::ZERO, 1500)],
+            Time::from_secs(1),
+        );
+        assert_eq!(
+            d,
+            vec![(Time::from_millis(1), 0), (Time::from_millis(2), 1), (Time::from_millis(3), 2)]
+        );
+    }
+
+    #[test]
+    fn opportunities_carry_partial_packets() {
+        let ops = Opportunities::new(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 1504).unwrap();
+        let q = AnyQdisc::DropTail(DropTail::new(QueueLimit::Packets(10)));
+        let mut l = Link::new(CapacityModel::Opportunities(ops), q);
+        // Two 1000 B packets: the first leaves at 1 ms (504 B left over go to the second),
+        // the second needs 496 more bytes and leaves at 2 ms.
+        let d = drive(&mut l, &[(Time::ZERO, 1000), (Time::ZERO, 1000)], Time::from_secs(1));
+        assert_eq!(d, vec![(Time::from_millis(1), 0), (Time::from_millis(2), 1)]);
+        // A 3000 B packet needs two opportunities.
+        let d = drive(&mut l, &[(Time::from_millis(20), 3000)], Time::from_secs(1));
+        assert_eq!(d, vec![(Time::from_millis(22), 0)]);
+    }
+}

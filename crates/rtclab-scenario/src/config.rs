@@ -1,0 +1,252 @@
+//! The scenario file, as typed serde structs (the single source of truth for its shape).
+//!
+//! Unknown keys are errors everywhere (`deny_unknown_fields`). Values carry units in their
+//! type (`Duration`, `RateValue`, `Size`, `QueueLimitValue`). See `docs/scenario.md`.
+
+use crate::units::{Duration, QueueLimitValue, RateValue};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioConfig {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time to run.
+    pub duration: Duration,
+    /// Root seed when none is given on the command line.
+    pub seed: Option<u64>,
+    /// The forward (data-direction) bottleneck.
+    pub link: LinkConfig,
+    /// The reverse (feedback-direction) bottleneck; absent = unconstrained.
+    pub reverse_link: Option<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub capacity: CapacityConfig,
+    #[serde(default)]
+    pub queue: QueueConfig,
+    pub loss: Option<LossConfig>,
+}
+
+#[derive(Debug)]
+pub enum CapacityConfig {
+    Constant(RateValue),
+    Schedule(Vec<StepConfig>),
+    Trace { path: String, format: TraceFormat },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    pub at: Duration,
+    pub rate: RateValue,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// mahimahi packet-delivery opportunities (one millisecond timestamp per line).
+    Mahimahi,
+    /// `<time s> <bandwidth Mbit/s>` per line.
+    Bandwidth,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CapacityTable {
+    schedule: Option<Vec<StepConfig>>,
+    trace: Option<String>,
+    format: Option<TraceFormat>,
+}
+
+impl<'de> Deserialize<'de> for CapacityConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CapacityConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a rate such as \"100Mbps\", { schedule = [{ at = \"0s\", rate = \"10Mbps\" }, ...] } or { trace = \"file\", format = \"mahimahi\" | \"bandwidth\" }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CapacityConfig, E> {
+                crate::units::parse_rate(s)
+                    .map(|r| CapacityConfig::Constant(RateValue(r)))
+                    .map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CapacityConfig, A::Error> {
+                let t = CapacityTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                match (t.schedule, t.trace, t.format) {
+                    (Some(s), None, None) => Ok(CapacityConfig::Schedule(s)),
+                    (None, Some(path), Some(format)) => Ok(CapacityConfig::Trace { path, format }),
+                    (None, Some(_), None) => Err(de::Error::custom(
+                        "a trace needs its format: format = \"mahimahi\" or \"bandwidth\"",
+                    )),
+                    _ => Err(de::Error::custom(
+                        "give either `schedule` or `trace` (with `format`), not both or neither",
+                    )),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CapacityConfig, E> {
+                Err(E::custom(format!("{v} has no unit: expected a rate such as \"100Mbps\"")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CapacityConfig, E> {
+                Err(E::custom(format!("{v} has no unit: expected a rate such as \"100Mbps\"")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<CapacityConfig, E> {
+                Err(E::custom(format!("{v} has no unit: expected a rate such as \"100Mbps\"")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    #[serde(default)]
+    pub kind: QueueKind,
+    #[serde(default = "default_queue_limit")]
+    pub limit: QueueLimitValue,
+    /// RTT used to turn a "bdp" limit into bytes; default: the largest flow RTT.
+    pub bdp_rtt: Option<Duration>,
+}
+
+fn default_queue_limit() -> QueueLimitValue {
+    QueueLimitValue::Bdp(1.0)
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig { kind: QueueKind::default(), limit: default_queue_limit(), bdp_rtt: None }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    #[default]
+    Droptail,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossConfig {
+    Iid {
+        rate: f64,
+    },
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        #[serde(default)]
+        loss_in_good: f64,
+        #[serde(default = "one")]
+        loss_in_bad: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// Reliable bulk transfer with a window-based congestion controller.
+    Tcp,
+    /// Constant-bitrate UDP, no congestion control.
+    Cbr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcName {
+    #[serde(alias = "newreno")]
+    Reno,
+    Cubic,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub name: Option<String>,
+    pub kind: FlowKind,
+    /// Congestion control (tcp flows): "cubic" (default), "reno"/"newreno".
+    pub cc: Option<CcName>,
+    /// Base (propagation) round-trip time, split evenly between the two directions.
+    pub rtt: Duration,
+    pub start: Option<Duration>,
+    pub stop: Option<Duration>,
+    /// Identical copies of this flow.
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    /// Per-packet extra delay, uniform in [0, jitter], never reordering.
+    pub jitter: Option<Duration>,
+    /// Bytes on the wire per data packet.
+    pub packet_size: Option<crate::units::Size>,
+    /// tcp: acknowledge every second segment (40 ms delayed-ACK timer).
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// tcp: initial window in packets (default 10).
+    pub initial_window: Option<u32>,
+    /// tcp + cubic: CUBIC parameters.
+    pub cubic: Option<CubicParams>,
+    /// cbr: sending rate.
+    pub rate: Option<RateValue>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicParams {
+    /// Multiplicative decrease factor (0, 1); Linux 717/1024.
+    pub beta: Option<f64>,
+    /// Cubic scaling constant C (packets/s^3); Linux 410/1024.
+    pub c: Option<f64>,
+    pub fast_convergence: Option<bool>,
+    pub tcp_friendliness: Option<bool>,
+    pub hystart: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Time-series bin (RFC 8868 uses 200 ms).
+    #[serde(default = "default_bin")]
+    pub bin: Duration,
+    /// Summary statistics exclude [0, warmup).
+    #[serde(default = "default_warmup")]
+    pub warmup: Duration,
+    /// Window for the per-window Jain index.
+    #[serde(default = "default_fairness_window")]
+    pub fairness_window: Duration,
+}
+
+fn default_bin() -> Duration {
+    Duration(rtclab_core::TimeDelta::from_millis(200))
+}
+fn default_warmup() -> Duration {
+    Duration(rtclab_core::TimeDelta::ZERO)
+}
+fn default_fairness_window() -> Duration {
+    Duration(rtclab_core::TimeDelta::from_secs(1))
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            bin: default_bin(),
+            warmup: default_warmup(),
+            fairness_window: default_fairness_window(),
+        }
+    }
+}

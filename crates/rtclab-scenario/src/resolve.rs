@@ -1,0 +1,407 @@
+//! Validation and resolution of a parsed [`ScenarioConfig`] into a [`Scenario`].
+
+use crate::config::*;
+use crate::units::QueueLimitValue;
+use crate::ConfigError;
+use rtclab_cc::{CubicConfig, RenoConfig};
+use rtclab_core::{Rate, Time, TimeDelta};
+use rtclab_net::capacity::Piecewise;
+use rtclab_net::{
+    parse_bandwidth_trace, parse_mahimahi_trace, CapacityModel, LossModel, QueueLimit,
+};
+use std::path::Path;
+
+/// An engine-ready scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub duration: TimeDelta,
+    pub seed: Option<u64>,
+    pub forward: LinkSpec,
+    pub reverse: Option<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    pub metrics: MetricsSpec,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub capacity: CapacityModel,
+    /// Human-readable description of the capacity ("100Mbps", "trace foo.up").
+    pub capacity_desc: String,
+    pub queue_limit: QueueLimit,
+    pub loss: Option<LossModel>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub id: u32,
+    pub name: String,
+    pub kind: FlowKindSpec,
+    pub rtt: TimeDelta,
+    pub start: Time,
+    pub stop: Time,
+    pub jitter: TimeDelta,
+}
+
+#[derive(Clone, Debug)]
+pub enum FlowKindSpec {
+    Tcp { cc: CcSpec, packet_size: u32, ack_every: u32 },
+    Cbr { rate: Rate, packet_size: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum CcSpec {
+    Reno(RenoConfig),
+    Cubic(CubicConfig),
+}
+
+impl CcSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcSpec::Reno(_) => "reno",
+            CcSpec::Cubic(_) => "cubic",
+        }
+    }
+}
+
+impl FlowKindSpec {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            FlowKindSpec::Tcp { .. } => "tcp",
+            FlowKindSpec::Cbr { .. } => "cbr",
+        }
+    }
+    /// Bytes on the wire per data packet.
+    pub fn packet_size(&self) -> u32 {
+        match self {
+            FlowKindSpec::Tcp { packet_size, .. } | FlowKindSpec::Cbr { packet_size, .. } => {
+                *packet_size
+            }
+        }
+    }
+    pub fn cc_name(&self) -> &'static str {
+        match self {
+            FlowKindSpec::Tcp { cc, .. } => cc.name(),
+            FlowKindSpec::Cbr { .. } => "none",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct MetricsSpec {
+    pub bin: TimeDelta,
+    pub warmup: TimeDelta,
+    pub fairness_window: TimeDelta,
+}
+
+const MAX_FLOWS: usize = 10_000;
+const MIN_PACKET: u64 = 64;
+const MAX_PACKET: u64 = 65_535;
+
+pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, ConfigError> {
+    let duration = cfg.duration.0;
+    if duration <= TimeDelta::ZERO {
+        return Err(ConfigError::new("duration", "must be positive (e.g. \"60s\")"));
+    }
+    let end = Time::ZERO + duration;
+    if cfg.flows.is_empty() {
+        return Err(ConfigError::new("flows", "at least one flow is needed ([[flows]] tables)"));
+    }
+
+    let mut flows = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let at = |field: &str| format!("flows[{i}].{field}");
+        if f.count == 0 {
+            return Err(ConfigError::new(at("count"), "must be at least 1"));
+        }
+        if f.rtt.0 <= TimeDelta::ZERO {
+            return Err(ConfigError::new(at("rtt"), "must be positive (e.g. \"40ms\")"));
+        }
+        let start = Time::ZERO + f.start.map_or(TimeDelta::ZERO, |d| d.0);
+        let stop = f.stop.map_or(end, |d| Time::ZERO + d.0);
+        if start >= end {
+            return Err(ConfigError::new(
+                at("start"),
+                format!("starts at {} but the scenario ends at {}", start, end),
+            ));
+        }
+        if stop <= start {
+            return Err(ConfigError::new(
+                at("stop"),
+                format!("{stop} is not after the start ({start})"),
+            ));
+        }
+        if stop > end {
+            return Err(ConfigError::new(
+                at("stop"),
+                format!(
+                    "{stop} is after the end of the scenario ({end}); omit it to run to the end"
+                ),
+            ));
+        }
+        let packet_size = match f.packet_size {
+            None => 1500,
+            Some(s) if (MIN_PACKET..=MAX_PACKET).contains(&s.0) => s.0 as u32,
+            Some(s) => {
+                return Err(ConfigError::new(
+                    at("packet_size"),
+                    format!("{} B is out of range: accepted {MIN_PACKET}..={MAX_PACKET} B", s.0),
+                ))
+            }
+        };
+        let kind = match f.kind {
+            FlowKind::Tcp => {
+                if f.rate.is_some() {
+                    return Err(ConfigError::new(
+                        at("rate"),
+                        "only cbr flows take a rate; tcp flows are window-controlled",
+                    ));
+                }
+                let iw = f.initial_window.unwrap_or(10);
+                if iw == 0 || iw > 1000 {
+                    return Err(ConfigError::new(
+                        at("initial_window"),
+                        format!("{iw} is out of range: accepted 1..=1000 packets"),
+                    ));
+                }
+                let cc = match f.cc.unwrap_or(CcName::Cubic) {
+                    CcName::Reno => {
+                        if f.cubic.is_some() {
+                            return Err(ConfigError::new(
+                                at("cubic"),
+                                "CUBIC parameters given but cc is \"reno\"",
+                            ));
+                        }
+                        CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+                    }
+                    CcName::Cubic => CcSpec::Cubic(cubic_config(
+                        f.cubic.as_ref(),
+                        packet_size,
+                        iw,
+                        &at("cubic"),
+                    )?),
+                };
+                FlowKindSpec::Tcp { cc, packet_size, ack_every: if f.delayed_ack { 2 } else { 1 } }
+            }
+            FlowKind::Cbr => {
+                if f.cc.is_some() {
+                    return Err(ConfigError::new(
+                        at("cc"),
+                        "cbr flows have no congestion control; remove `cc`",
+                    ));
+                }
+                if f.cubic.is_some() || f.initial_window.is_some() || f.delayed_ack {
+                    return Err(ConfigError::new(
+                        at("kind"),
+                        "cubic/initial_window/delayed_ack apply to tcp flows only",
+                    ));
+                }
+                let Some(rate) = f.rate else {
+                    return Err(ConfigError::new(
+                        at("rate"),
+                        "a cbr flow needs a rate (e.g. rate = \"5Mbps\")",
+                    ));
+                };
+                if rate.0 == Rate::ZERO {
+                    return Err(ConfigError::new(at("rate"), "must be positive"));
+                }
+                FlowKindSpec::Cbr { rate: rate.0, packet_size }
+            }
+        };
+        for k in 0..f.count {
+            let id = flows.len() as u32;
+            let name = match (&f.name, f.count) {
+                (Some(n), 1) => n.clone(),
+                (Some(n), _) => format!("{n}-{k}"),
+                (None, _) => format!("{}{}", kind.cc_name(), id),
+            };
+            flows.push(FlowSpec {
+                id,
+                name,
+                kind: kind.clone(),
+                rtt: f.rtt.0,
+                start,
+                stop,
+                jitter: f.jitter.map_or(TimeDelta::ZERO, |d| d.0),
+            });
+        }
+        if flows.len() > MAX_FLOWS {
+            return Err(ConfigError::new(
+                at("count"),
+                format!("more than {MAX_FLOWS} flows in all"),
+            ));
+        }
+    }
+
+    let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(TimeDelta::ZERO);
+    let forward = link_spec(&cfg.link, "link", base_dir, duration, max_rtt)?;
+    let reverse = match &cfg.reverse_link {
+        Some(l) => Some(link_spec(l, "reverse_link", base_dir, duration, max_rtt)?),
+        None => None,
+    };
+
+    let m = &cfg.metrics;
+    if m.bin.0 < TimeDelta::from_millis(1) {
+        return Err(ConfigError::new("metrics.bin", "must be at least 1ms"));
+    }
+    if m.warmup.0 >= duration {
+        return Err(ConfigError::new("metrics.warmup", "must be shorter than the duration"));
+    }
+    if m.fairness_window.0 < m.bin.0 || m.fairness_window.0.as_nanos() % m.bin.0.as_nanos() != 0 {
+        return Err(ConfigError::new(
+            "metrics.fairness_window",
+            "must be a whole multiple of metrics.bin",
+        ));
+    }
+
+    Ok(Scenario {
+        name: cfg.name.clone().unwrap_or_else(|| "scenario".into()),
+        description: cfg.description.clone(),
+        duration,
+        seed: cfg.seed,
+        forward,
+        reverse,
+        flows,
+        metrics: MetricsSpec {
+            bin: m.bin.0,
+            warmup: m.warmup.0,
+            fairness_window: m.fairness_window.0,
+        },
+    })
+}
+
+fn cubic_config(
+    p: Option<&CubicParams>,
+    packet_size: u32,
+    iw: u32,
+    at: &str,
+) -> Result<CubicConfig, ConfigError> {
+    let mut c = CubicConfig { packet_size, initial_window: iw, ..Default::default() };
+    let Some(p) = p else { return Ok(c) };
+    if let Some(b) = p.beta {
+        if !(b > 0.0 && b < 1.0) {
+            return Err(ConfigError::new(
+                format!("{at}.beta"),
+                format!("{b} is out of range: accepted (0, 1), Linux 0.7"),
+            ));
+        }
+        c.beta = (b * 1024.0).round() as u32;
+    }
+    if let Some(cc) = p.c {
+        if !(cc > 0.0 && cc <= 100.0) {
+            return Err(ConfigError::new(
+                format!("{at}.c"),
+                format!("{cc} is out of range: accepted (0, 100], Linux 0.4"),
+            ));
+        }
+        // C = bic_scale * 10 / 1024
+        c.bic_scale = ((cc * 1024.0 / 10.0).round() as u32).max(1);
+    }
+    if let Some(v) = p.fast_convergence {
+        c.fast_convergence = v;
+    }
+    if let Some(v) = p.tcp_friendliness {
+        c.tcp_friendliness = v;
+    }
+    if let Some(v) = p.hystart {
+        c.hystart = v;
+    }
+    Ok(c)
+}
+
+fn link_spec(
+    l: &LinkConfig,
+    at: &str,
+    base_dir: &Path,
+    duration: TimeDelta,
+    max_rtt: TimeDelta,
+) -> Result<LinkSpec, ConfigError> {
+    let cap_at = format!("{at}.capacity");
+    let (capacity, capacity_desc) = match &l.capacity {
+        CapacityConfig::Constant(r) => {
+            if r.0 == Rate::ZERO {
+                return Err(ConfigError::new(cap_at, "must be positive (e.g. \"10Mbps\")"));
+            }
+            (CapacityModel::Constant(r.0), format!("{}", r.0))
+        }
+        CapacityConfig::Schedule(steps) => {
+            let s: Vec<(Time, Rate)> =
+                steps.iter().map(|s| (Time::ZERO + s.at.0, s.rate.0)).collect();
+            if s.iter().all(|x| x.1 == Rate::ZERO) {
+                return Err(ConfigError::new(cap_at, "the schedule is zero throughout"));
+            }
+            let p = Piecewise::new(&s, None)
+                .map_err(|e| ConfigError::new(format!("{cap_at}.schedule"), e.0))?;
+            (CapacityModel::Piecewise(p), format!("schedule of {} steps", s.len()))
+        }
+        CapacityConfig::Trace { path, format } => {
+            let full = base_dir.join(path);
+            let shown = full.display().to_string();
+            let text = std::fs::read_to_string(&full).map_err(|e| {
+                ConfigError::new(
+                    format!("{cap_at}.trace"),
+                    format!("cannot read trace file {shown}: {e}"),
+                )
+            })?;
+            let m = match format {
+                TraceFormat::Mahimahi => parse_mahimahi_trace(&shown, &text),
+                TraceFormat::Bandwidth => parse_bandwidth_trace(&shown, &text),
+            }
+            .map_err(|e| ConfigError::new(format!("{cap_at}.trace"), e.to_string()))?;
+            (m, format!("trace {path}"))
+        }
+    };
+    let mean = capacity.mean_rate(Time::ZERO, Time::ZERO + duration);
+    let q = &l.queue;
+    let bdp_rtt = q.bdp_rtt.map_or(max_rtt, |d| d.0);
+    let queue_limit = match q.limit {
+        QueueLimitValue::Packets(n) => QueueLimit::Packets(n),
+        QueueLimitValue::Bytes(b) => QueueLimit::Bytes(b),
+        QueueLimitValue::Time(t) => QueueLimit::Bytes(mean.bytes_in(t)),
+        QueueLimitValue::Bdp(k) => {
+            QueueLimit::Bytes((mean.bytes_in(bdp_rtt) as f64 * k).round() as u64)
+        }
+    };
+    if let QueueLimit::Bytes(b) = queue_limit {
+        if b < 1500 {
+            return Err(ConfigError::new(
+                format!("{at}.queue.limit"),
+                format!("resolves to {b} bytes at the link's mean capacity {mean}: smaller than one packet"),
+            ));
+        }
+    }
+    let loss = match &l.loss {
+        None => None,
+        Some(LossConfig::Iid { rate }) => {
+            check_prob(*rate, &format!("{at}.loss.rate"))?;
+            Some(LossModel::Iid { rate: *rate })
+        }
+        Some(LossConfig::GilbertElliott {
+            p_good_to_bad,
+            p_bad_to_good,
+            loss_in_good,
+            loss_in_bad,
+        }) => {
+            check_prob(*p_good_to_bad, &format!("{at}.loss.p_good_to_bad"))?;
+            check_prob(*p_bad_to_good, &format!("{at}.loss.p_bad_to_good"))?;
+            check_prob(*loss_in_good, &format!("{at}.loss.loss_in_good"))?;
+            check_prob(*loss_in_bad, &format!("{at}.loss.loss_in_bad"))?;
+            Some(LossModel::GilbertElliott {
+                p_good_to_bad: *p_good_to_bad,
+                p_bad_to_good: *p_bad_to_good,
+                loss_in_good: *loss_in_good,
+                loss_in_bad: *loss_in_bad,
+            })
+        }
+    };
+    Ok(LinkSpec { capacity, capacity_desc, queue_limit, loss })
+}
+
+fn check_prob(p: f64, at: &str) -> Result<(), ConfigError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(at, format!("{p} is not a probability: accepted 0.0..=1.0")))
+    }
+}

@@ -1,0 +1,136 @@
+use super::*;
+use std::path::Path;
+
+fn err(text: &str) -> ConfigError {
+    from_toml_str(text, Path::new(".")).unwrap_err()
+}
+
+const BASE: &str = r#"
+duration = "10s"
+[link]
+capacity = "10Mbps"
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+"#;
+
+#[test]
+fn minimal_scenario_resolves_with_defaults() {
+    let s = from_toml_str(BASE, Path::new(".")).unwrap();
+    assert_eq!(s.flows.len(), 1);
+    assert_eq!(s.flows[0].kind.cc_name(), "cubic");
+    // 1 BDP at 10 Mbit/s and 40 ms = 50 000 bytes.
+    assert_eq!(s.forward.queue_limit, rtclab_net::QueueLimit::Bytes(50_000));
+    assert!(s.reverse.is_none());
+}
+
+#[test]
+fn unknown_key_names_its_path() {
+    let e = err(&BASE.replace("capacity =", "capacityy ="));
+    assert!(e.to_string().contains("capacityy"), "{e}");
+    let e = err(&format!("{BASE}colour = \"red\"\n"));
+    assert_eq!(e.path, "flows[0].colour");
+    assert!(e.message.contains("colour"), "{e}");
+}
+
+#[test]
+fn wrong_units_are_explained() {
+    let e = err(&BASE.replace("\"10Mbps\"", "\"5 Mbit\""));
+    assert_eq!(e.path, "link.capacity");
+    assert!(e.message.contains("\"5 Mbit\"") && e.message.contains("Mbps"), "{e}");
+    let e = err(&BASE.replace("\"40ms\"", "40"));
+    assert_eq!(e.path, "flows[0].rtt");
+    assert!(e.message.contains("no unit"), "{e}");
+}
+
+#[test]
+fn zero_and_negative_capacity_rejected() {
+    let e = err(&BASE.replace("\"10Mbps\"", "\"0Mbps\""));
+    assert_eq!(e.path, "link.capacity");
+    let e = err(&BASE.replace("\"10Mbps\"", "\"-5Mbps\""));
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn start_after_end_rejected() {
+    let e = err(&format!("{BASE}start = \"20s\"\n"));
+    assert_eq!(e.path, "flows[0].start");
+    let e = err(&format!("{BASE}start = \"2s\"\nstop = \"1s\"\n"));
+    assert_eq!(e.path, "flows[0].stop");
+}
+
+#[test]
+fn unknown_algorithm_lists_accepted() {
+    let e = err(&format!("{BASE}cc = \"cubik\"\n"));
+    assert_eq!(e.path, "flows[0].cc");
+    assert!(
+        e.message.contains("cubik") && e.message.contains("cubic") && e.message.contains("reno"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_and_malformed_trace_files() {
+    let t = BASE.replace("\"10Mbps\"", "{ trace = \"does-not-exist.up\", format = \"mahimahi\" }");
+    let e = err(&t);
+    assert_eq!(e.path, "link.capacity.trace");
+    assert!(e.message.contains("does-not-exist.up"), "{e}");
+    let dir = std::env::temp_dir().join(format!("rtclab-scn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.up"), "1\n2\nthree\n").unwrap();
+    let t = BASE.replace("\"10Mbps\"", "{ trace = \"bad.up\", format = \"mahimahi\" }");
+    let e = from_toml_str(&t, &dir).unwrap_err();
+    assert!(e.message.contains("bad.up:3:"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn toml_syntax_error_names_the_line() {
+    let e = err("duration = \"10s\"\n[link\n");
+    assert!(e.path.starts_with("line 2"), "{e}");
+}
+
+#[test]
+fn json_input_gives_same_paths() {
+    let e = from_json_str(
+        r#"{"duration": "10s", "link": {"capacity": "10Mbps"}, "flows": [{"kind": "tcp", "rtt": "40ms", "cc": "bbq"}]}"#,
+        Path::new("."),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "flows[0].cc");
+    assert!(!e.message.contains("column"), "{e}");
+}
+
+#[test]
+fn cbr_needs_rate_and_no_cc() {
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"cbr\""));
+    assert_eq!(e.path, "flows[0].rate");
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"cbr\"\nrate = \"1Mbps\"\ncc = \"reno\""));
+    assert_eq!(e.path, "flows[0].cc");
+}
+
+#[test]
+fn queue_limits_resolve() {
+    let s = from_toml_str(
+        &BASE.replace("[[flows]]", "queue = { limit = \"50ms\" }\n[[flows]]"),
+        Path::new("."),
+    )
+    .unwrap();
+    assert_eq!(s.forward.queue_limit, rtclab_net::QueueLimit::Bytes(62_500));
+    let e = err(&BASE.replace("[[flows]]", "queue = { limit = \"1ms\" }\n[[flows]]"));
+    assert_eq!(e.path, "link.queue.limit");
+}
+
+#[test]
+#[ignore = "prints example messages for the docs"]
+fn print_messages() {
+    for t in [
+        BASE.replace("capacity =", "capacityy ="),
+        BASE.replace("\"10Mbps\"", "\"5 Mbit\""),
+        format!("{BASE}cc = \"cubik\"\n"),
+        format!("{BASE}start = \"20s\"\n"),
+        BASE.replace("\"40ms\"", "40"),
+    ] {
+        println!("{}", err(&t));
+    }
+}

@@ -1,0 +1,133 @@
+//! Event queue: a binary min-heap on (time, sequence). The sequence number makes the order of
+//! simultaneous events the order in which they were scheduled, so runs are deterministic.
+//! Cancellation is by generation: a timer slot bumps its generation when re-armed, and a
+//! popped event whose generation is stale is ignored.
+
+use rtclab_core::Time;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Element { idx: u32, gen: u32 },
+    Sender { flow: u32, gen: u32 },
+    Receiver { flow: u32, gen: u32 },
+    FlowStart { flow: u32 },
+    FlowStop { flow: u32 },
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    ev: Event,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap.
+        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
+    }
+}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, time: Time, ev: Event) {
+        self.seq += 1;
+        self.heap.push(Entry { time, seq: self.seq, ev });
+    }
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        self.heap.pop().map(|e| (e.time, e.ev))
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// One armed-or-not timer of a component.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimerSlot {
+    scheduled: Option<Time>,
+    gen: u32,
+}
+
+impl TimerSlot {
+    /// Makes sure an event fires no later than `want`. Keeps an earlier pending event (the
+    /// component then sees a harmless early wake-up and re-arms).
+    #[inline]
+    pub fn arm(&mut self, q: &mut EventQueue, want: Option<Time>, make: impl FnOnce(u32) -> Event) {
+        if let Some(t) = want {
+            if self.scheduled.is_none_or(|s| t < s) {
+                self.gen = self.gen.wrapping_add(1);
+                self.scheduled = Some(t);
+                q.push(t, make(self.gen));
+            }
+        }
+    }
+
+    /// Called when an event for this slot pops: true if it is current (then the slot is free).
+    #[inline]
+    pub fn fire(&mut self, gen: u32) -> bool {
+        if gen == self.gen && self.scheduled.is_some() {
+            self.scheduled = None;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simultaneous_events_keep_insertion_order() {
+        let mut q = EventQueue::default();
+        q.push(Time::from_millis(5), Event::FlowStart { flow: 2 });
+        q.push(Time::from_millis(1), Event::FlowStart { flow: 1 });
+        q.push(Time::from_millis(5), Event::FlowStart { flow: 3 });
+        q.push(Time::from_millis(5), Event::FlowStart { flow: 0 });
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(
+            order,
+            vec![
+                Event::FlowStart { flow: 1 },
+                Event::FlowStart { flow: 2 },
+                Event::FlowStart { flow: 3 },
+                Event::FlowStart { flow: 0 }
+            ]
+        );
+    }
+
+    #[test]
+    fn rearming_earlier_cancels_the_later_event() {
+        let mut q = EventQueue::default();
+        let mut slot = TimerSlot::default();
+        slot.arm(&mut q, Some(Time::from_millis(10)), |g| Event::Sender { flow: 0, gen: g });
+        slot.arm(&mut q, Some(Time::from_millis(20)), |g| Event::Sender { flow: 0, gen: g });
+        assert_eq!(q.len(), 1);
+        slot.arm(&mut q, Some(Time::from_millis(5)), |g| Event::Sender { flow: 0, gen: g });
+        let (t, Event::Sender { gen, .. }) = q.pop().unwrap() else { panic!() };
+        assert_eq!(t, Time::from_millis(5));
+        assert!(slot.fire(gen));
+        let (_, Event::Sender { gen, .. }) = q.pop().unwrap() else { panic!() };
+        assert!(!slot.fire(gen), "the stale 10 ms event is ignored");
+    }
+}

@@ -1,0 +1,394 @@
+//! Streaming metrics: per-flow and per-link totals over the measurement window
+//! [warmup, end), delay histograms, and fixed-width time-series bins (RFC 8868 uses 200 ms).
+//! Nothing is stored per packet.
+
+use rtclab_core::{LogHistogram, Packet, Time, TimeDelta};
+use rtclab_net::{Backlog, DropReason};
+
+const N_REASONS: usize = DropReason::ALL.len();
+
+/// Column-oriented time series: names and equally long f64 columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Columns {
+    pub names: Vec<&'static str>,
+    pub data: Vec<Vec<f64>>,
+}
+
+impl Columns {
+    pub fn new(names: &[&'static str]) -> Self {
+        Columns { names: names.to_vec(), data: vec![Vec::new(); names.len()] }
+    }
+    pub fn push_row(&mut self, row: &[f64]) {
+        debug_assert_eq!(row.len(), self.data.len());
+        for (c, v) in self.data.iter_mut().zip(row) {
+            c.push(*v);
+        }
+    }
+    pub fn rows(&self) -> usize {
+        self.data.first().map_or(0, Vec::len)
+    }
+    pub fn column(&self, name: &str) -> Option<&[f64]> {
+        self.names.iter().position(|n| *n == name).map(|i| self.data[i].as_slice())
+    }
+}
+
+/// Everything a finished run produced.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// The summary document (see README "summary.json").
+    pub summary: serde_json::Value,
+    /// One row per (bin, active flow).
+    pub flows: Columns,
+    /// One row per bin, forward bottleneck.
+    pub link: Columns,
+    /// One row per fairness window.
+    pub fairness: Columns,
+    pub stats: EngineStats,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub events: u64,
+    pub delivered_packets: u64,
+    pub delivered_acks: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FlowMeter {
+    // measurement-window totals
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    pub recv_packets: u64,
+    pub recv_bytes: u64,
+    pub goodput_bytes: u64,
+    pub bottleneck_bytes: u64,
+    pub drops: [u64; N_REASONS],
+    pub ack_drops: u64,
+    pub qdelay: LogHistogram,
+    pub owd: LogHistogram,
+    // current bin
+    b_recv: u64,
+    b_goodput: u64,
+    b_sent: u64,
+    b_q_sum: u64,
+    b_q_max: u64,
+    b_owd_sum: u64,
+    b_n: u64,
+    b_drops: u64,
+    // one entry per closed bin
+    pub col_recv_bytes: Vec<u64>,
+    col_goodput: Vec<u64>,
+    col_sent: Vec<u64>,
+    col_q_mean_ms: Vec<f64>,
+    col_q_max_ms: Vec<f64>,
+    col_owd_mean_ms: Vec<f64>,
+    col_drops: Vec<u64>,
+    col_cwnd: Vec<f64>,
+    col_srtt_ms: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LinkMeter {
+    cur_bytes: u64,
+    last_change: Time,
+    b_area: u128,
+    b_max: u64,
+    b_departed: u64,
+    b_drops: [u64; N_REASONS],
+    pub departed_bytes: u64,
+    pub offered_packets: u64,
+    pub drops: [u64; N_REASONS],
+    pub col_capacity_bits: Vec<f64>,
+    col_departed_bytes: Vec<u64>,
+    col_q_mean: Vec<f64>,
+    col_q_max: Vec<u64>,
+    col_drops_overflow: Vec<u64>,
+    col_drops_random: Vec<u64>,
+}
+
+impl LinkMeter {
+    #[inline]
+    pub fn on_backlog(&mut self, now: Time, b: Backlog) {
+        if b.bytes != self.cur_bytes {
+            self.b_area += self.cur_bytes as u128 * (now - self.last_change).as_nanos() as u128;
+            self.last_change = now;
+            self.cur_bytes = b.bytes;
+            self.b_max = self.b_max.max(b.bytes);
+        }
+    }
+    fn close_bin(&mut self, end: Time, bin: TimeDelta, capacity_bits: f64) {
+        self.b_area += self.cur_bytes as u128 * (end - self.last_change).as_nanos() as u128;
+        self.last_change = end;
+        self.col_capacity_bits.push(capacity_bits);
+        self.col_departed_bytes.push(self.b_departed);
+        self.col_q_mean.push(self.b_area as f64 / bin.as_nanos() as f64);
+        self.col_q_max.push(self.b_max);
+        self.col_drops_overflow.push(self.b_drops[DropReason::QueueOverflow.index()]);
+        self.col_drops_random.push(
+            self.b_drops[DropReason::RandomLoss.index()]
+                + self.b_drops[DropReason::BurstLoss.index()],
+        );
+        self.b_area = 0;
+        self.b_max = self.cur_bytes;
+        self.b_departed = 0;
+        self.b_drops = [0; N_REASONS];
+    }
+}
+
+/// All meters of a run.
+pub struct Meters {
+    pub bin: TimeDelta,
+    pub warmup: Time,
+    pub next_bin_end: Time,
+    pub flows: Vec<FlowMeter>,
+    pub fwd: LinkMeter,
+    pub rev: LinkMeter,
+    pub stats: EngineStats,
+}
+
+impl Meters {
+    pub fn new(n_flows: usize, bin: TimeDelta, warmup: Time) -> Self {
+        Meters {
+            bin,
+            warmup,
+            next_bin_end: Time::ZERO + bin,
+            flows: vec![FlowMeter::default(); n_flows],
+            fwd: LinkMeter::default(),
+            rev: LinkMeter::default(),
+            stats: EngineStats::default(),
+        }
+    }
+
+    #[inline]
+    fn in_window(&self, now: Time) -> bool {
+        now >= self.warmup
+    }
+
+    #[inline]
+    pub fn on_sent(&mut self, now: Time, pkt: &Packet) {
+        let f = &mut self.flows[pkt.flow.0 as usize];
+        f.b_sent += pkt.size as u64;
+        if now >= self.warmup {
+            f.sent_packets += 1;
+            f.sent_bytes += pkt.size as u64;
+            self.fwd.offered_packets += 1;
+        }
+    }
+
+    /// A data packet reached its receiver; `goodput` is the payload newly delivered in order.
+    #[inline]
+    pub fn on_data_delivered(&mut self, now: Time, pkt: &Packet, goodput: u64) {
+        self.stats.delivered_packets += 1;
+        let in_window = self.in_window(now);
+        let f = &mut self.flows[pkt.flow.0 as usize];
+        let q = pkt.queue_delay.as_nanos().max(0) as u64;
+        let owd = (now - pkt.sent_at).as_nanos().max(0) as u64;
+        f.b_recv += pkt.size as u64;
+        f.b_goodput += goodput;
+        f.b_q_sum += q;
+        f.b_q_max = f.b_q_max.max(q);
+        f.b_owd_sum += owd;
+        f.b_n += 1;
+        if in_window {
+            f.recv_packets += 1;
+            f.recv_bytes += pkt.size as u64;
+            f.goodput_bytes += goodput;
+            f.qdelay.record(q);
+            f.owd.record(owd);
+        }
+    }
+
+    /// A packet left the forward bottleneck.
+    #[inline]
+    pub fn on_fwd_departure(&mut self, now: Time, pkt: &Packet) {
+        self.fwd.b_departed += pkt.size as u64;
+        if self.in_window(now) {
+            self.fwd.departed_bytes += pkt.size as u64;
+            self.flows[pkt.flow.0 as usize].bottleneck_bytes += pkt.size as u64;
+        }
+    }
+
+    #[inline]
+    pub fn on_rev_departure(&mut self, now: Time, pkt: &Packet) {
+        self.rev.b_departed += pkt.size as u64;
+        if self.in_window(now) {
+            self.rev.departed_bytes += pkt.size as u64;
+        }
+    }
+
+    pub fn on_drop(&mut self, now: Time, pkt: &Packet, reason: DropReason) {
+        let in_window = self.in_window(now);
+        let f = &mut self.flows[pkt.flow.0 as usize];
+        let link = match pkt.dir {
+            rtclab_core::Direction::Forward => {
+                f.b_drops += 1;
+                if in_window {
+                    f.drops[reason.index()] += 1;
+                }
+                &mut self.fwd
+            }
+            rtclab_core::Direction::Reverse => {
+                if in_window {
+                    f.ack_drops += 1;
+                }
+                &mut self.rev
+            }
+        };
+        link.b_drops[reason.index()] += 1;
+        if in_window {
+            link.drops[reason.index()] += 1;
+        }
+    }
+
+    /// Closes the bin ending at `self.next_bin_end`. `sample(flow)` gives (cwnd packets, srtt ms).
+    pub fn close_bin(
+        &mut self,
+        fwd_capacity_bits: f64,
+        rev_capacity_bits: f64,
+        mut sample: impl FnMut(usize) -> (f64, f64),
+    ) {
+        let end = self.next_bin_end;
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            f.col_recv_bytes.push(f.b_recv);
+            f.col_goodput.push(f.b_goodput);
+            f.col_sent.push(f.b_sent);
+            let n = f.b_n.max(1) as f64;
+            f.col_q_mean_ms.push(if f.b_n > 0 { f.b_q_sum as f64 / n / 1e6 } else { f64::NAN });
+            f.col_q_max_ms.push(if f.b_n > 0 { f.b_q_max as f64 / 1e6 } else { f64::NAN });
+            f.col_owd_mean_ms.push(if f.b_n > 0 { f.b_owd_sum as f64 / n / 1e6 } else { f64::NAN });
+            f.col_drops.push(f.b_drops);
+            let (cwnd, srtt) = sample(i);
+            f.col_cwnd.push(cwnd);
+            f.col_srtt_ms.push(srtt);
+            f.b_recv = 0;
+            f.b_goodput = 0;
+            f.b_sent = 0;
+            f.b_q_sum = 0;
+            f.b_q_max = 0;
+            f.b_owd_sum = 0;
+            f.b_n = 0;
+            f.b_drops = 0;
+        }
+        self.fwd.close_bin(end, self.bin, fwd_capacity_bits);
+        self.rev.close_bin(end, self.bin, rev_capacity_bits);
+        self.next_bin_end = end + self.bin;
+    }
+
+    /// Per-flow rows for the bins in which the flow was active (`active(flow, t0, t1)`).
+    pub fn flow_columns(&self, active: impl Fn(usize, Time, Time) -> bool) -> Columns {
+        let mut c = Columns::new(&[
+            "time_s",
+            "flow",
+            "throughput_mbps",
+            "goodput_mbps",
+            "sending_rate_mbps",
+            "queuing_delay_ms_mean",
+            "queuing_delay_ms_max",
+            "one_way_delay_ms_mean",
+            "drops",
+            "cwnd_packets",
+            "srtt_ms",
+        ]);
+        let secs = self.bin.as_secs_f64();
+        let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
+        let bins = self.fwd.col_capacity_bits.len();
+        for b in 0..bins {
+            let t0 = Time::ZERO + TimeDelta::from_nanos(self.bin.as_nanos() * b as i64);
+            let t1 = t0 + self.bin;
+            for (i, f) in self.flows.iter().enumerate() {
+                if !active(i, t0, t1) {
+                    continue;
+                }
+                c.push_row(&[
+                    t1.as_secs_f64(),
+                    i as f64,
+                    mbps(f.col_recv_bytes[b]),
+                    mbps(f.col_goodput[b]),
+                    mbps(f.col_sent[b]),
+                    f.col_q_mean_ms[b],
+                    f.col_q_max_ms[b],
+                    f.col_owd_mean_ms[b],
+                    f.col_drops[b] as f64,
+                    f.col_cwnd[b],
+                    f.col_srtt_ms[b],
+                ]);
+            }
+        }
+        c
+    }
+
+    pub fn link_columns(&self) -> Columns {
+        let mut c = Columns::new(&[
+            "time_s",
+            "capacity_mbps",
+            "delivered_mbps",
+            "utilization",
+            "queue_bytes_mean",
+            "queue_bytes_max",
+            "queue_delay_ms_mean",
+            "drops_overflow",
+            "drops_random",
+            "reverse_delivered_mbps",
+        ]);
+        let secs = self.bin.as_secs_f64();
+        let l = &self.fwd;
+        for b in 0..l.col_capacity_bits.len() {
+            let t1 = Time::ZERO + TimeDelta::from_nanos(self.bin.as_nanos() * (b as i64 + 1));
+            let cap = l.col_capacity_bits[b];
+            let delivered = l.col_departed_bytes[b] as f64 * 8.0;
+            // Mean queueing delay implied by the mean backlog at the bin's capacity.
+            let qdelay_ms =
+                if cap > 0.0 { l.col_q_mean[b] * 8.0 / (cap / secs) * 1e3 } else { f64::NAN };
+            c.push_row(&[
+                t1.as_secs_f64(),
+                cap / secs / 1e6,
+                delivered / secs / 1e6,
+                if cap > 0.0 { delivered / cap } else { f64::NAN },
+                l.col_q_mean[b],
+                l.col_q_max[b] as f64,
+                qdelay_ms,
+                l.col_drops_overflow[b] as f64,
+                l.col_drops_random[b] as f64,
+                self.rev.col_departed_bytes[b] as f64 * 8.0 / secs / 1e6,
+            ]);
+        }
+        c
+    }
+}
+
+/// Jain's fairness index (Jain, Chiu, Hawe 1984): (sum x)^2 / (n sum x^2), in [1/n, 1].
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        return None;
+    }
+    Some(s * s / (xs.len() as f64 * s2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_known_values() {
+        assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
+        // k equal flows and n-k starved flows give k/n.
+        assert!((jain(&[5.0, 5.0, 0.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn queue_occupancy_is_time_weighted() {
+        let mut m = LinkMeter::default();
+        m.on_backlog(Time::from_millis(0), Backlog { packets: 1, bytes: 1000 });
+        m.on_backlog(Time::from_millis(50), Backlog { packets: 0, bytes: 0 });
+        m.close_bin(Time::from_millis(200), TimeDelta::from_millis(200), 1.0);
+        assert_eq!(m.col_q_mean[0], 250.0);
+        assert_eq!(m.col_q_max[0], 1000);
+    }
+}

@@ -1,0 +1,457 @@
+//! Wiring and the event loop.
+//!
+//! Topology (a dumbbell; each direction has its own bottleneck):
+//!
+//! ```text
+//! sender_i --fwd--> [loss] -> [forward link: qdisc + serializer] -> [delay_i (rtt/2, jitter)] --> receiver_i
+//! sender_i <--rev-- [delay_i' (rtt/2)] <- [reverse link] <- [loss] <------------------------------ receiver_i
+//! ```
+//!
+//! Elements live in one arena; each flow has a route (element indices) per direction, and an
+//! element may appear on both directions' routes (middleboxes). Packets move between elements
+//! within the same instant without events; only timers (link serialization, delay release,
+//! endpoint timers, flow start/stop) go through the event queue.
+
+use crate::event::{Event, EventQueue, TimerSlot};
+use crate::metrics::{EngineStats, Meters, RunOutput};
+use crate::summary;
+use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
+use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time, TimeDelta};
+use rtclab_net::{
+    AnyElement, AnyQdisc, DelayLine, DropTail, ElementOutput, Link, LossElement, NetElement,
+};
+use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
+use rtclab_transport::{
+    CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+};
+use std::collections::VecDeque;
+
+// Endpoints are few (one per flow) and accessed in place: the size difference is harmless.
+#[allow(clippy::large_enum_variant)]
+enum Endpoint {
+    Tcp { sender: TcpSender, receiver: TcpReceiver },
+    Cbr { sender: CbrSender },
+}
+
+struct FlowState {
+    ep: Endpoint,
+    snd_timer: TimerSlot,
+    rcv_timer: TimerSlot,
+}
+
+/// Which link meter an element feeds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Plain,
+    ForwardLink,
+    ReverseLink,
+}
+
+pub struct Simulation {
+    scenario: Scenario,
+    seed: u64,
+    now: Time,
+    end: Time,
+    queue: EventQueue,
+    elements: Vec<AnyElement>,
+    roles: Vec<Role>,
+    el_timers: Vec<TimerSlot>,
+    flows: Vec<FlowState>,
+    routes: Vec<[Vec<u32>; 2]>,
+    out: ElementOutput,
+    work: VecDeque<Packet>,
+    meters: Meters,
+    fwd_link: usize,
+    rev_link: Option<usize>,
+    events: u64,
+}
+
+fn build_link(spec: &LinkSpec) -> Link {
+    Link::new(spec.capacity.clone(), AnyQdisc::DropTail(DropTail::new(spec.queue_limit)))
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario, seed: u64) -> Self {
+        let seeds = SeedTree::new(seed);
+        let end = Time::ZERO + scenario.duration;
+        let mut elements: Vec<AnyElement> = Vec::new();
+        let mut roles = Vec::new();
+        let mut push = |e: AnyElement, r: Role, roles: &mut Vec<Role>| {
+            elements.push(e);
+            roles.push(r);
+            (elements.len() - 1) as u32
+        };
+        // Shared elements.
+        let mut fwd_shared = Vec::new();
+        if let Some(m) = scenario.forward.loss {
+            fwd_shared.push(push(
+                AnyElement::Loss(LossElement::new(m, seeds.stream("link.loss"))),
+                Role::Plain,
+                &mut roles,
+            ));
+        }
+        let fwd_link = push(
+            AnyElement::Link(Box::new(build_link(&scenario.forward))),
+            Role::ForwardLink,
+            &mut roles,
+        );
+        fwd_shared.push(fwd_link);
+        let mut rev_shared = Vec::new();
+        let mut rev_link = None;
+        if let Some(r) = &scenario.reverse {
+            if let Some(m) = r.loss {
+                rev_shared.push(push(
+                    AnyElement::Loss(LossElement::new(m, seeds.stream("reverse_link.loss"))),
+                    Role::Plain,
+                    &mut roles,
+                ));
+            }
+            let idx =
+                push(AnyElement::Link(Box::new(build_link(r))), Role::ReverseLink, &mut roles);
+            rev_shared.push(idx);
+            rev_link = Some(idx as usize);
+        }
+        // Per-flow delay lines and endpoints.
+        let mut flows = Vec::new();
+        let mut routes = Vec::new();
+        for f in &scenario.flows {
+            let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
+            let rest = f.rtt - half;
+            let fwd_delay = push(
+                AnyElement::Delay(DelayLine::new(
+                    half,
+                    f.jitter,
+                    seeds.stream(&format!("flow{}.jitter", f.id)),
+                )),
+                Role::Plain,
+                &mut roles,
+            );
+            let rev_delay = push(
+                AnyElement::Delay(DelayLine::new(
+                    rest,
+                    TimeDelta::ZERO,
+                    seeds.stream(&format!("flow{}.rev", f.id)),
+                )),
+                Role::Plain,
+                &mut roles,
+            );
+            let mut fwd = fwd_shared.clone();
+            fwd.push(fwd_delay);
+            let mut rev = rev_shared.clone();
+            rev.push(rev_delay);
+            routes.push([fwd, rev]);
+            let id = FlowId(f.id);
+            let ep = match &f.kind {
+                FlowKindSpec::Tcp { cc, packet_size, ack_every } => {
+                    let cc = match cc {
+                        CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
+                        CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
+                    };
+                    let scfg = TcpSenderConfig { packet_size: *packet_size, ..Default::default() };
+                    let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
+                    Endpoint::Tcp {
+                        sender: TcpSender::new(id, scfg, cc),
+                        receiver: TcpReceiver::new(id, rcfg),
+                    }
+                }
+                FlowKindSpec::Cbr { rate, packet_size } => Endpoint::Cbr {
+                    sender: CbrSender::new(
+                        id,
+                        CbrConfig { rate: *rate, packet_size: *packet_size },
+                    ),
+                },
+            };
+            flows.push(FlowState {
+                ep,
+                snd_timer: TimerSlot::default(),
+                rcv_timer: TimerSlot::default(),
+            });
+        }
+        let n = elements.len();
+        let mut queue = EventQueue::default();
+        for f in &scenario.flows {
+            queue.push(f.start, Event::FlowStart { flow: f.id });
+            if f.stop < end {
+                queue.push(f.stop, Event::FlowStop { flow: f.id });
+            }
+        }
+        let meters = Meters::new(
+            scenario.flows.len(),
+            scenario.metrics.bin,
+            Time::ZERO + scenario.metrics.warmup,
+        );
+        Simulation {
+            scenario,
+            seed,
+            now: Time::ZERO,
+            end,
+            queue,
+            elements,
+            roles,
+            el_timers: vec![TimerSlot::default(); n],
+            flows,
+            routes,
+            out: ElementOutput::default(),
+            work: VecDeque::new(),
+            meters,
+            fwd_link: fwd_link as usize,
+            rev_link,
+            events: 0,
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    pub fn is_finished(&self) -> bool {
+        self.now >= self.end
+    }
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    pub fn stats(&self) -> EngineStats {
+        EngineStats { events: self.events, ..self.meters.stats }
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(&mut self) {
+        while !self.step(u64::MAX) {}
+    }
+
+    /// Processes up to `max_events` events; returns true once the scenario has ended.
+    pub fn step(&mut self, max_events: u64) -> bool {
+        let mut budget = max_events;
+        while budget > 0 {
+            match self.queue.peek_time() {
+                Some(t) if t < self.end => {
+                    let (t, ev) = self.queue.pop().expect("peeked");
+                    self.advance_clock(t);
+                    self.dispatch(ev);
+                    self.events += 1;
+                    budget -= 1;
+                }
+                _ => {
+                    self.advance_clock(self.end);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn advance_clock(&mut self, t: Time) {
+        while self.meters.next_bin_end <= t {
+            let b_end = self.meters.next_bin_end;
+            self.now = b_end;
+            self.close_bin();
+            if b_end >= self.end {
+                break;
+            }
+        }
+        self.now = t;
+    }
+
+    fn close_bin(&mut self) {
+        let b_end = self.meters.next_bin_end;
+        let b_start = b_end - self.meters.bin;
+        let fwd_bits = self.link(self.fwd_link).capacity().bits_between(b_start, b_end);
+        let rev_bits =
+            self.rev_link.map_or(0.0, |i| self.link(i).capacity().bits_between(b_start, b_end));
+        let flows = &self.flows;
+        self.meters.close_bin(fwd_bits, rev_bits, |i| match &flows[i].ep {
+            Endpoint::Tcp { sender, .. } => {
+                let cwnd = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
+                    / self.scenario.flows[i].kind.packet_size() as f64;
+                let srtt = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+                (cwnd, srtt)
+            }
+            Endpoint::Cbr { .. } => (f64::NAN, f64::NAN),
+        });
+    }
+
+    fn link(&self, idx: usize) -> &Link {
+        match &self.elements[idx] {
+            AnyElement::Link(l) => l,
+            _ => unreachable!("index {idx} is a link"),
+        }
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::Element { idx, gen } => {
+                if self.el_timers[idx as usize].fire(gen) {
+                    self.elements[idx as usize].handle_timeout(now, &mut self.out);
+                    self.after_element(idx as usize);
+                    self.drain_work();
+                }
+            }
+            Event::Sender { flow, gen } => {
+                if self.flows[flow as usize].snd_timer.fire(gen) {
+                    match &mut self.flows[flow as usize].ep {
+                        Endpoint::Tcp { sender, .. } => sender.handle_timeout(now),
+                        Endpoint::Cbr { .. } => {}
+                    }
+                    self.pump_sender(flow as usize);
+                    self.drain_work();
+                }
+            }
+            Event::Receiver { flow, gen } => {
+                if self.flows[flow as usize].rcv_timer.fire(gen) {
+                    if let Endpoint::Tcp { receiver, .. } = &mut self.flows[flow as usize].ep {
+                        receiver.handle_timeout(now);
+                    }
+                    self.pump_receiver(flow as usize);
+                    self.drain_work();
+                }
+            }
+            Event::FlowStart { flow } => {
+                match &mut self.flows[flow as usize].ep {
+                    Endpoint::Tcp { sender, .. } => sender.start(now),
+                    Endpoint::Cbr { sender } => sender.start(now),
+                }
+                self.pump_sender(flow as usize);
+                self.drain_work();
+            }
+            Event::FlowStop { flow } => match &mut self.flows[flow as usize].ep {
+                Endpoint::Tcp { sender, .. } => sender.stop(),
+                Endpoint::Cbr { sender } => sender.stop(),
+            },
+        }
+    }
+
+    /// Routes what element `idx` produced, records drops and link departures, re-arms its timer.
+    #[inline]
+    fn after_element(&mut self, idx: usize) {
+        let now = self.now;
+        let role = self.roles[idx];
+        for d in self.out.drops.drain(..) {
+            self.meters.on_drop(now, &d.pkt, d.reason);
+        }
+        for mut p in self.out.packets.drain(..) {
+            match role {
+                Role::ForwardLink if p.dir == Direction::Forward => {
+                    self.meters.on_fwd_departure(now, &p)
+                }
+                Role::ReverseLink if p.dir == Direction::Reverse => {
+                    self.meters.on_rev_departure(now, &p)
+                }
+                _ => {}
+            }
+            p.hop += 1;
+            self.work.push_back(p);
+        }
+        match role {
+            Role::ForwardLink => {
+                let b = self.link(idx).backlog();
+                self.meters.fwd.on_backlog(now, b);
+            }
+            Role::ReverseLink => {
+                let b = self.link(idx).backlog();
+                self.meters.rev.on_backlog(now, b);
+            }
+            Role::Plain => {}
+        }
+        let want = self.elements[idx].poll_timeout();
+        self.el_timers[idx]
+            .arm(&mut self.queue, want, |gen| Event::Element { idx: idx as u32, gen });
+    }
+
+    fn drain_work(&mut self) {
+        let now = self.now;
+        while let Some(pkt) = self.work.pop_front() {
+            let route = &self.routes[pkt.flow.0 as usize][pkt.dir.index()];
+            if let Some(&e) = route.get(pkt.hop as usize) {
+                self.elements[e as usize].handle_packet(now, pkt.dir, pkt, &mut self.out);
+                self.after_element(e as usize);
+            } else {
+                self.deliver(pkt);
+            }
+        }
+    }
+
+    fn deliver(&mut self, pkt: Packet) {
+        let now = self.now;
+        let flow = pkt.flow.0 as usize;
+        match (pkt.dir, pkt.kind) {
+            (Direction::Forward, PacketKind::Data) => {
+                let goodput = match &mut self.flows[flow].ep {
+                    Endpoint::Tcp { receiver, .. } => receiver.handle_data(now, &pkt),
+                    Endpoint::Cbr { .. } => pkt.size as u64,
+                };
+                self.meters.on_data_delivered(now, &pkt, goodput);
+                self.pump_receiver(flow);
+            }
+            (Direction::Reverse, PacketKind::Ack) => {
+                self.meters.stats.delivered_acks += 1;
+                if let Endpoint::Tcp { sender, .. } = &mut self.flows[flow].ep {
+                    sender.handle_ack(now, &pkt);
+                }
+                self.pump_sender(flow);
+            }
+            _ => {}
+        }
+    }
+
+    fn pump_sender(&mut self, flow: usize) {
+        let now = self.now;
+        let st = &mut self.flows[flow];
+        loop {
+            let p = match &mut st.ep {
+                Endpoint::Tcp { sender, .. } => sender.poll_transmit(now),
+                Endpoint::Cbr { sender } => sender.poll_transmit(now),
+            };
+            let Some(p) = p else { break };
+            self.meters.on_sent(now, &p);
+            self.work.push_back(p);
+        }
+        let want = match &st.ep {
+            Endpoint::Tcp { sender, .. } => sender.poll_timeout(),
+            Endpoint::Cbr { sender } => sender.poll_timeout(),
+        };
+        st.snd_timer.arm(&mut self.queue, want, |gen| Event::Sender { flow: flow as u32, gen });
+    }
+
+    fn pump_receiver(&mut self, flow: usize) {
+        let now = self.now;
+        let st = &mut self.flows[flow];
+        if let Endpoint::Tcp { receiver, .. } = &mut st.ep {
+            while let Some(ack) = receiver.poll_transmit(now) {
+                self.work.push_back(ack);
+            }
+            let want = receiver.poll_timeout();
+            st.rcv_timer
+                .arm(&mut self.queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
+        }
+    }
+
+    /// Builds the summary and time series; call once the run has finished.
+    pub fn finish(&self) -> RunOutput {
+        let flows = &self.scenario.flows;
+        let flow_cols =
+            self.meters.flow_columns(|i, t0, t1| flows[i].start < t1 && flows[i].stop > t0);
+        let link_cols = self.meters.link_columns();
+        let fairness = summary::fairness_columns(&self.scenario, &self.meters);
+        let sender_stats: Vec<_> = self
+            .flows
+            .iter()
+            .map(|f| match &f.ep {
+                Endpoint::Tcp { sender, .. } => Some(sender.stats),
+                Endpoint::Cbr { .. } => None,
+            })
+            .collect();
+        let summary = summary::build(
+            &self.scenario,
+            self.seed,
+            &self.meters,
+            self.link(self.fwd_link).capacity(),
+            &sender_stats,
+            &fairness,
+            self.stats(),
+        );
+        RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
+    }
+}

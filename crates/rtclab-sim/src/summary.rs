@@ -1,0 +1,180 @@
+//! The run summary (`summary.json`) and the per-window fairness series.
+//!
+//! Shape (stable; fields may be added): top level `scenario`, `seed`, `engine`, `duration_s`,
+//! `wall_time_s` (filled in by the front end, which owns the wall clock); `link` with
+//! `utilization`, `loss_ratio`; `fairness` with `jain`; `flows` with per flow `id`, `kind`,
+//! `cc`, `throughput_mbps`, `goodput_mbps`, `loss_ratio`, `share`, `queuing_delay_ms`
+//! {p5,p25,p50,p75,p95,p99}. All statistics cover the measurement window [warmup, end).
+
+use crate::metrics::{jain, Columns, EngineStats, Meters};
+use rtclab_core::{LogHistogram, Time, TimeDelta};
+use rtclab_net::{CapacityModel, DropReason, QueueLimit};
+use rtclab_scenario::Scenario;
+use rtclab_transport::TcpSenderStats;
+use serde_json::{json, Map, Value};
+
+const QUANTILES: [(&str, f64); 6] =
+    [("p5", 0.05), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p95", 0.95), ("p99", 0.99)];
+
+fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+fn percentiles_ms(h: &LogHistogram) -> Value {
+    let mut m = Map::new();
+    for (name, q) in QUANTILES {
+        m.insert(name.into(), h.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e6)));
+    }
+    m.insert("mean".into(), h.mean().map_or(Value::Null, |ns| num(ns / 1e6)));
+    Value::Object(m)
+}
+
+fn drops_json(d: &[u64]) -> Value {
+    let mut m = Map::new();
+    for r in DropReason::ALL {
+        m.insert(r.as_str().into(), json!(d[r.index()]));
+    }
+    Value::Object(m)
+}
+
+/// Seconds of [start, stop) that fall inside [w0, w1).
+fn overlap_secs(start: Time, stop: Time, w0: Time, w1: Time) -> f64 {
+    let a = start.max(w0);
+    let b = stop.min(w1);
+    if b > a {
+        (b - a).as_secs_f64()
+    } else {
+        0.0
+    }
+}
+
+/// Jain's index per fairness window over the flows active for the whole window.
+pub fn fairness_columns(s: &Scenario, m: &Meters) -> Columns {
+    let mut c = Columns::new(&["time_s", "jain", "active_flows", "aggregate_mbps"]);
+    let bins_per = (s.metrics.fairness_window.as_nanos() / m.bin.as_nanos()) as usize;
+    let n_bins = m.flows.first().map_or(0, |f| f.col_recv_bytes.len());
+    let mut w = 0;
+    while (w + 1) * bins_per <= n_bins {
+        let w0 = Time::ZERO + TimeDelta::from_nanos(m.bin.as_nanos() * (w * bins_per) as i64);
+        let w1 = w0 + s.metrics.fairness_window;
+        let xs: Vec<f64> = s
+            .flows
+            .iter()
+            .zip(&m.flows)
+            .filter(|(f, _)| f.start <= w0 && f.stop >= w1)
+            .map(|(_, fm)| {
+                fm.col_recv_bytes[w * bins_per..(w + 1) * bins_per].iter().sum::<u64>() as f64
+            })
+            .collect();
+        let agg = xs.iter().sum::<f64>() * 8.0 / s.metrics.fairness_window.as_secs_f64() / 1e6;
+        c.push_row(&[w1.as_secs_f64(), jain(&xs).unwrap_or(f64::NAN), xs.len() as f64, agg]);
+        w += 1;
+    }
+    c
+}
+
+pub fn build(
+    s: &Scenario,
+    seed: u64,
+    m: &Meters,
+    fwd_capacity: &CapacityModel,
+    senders: &[Option<TcpSenderStats>],
+    fairness: &Columns,
+    stats: EngineStats,
+) -> Value {
+    let w0 = Time::ZERO + s.metrics.warmup;
+    let w1 = Time::ZERO + s.duration;
+    let window_secs = (w1 - w0).as_secs_f64();
+    let total_bottleneck: u64 = m.flows.iter().map(|f| f.bottleneck_bytes).sum();
+
+    let mut all_q = LogHistogram::new();
+    let mut flows = Vec::new();
+    let mut rates = Vec::new();
+    for (f, fm) in s.flows.iter().zip(&m.flows) {
+        all_q.merge(&fm.qdelay);
+        let active = overlap_secs(f.start, f.stop, w0, w1);
+        let mbps = |bytes: u64| if active > 0.0 { bytes as f64 * 8.0 / active / 1e6 } else { 0.0 };
+        let throughput = mbps(fm.recv_bytes);
+        if active > 0.0 {
+            rates.push(throughput);
+        }
+        let dropped: u64 = fm.drops.iter().sum();
+        let st = senders[f.id as usize];
+        flows.push(json!({
+            "id": f.id,
+            "name": f.name,
+            "kind": f.kind.kind_name(),
+            "cc": f.kind.cc_name(),
+            "rtt_ms": f.rtt.as_millis_f64(),
+            "start_s": f.start.as_secs_f64(),
+            "stop_s": f.stop.as_secs_f64(),
+            "active_s": active,
+            "throughput_mbps": num(throughput),
+            "goodput_mbps": num(mbps(fm.goodput_bytes)),
+            "sending_rate_mbps": num(mbps(fm.sent_bytes)),
+            "loss_ratio": num(if fm.sent_packets > 0 { dropped as f64 / fm.sent_packets as f64 } else { 0.0 }),
+            "share": num(if total_bottleneck > 0 { fm.bottleneck_bytes as f64 / total_bottleneck as f64 } else { 0.0 }),
+            "queuing_delay_ms": percentiles_ms(&fm.qdelay),
+            "one_way_delay_ms": percentiles_ms(&fm.owd),
+            "packets_sent": fm.sent_packets,
+            "packets_received": fm.recv_packets,
+            "drops": drops_json(&fm.drops),
+            "ack_drops": fm.ack_drops,
+            "retransmits": st.map(|x| x.retransmits),
+            "fast_retransmits": st.map(|x| x.fast_retransmits),
+            "timeouts": st.map(|x| x.timeouts),
+        }));
+    }
+
+    let cap_bits = fwd_capacity.bits_between(w0, w1);
+    let fwd_drops: u64 = m.fwd.drops.iter().sum();
+    let queue_limit = match s.forward.queue_limit {
+        QueueLimit::Packets(n) => json!({ "packets": n }),
+        QueueLimit::Bytes(b) => json!({ "bytes": b }),
+    };
+    let jw = fairness.column("jain").unwrap_or(&[]);
+    let jw: Vec<f64> = jw.iter().copied().filter(|x| x.is_finite()).collect();
+    let reverse = s.reverse.as_ref().map(|r| {
+        json!({
+            "capacity": r.capacity_desc,
+            "delivered_mbps": num(m.rev.departed_bytes as f64 * 8.0 / window_secs / 1e6),
+            "drops": drops_json(&m.rev.drops),
+        })
+    });
+    json!({
+        "scenario": s.name,
+        "description": s.description,
+        "seed": seed,
+        "engine": "sim",
+        "duration_s": s.duration.as_secs_f64(),
+        "wall_time_s": Value::Null,
+        "measurement_window_s": [w0.as_secs_f64(), w1.as_secs_f64()],
+        "link": {
+            "capacity": s.forward.capacity_desc,
+            "mean_capacity_mbps": num(cap_bits / window_secs / 1e6),
+            "queue_limit": queue_limit,
+            "utilization": num(if cap_bits > 0.0 { m.fwd.departed_bytes as f64 * 8.0 / cap_bits } else { f64::NAN }),
+            "delivered_mbps": num(m.fwd.departed_bytes as f64 * 8.0 / window_secs / 1e6),
+            "loss_ratio": num(if m.fwd.offered_packets > 0 { fwd_drops as f64 / m.fwd.offered_packets as f64 } else { 0.0 }),
+            "drops": drops_json(&m.fwd.drops),
+            "queuing_delay_ms": percentiles_ms(&all_q),
+        },
+        "reverse_link": reverse,
+        "fairness": {
+            "jain": jain(&rates).map_or(Value::Null, num),
+            "window_s": s.metrics.fairness_window.as_secs_f64(),
+            "jain_windows_mean": if jw.is_empty() { Value::Null } else { num(jw.iter().sum::<f64>() / jw.len() as f64) },
+            "jain_windows_min": jw.iter().copied().reduce(f64::min).map_or(Value::Null, num),
+        },
+        "flows": flows,
+        "engine_stats": {
+            "events": stats.events,
+            "delivered_packets": stats.delivered_packets,
+            "delivered_acks": stats.delivered_acks,
+        },
+    })
+}

@@ -1,0 +1,670 @@
+//! TCP-like reliable bulk sender: SACK loss recovery with proportional rate reduction (the
+//! Linux default), or classic NewReno recovery.
+//!
+//! Sequence numbers count packets (as ns-3 and Linux's cwnd do).
+//!
+//! Lineage:
+//! - SACK mode: RFC 2018 (blocks), RFC 6675 (scoreboard; a packet is lost once DupThresh = 3
+//!   packets above it are SACKed; `pipe` = outstanding - sacked - lost + retransmitted;
+//!   NextSeg sends lost packets first), RFC 6937 (PRR with slow-start reduction bound, as
+//!   Linux `tcp_cwnd_reduction`). A retransmission timeout marks every unSACKed packet lost
+//!   and resends them in slow start (Linux `tcp_enter_loss`); no new recovery episode starts
+//!   until everything outstanding at the timeout is acknowledged.
+//! - NewReno mode: RFC 5681 (fast retransmit on the 3rd duplicate ACK, window inflation),
+//!   RFC 6582 (partial ACKs retransmit the next hole and deflate the window, the timer is
+//!   reset on the first partial ACK only, `recover` guards re-entry); after a timeout the
+//!   sender goes back to the first unacknowledged packet.
+//! - Both: RFC 6298 (RTO, Karn's rule, exponential backoff), Linux `TCP_RTO_MIN` 200 ms and
+//!   `TCP_RTO_MAX` 120 s.
+//!
+//! The congestion controller decides the window (`target().cwnd_bytes`) and may ask for
+//! pacing; this file owns loss detection, recovery and the ACK clock, and feeds the
+//! controller what each ACK delivered.
+
+use rtclab_cc::{AnyController, CongestionController, CongestionEvent, FeedbackReport, SentPacket};
+use rtclab_core::{FlowId, Packet, Time, TimeDelta};
+use std::collections::VecDeque;
+
+use crate::rtt::RttEstimator;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryMode {
+    /// SACK scoreboard + PRR (Linux default).
+    Sack,
+    /// RFC 6582 NewReno without SACK.
+    NewReno,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TcpSenderConfig {
+    /// Bytes on the wire per data packet.
+    pub packet_size: u32,
+    pub dupack_threshold: u32,
+    pub initial_rto: TimeDelta,
+    pub min_rto: TimeDelta,
+    pub max_rto: TimeDelta,
+    pub recovery: RecoveryMode,
+}
+
+impl Default for TcpSenderConfig {
+    fn default() -> Self {
+        TcpSenderConfig {
+            packet_size: 1500,
+            dupack_threshold: 3,
+            initial_rto: TimeDelta::from_secs(1),
+            min_rto: TimeDelta::from_millis(200),
+            max_rto: TimeDelta::from_secs(120),
+            recovery: RecoveryMode::Sack,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpSenderStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    /// Recovery episodes entered on duplicate ACKs / SACK evidence (not timeouts).
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+}
+
+/// Scoreboard entry of one outstanding packet.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    sent_at: Time,
+    /// Ever retransmitted (Karn: no RTT sample from it).
+    retx: bool,
+    sacked: bool,
+    lost: bool,
+    /// A retransmission of it is in flight.
+    retx_in_flight: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    /// Highest sequence sent (exclusive) when recovery began: a full ACK reaches it.
+    recover: u64,
+    // NewReno
+    inflation: i64,
+    partial_seen: bool,
+    // PRR
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    sndcnt: u64,
+}
+
+pub struct TcpSender {
+    flow: FlowId,
+    cfg: TcpSenderConfig,
+    cc: AnyController,
+    snd_una: u64,
+    snd_nxt: u64,
+    high_sent: u64,
+    /// Scoreboard for [snd_una, high_sent).
+    segs: VecDeque<Seg>,
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
+    highest_sacked: u64,
+    /// No lost-and-not-retransmitted packet lies below this.
+    retx_cursor: u64,
+    dupacks: u32,
+    recovery: Option<Recovery>,
+    /// No new recovery episode until snd_una reaches this.
+    recover_guard: u64,
+    /// NewReno: a retransmission that bypasses the window.
+    retransmit_now: Option<u64>,
+    rtt: RttEstimator,
+    rto_at: Option<Time>,
+    backoff: u32,
+    next_send: Time,
+    started: bool,
+    has_data: bool,
+    pub stats: TcpSenderStats,
+}
+
+impl TcpSender {
+    pub fn new(flow: FlowId, cfg: TcpSenderConfig, cc: AnyController) -> Self {
+        TcpSender {
+            flow,
+            cfg,
+            cc,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_sent: 0,
+            segs: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            highest_sacked: 0,
+            retx_cursor: 0,
+            dupacks: 0,
+            recovery: None,
+            recover_guard: 0,
+            retransmit_now: None,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rto_at: None,
+            backoff: 0,
+            next_send: Time::ZERO,
+            started: false,
+            has_data: false,
+            stats: TcpSenderStats::default(),
+        }
+    }
+
+    /// The application starts an unbounded bulk transfer.
+    pub fn start(&mut self, _now: Time) {
+        self.started = true;
+        self.has_data = true;
+    }
+
+    /// The application stops offering new data (outstanding data is still recovered).
+    pub fn stop(&mut self) {
+        self.has_data = false;
+    }
+
+    pub fn controller(&self) -> &AnyController {
+        &self.cc
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    /// Packets believed to be in the network (RFC 6675 `pipe`; NewReno: all outstanding).
+    pub fn packets_in_flight(&self) -> u64 {
+        match self.cfg.recovery {
+            RecoveryMode::Sack => {
+                (self.high_sent - self.snd_una) + self.retrans_out - self.sacked_out - self.lost_out
+            }
+            RecoveryMode::NewReno => self.snd_nxt - self.snd_una,
+        }
+    }
+
+    fn cwnd_packets(&self) -> u64 {
+        self.cc
+            .target()
+            .cwnd_bytes
+            .map_or(u64::MAX / 4, |b| (b / self.cfg.packet_size as u64).max(1))
+    }
+
+    /// The usable window in packets (NewReno: including fast-recovery inflation).
+    pub fn window_packets(&self) -> u64 {
+        let cwnd = self.cwnd_packets();
+        match (self.cfg.recovery, self.recovery) {
+            (RecoveryMode::NewReno, Some(r)) => (cwnd as i64 + r.inflation).max(1) as u64,
+            _ => cwnd,
+        }
+    }
+
+    fn rto(&self) -> TimeDelta {
+        let base = self.rtt.rto().as_nanos();
+        let scaled = base.saturating_mul(1i64 << self.backoff.min(20));
+        TimeDelta::from_nanos(scaled).min(self.rtt.max_rto())
+    }
+
+    fn seg_mut(&mut self, seq: u64) -> &mut Seg {
+        &mut self.segs[(seq - self.snd_una) as usize]
+    }
+
+    pub fn handle_ack(&mut self, now: Time, pkt: &Packet) {
+        let ack = pkt.seq.min(self.high_sent);
+        let prev_una = self.snd_una;
+        let mut delivered = 0u64;
+        let mut newest_sample: Option<Time> = None;
+
+        // Cumulative acknowledgement.
+        if ack > self.snd_una {
+            for _ in 0..ack - self.snd_una {
+                let s = self.segs.pop_front().expect("scoreboard covers [una, high)");
+                if s.sacked {
+                    self.sacked_out -= 1;
+                } else {
+                    delivered += 1;
+                    if !s.retx {
+                        newest_sample = Some(newest_sample.map_or(s.sent_at, |t| t.max(s.sent_at)));
+                    }
+                }
+                if s.lost {
+                    self.lost_out -= 1;
+                }
+                if s.retx_in_flight {
+                    self.retrans_out -= 1;
+                }
+            }
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.retx_cursor = self.retx_cursor.max(ack);
+            self.backoff = 0;
+        }
+
+        // Selective acknowledgements.
+        let mut newly_sacked = false;
+        if self.cfg.recovery == RecoveryMode::Sack {
+            for (s, e) in pkt.sack.iter() {
+                let (s, e) = (s.max(self.snd_una), e.min(self.high_sent));
+                for seq in s..e {
+                    let seg = self.seg_mut(seq);
+                    if seg.sacked {
+                        continue;
+                    }
+                    seg.sacked = true;
+                    let (was_lost, was_retx_fl, retx, sent_at) =
+                        (seg.lost, seg.retx_in_flight, seg.retx, seg.sent_at);
+                    seg.lost = false;
+                    seg.retx_in_flight = false;
+                    self.sacked_out += 1;
+                    delivered += 1;
+                    newly_sacked = true;
+                    if was_lost {
+                        self.lost_out -= 1;
+                    }
+                    if was_retx_fl {
+                        self.retrans_out -= 1;
+                    }
+                    if !retx {
+                        newest_sample = Some(newest_sample.map_or(sent_at, |t| t.max(sent_at)));
+                    }
+                }
+                self.highest_sacked = self.highest_sacked.max(e);
+            }
+        }
+
+        let rtt = newest_sample.map(|t| now - t);
+        if let Some(r) = rtt {
+            self.rtt.on_sample(r);
+        }
+        let was_in_recovery = self.recovery.is_some();
+        let mut restart_timer = ack > prev_una;
+
+        match self.cfg.recovery {
+            RecoveryMode::Sack => {
+                if newly_sacked {
+                    self.mark_lost();
+                }
+                if ack == prev_una && ack < self.high_sent {
+                    self.dupacks += 1;
+                } else if ack > prev_una {
+                    self.dupacks = 0;
+                }
+                if self.recovery.is_none()
+                    && self.lost_out > 0
+                    && self.snd_una >= self.recover_guard
+                {
+                    self.enter_recovery(now);
+                }
+                if let Some(rec) = self.recovery {
+                    if self.snd_una >= rec.recover {
+                        self.recovery = None;
+                    } else {
+                        self.prr_update(delivered);
+                    }
+                }
+            }
+            RecoveryMode::NewReno => {
+                if ack > prev_una {
+                    if let Some(rec) = &mut self.recovery {
+                        if ack >= rec.recover {
+                            self.recovery = None;
+                            self.dupacks = 0;
+                        } else {
+                            // Partial ACK: retransmit the next hole, deflate, add one back.
+                            self.retransmit_now = Some(self.snd_una);
+                            rec.inflation = (rec.inflation - (ack - prev_una) as i64 + 1).max(0);
+                            restart_timer = !rec.partial_seen;
+                            rec.partial_seen = true;
+                        }
+                    } else {
+                        self.dupacks = 0;
+                    }
+                } else if ack == self.snd_una && self.snd_una < self.high_sent {
+                    self.dupacks += 1;
+                    if let Some(rec) = &mut self.recovery {
+                        rec.inflation += 1;
+                    } else if self.dupacks == self.cfg.dupack_threshold
+                        && self.snd_una >= self.recover_guard
+                    {
+                        self.enter_recovery(now);
+                        self.retransmit_now = Some(self.snd_una);
+                    }
+                }
+            }
+        }
+
+        if delivered > 0 {
+            let fb = FeedbackReport {
+                acked_packets: delivered as u32,
+                acked_bytes: delivered * self.cfg.packet_size as u64,
+                rtt,
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+                bytes_in_flight: self.packets_in_flight() * self.cfg.packet_size as u64,
+                snd_una: self.snd_una,
+                snd_nxt: self.high_sent,
+                in_recovery: was_in_recovery || self.recovery.is_some(),
+                app_limited: !self.has_data && self.lost_out == 0,
+            };
+            self.cc.on_feedback(now, &fb);
+        }
+
+        if self.snd_una == self.high_sent {
+            self.rto_at = None;
+        } else if restart_timer {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
+        self.cc.on_congestion_event(now, &CongestionEvent::Loss { bytes_in_flight: in_flight });
+        self.recovery = Some(Recovery {
+            recover: self.high_sent,
+            inflation: self.cfg.dupack_threshold as i64,
+            partial_seen: false,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: (self.high_sent - self.snd_una).max(1),
+            sndcnt: 0,
+        });
+        self.recover_guard = self.high_sent;
+        self.stats.fast_retransmits += 1;
+    }
+
+    /// RFC 6675 IsLost: an unSACKed packet with at least DupThresh SACKed packets above it.
+    fn mark_lost(&mut self) {
+        let thresh = self.cfg.dupack_threshold as u64;
+        let mut sacked_above = 0u64;
+        let top = self.highest_sacked.min(self.high_sent);
+        let mut seq = top;
+        while seq > self.snd_una {
+            seq -= 1;
+            let i = (seq - self.snd_una) as usize;
+            let seg = &mut self.segs[i];
+            if seg.sacked {
+                sacked_above += 1;
+            } else if sacked_above >= thresh && !seg.lost && !seg.retx_in_flight {
+                seg.lost = true;
+                self.lost_out += 1;
+                self.retx_cursor = self.retx_cursor.min(seq);
+            } else if seg.lost && sacked_above >= thresh && seq < self.retx_cursor {
+                break;
+            }
+        }
+    }
+
+    /// RFC 6937 PRR with the slow-start reduction bound.
+    fn prr_update(&mut self, delivered: u64) {
+        let pipe = self.packets_in_flight();
+        let ssthresh = self.cwnd_packets();
+        let Some(rec) = &mut self.recovery else { return };
+        rec.prr_delivered += delivered;
+        let sndcnt = if pipe > ssthresh {
+            (rec.prr_delivered * ssthresh).div_ceil(rec.recover_fs) as i64 - rec.prr_out as i64
+        } else {
+            let limit = (rec.prr_delivered as i64 - rec.prr_out as i64).max(delivered as i64) + 1;
+            (ssthresh as i64 - pipe as i64).min(limit)
+        };
+        rec.sndcnt = sndcnt.max(0) as u64;
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        let Some(at) = self.rto_at else { return };
+        if at > now {
+            return;
+        }
+        if self.snd_una == self.high_sent {
+            self.rto_at = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.cc.on_congestion_event(now, &CongestionEvent::Timeout);
+        self.backoff += 1;
+        self.rto_at = Some(now + self.rto());
+        self.recovery = None;
+        self.retransmit_now = None;
+        self.dupacks = 0;
+        self.recover_guard = self.high_sent;
+        match self.cfg.recovery {
+            RecoveryMode::Sack => {
+                self.lost_out = 0;
+                self.retrans_out = 0;
+                for s in self.segs.iter_mut() {
+                    s.retx_in_flight = false;
+                    s.lost = !s.sacked;
+                    self.lost_out += s.lost as u64;
+                }
+                self.retx_cursor = self.snd_una;
+            }
+            RecoveryMode::NewReno => {
+                self.snd_nxt = self.snd_una;
+                for s in self.segs.iter_mut() {
+                    s.retx = true;
+                }
+            }
+        }
+    }
+
+    /// The next lost packet not yet retransmitted (advances the cursor past others).
+    fn next_lost(&mut self) -> Option<u64> {
+        // Retransmitted packets stay marked lost until acknowledged: all lost ones are in
+        // flight again when the counts match.
+        if self.lost_out == self.retrans_out {
+            return None;
+        }
+        while self.retx_cursor < self.high_sent {
+            let s = self.segs[(self.retx_cursor - self.snd_una) as usize];
+            if s.lost && !s.retx_in_flight {
+                return Some(self.retx_cursor);
+            }
+            self.retx_cursor += 1;
+        }
+        None
+    }
+
+    /// Chooses what to send next, if the window (or PRR) allows.
+    fn next_to_send(&mut self) -> Option<u64> {
+        match self.cfg.recovery {
+            RecoveryMode::Sack => {
+                let allowed = match &self.recovery {
+                    Some(r) => r.sndcnt > 0,
+                    None => self.packets_in_flight() < self.cwnd_packets(),
+                };
+                if !allowed {
+                    return None;
+                }
+                if let Some(seq) = self.next_lost() {
+                    return Some(seq);
+                }
+                if self.has_data {
+                    let s = self.snd_nxt;
+                    self.snd_nxt += 1;
+                    return Some(s);
+                }
+                None
+            }
+            RecoveryMode::NewReno => {
+                if let Some(seq) = self.retransmit_now.take() {
+                    return Some(seq);
+                }
+                if self.snd_nxt - self.snd_una < self.window_packets()
+                    && (self.has_data || self.snd_nxt < self.high_sent)
+                {
+                    let s = self.snd_nxt;
+                    self.snd_nxt += 1;
+                    return Some(s);
+                }
+                None
+            }
+        }
+    }
+
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        if !self.started || now < self.next_send {
+            return None;
+        }
+        let seq = self.next_to_send()?;
+        let retransmit = seq < self.high_sent;
+        if retransmit {
+            let sack_mode = self.cfg.recovery == RecoveryMode::Sack;
+            let seg = self.seg_mut(seq);
+            seg.sent_at = now;
+            seg.retx = true;
+            if sack_mode {
+                seg.retx_in_flight = true;
+                self.retrans_out += 1;
+            }
+            self.stats.retransmits += 1;
+        } else {
+            self.high_sent += 1;
+            self.segs.push_back(Seg { sent_at: now, ..Default::default() });
+        }
+        if let Some(rec) = &mut self.recovery {
+            rec.prr_out += 1;
+            rec.sndcnt = rec.sndcnt.saturating_sub(1);
+        }
+        let size = self.cfg.packet_size;
+        let mut p = Packet::data(self.flow, seq, size, now);
+        p.retransmit = retransmit;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size as u64;
+        let in_flight = self.packets_in_flight() * size as u64;
+        self.cc
+            .on_packet_sent(now, &SentPacket { seq, size, retransmit, bytes_in_flight: in_flight });
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+        if let Some(rate) = self.cc.target().pacing_rate {
+            self.next_send = self.next_send.max(now) + rate.tx_time(size as u64);
+        }
+        Some(p)
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let pacing = (self.next_send > Time::ZERO).then_some(self.next_send);
+        match (self.rto_at, pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtclab_cc::{Reno, RenoConfig};
+    use rtclab_core::SackBlocks;
+
+    fn sender(mode: RecoveryMode) -> TcpSender {
+        let cc = AnyController::Reno(Reno::new(RenoConfig::default()));
+        let cfg = TcpSenderConfig { recovery: mode, ..Default::default() };
+        let mut s = TcpSender::new(FlowId(0), cfg, cc);
+        s.start(Time::ZERO);
+        s
+    }
+
+    fn drain(s: &mut TcpSender, now: Time) -> Vec<(u64, bool)> {
+        std::iter::from_fn(|| s.poll_transmit(now).map(|p| (p.seq, p.retransmit))).collect()
+    }
+
+    fn ack(seq: u64) -> Packet {
+        Packet::ack(FlowId(0), seq, Time::ZERO, 52, Time::ZERO)
+    }
+
+    fn sack(seq: u64, blocks: &[(u64, u64)]) -> Packet {
+        let mut p = ack(seq);
+        let mut b = SackBlocks::default();
+        for (i, x) in blocks.iter().enumerate() {
+            b.blocks[i] = *x;
+        }
+        p.sack = b;
+        p
+    }
+
+    #[test]
+    fn initial_window_then_slow_start() {
+        for mode in [RecoveryMode::Sack, RecoveryMode::NewReno] {
+            let mut s = sender(mode);
+            assert_eq!(drain(&mut s, Time::ZERO).len(), 10);
+            s.handle_ack(Time::from_millis(10), &ack(1));
+            // One packet acked: window 11, 9 in flight -> 2 new packets.
+            assert_eq!(drain(&mut s, Time::from_millis(10)), vec![(10, false), (11, false)]);
+        }
+    }
+
+    #[test]
+    fn newreno_fast_retransmit_and_partial_ack() {
+        let mut s = sender(RecoveryMode::NewReno);
+        drain(&mut s, Time::ZERO); // 0..10 in flight
+        let t = Time::from_millis(10);
+        s.handle_ack(t, &ack(2)); // 0,1 acked; window 12, sends 10..14
+        assert_eq!(drain(&mut s, t).len(), 4);
+        // Packets 2 and 5 lost: dup ACKs for 2 from packets 3,4.
+        for _ in 0..3 {
+            s.handle_ack(t, &ack(2));
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.stats.fast_retransmits, 1);
+        assert_eq!(drain(&mut s, t)[0], (2, true));
+        // Partial ACK up to 5 (the next hole): retransmit 5 at once.
+        s.handle_ack(t, &ack(5));
+        assert!(s.in_recovery());
+        assert_eq!(drain(&mut s, t)[0], (5, true));
+        // Full ACK beyond `recover` (14) ends recovery with cwnd = ssthresh = 6.
+        s.handle_ack(t, &ack(14));
+        assert!(!s.in_recovery());
+        assert_eq!(s.window_packets(), 6);
+    }
+
+    #[test]
+    fn sack_recovers_several_holes_in_one_round_trip() {
+        let mut s = sender(RecoveryMode::Sack);
+        drain(&mut s, Time::ZERO); // 0..10
+        let t = Time::from_millis(10);
+        // 1, 4 and 6 lost; SACKs arrive for the others.
+        s.handle_ack(t, &ack(1));
+        drain(&mut s, t); // window 11 -> sends 10, 11
+        s.handle_ack(t, &sack(1, &[(2, 4)]));
+        assert!(!s.in_recovery(), "two SACKed above 1 is not yet DupThresh");
+        s.handle_ack(t, &sack(1, &[(5, 6), (2, 4)]));
+        assert!(s.in_recovery(), "2, 3 and 5 SACKed: 1 is lost");
+        s.handle_ack(t, &sack(1, &[(7, 10), (5, 6), (2, 4)]));
+        // 1, 4 and 6 all have >= 3 SACKed packets above them: all marked lost at once.
+        let sent = drain(&mut s, t);
+        let retx: Vec<u64> = sent.iter().filter(|x| x.1).map(|x| x.0).collect();
+        assert!(!retx.is_empty() && retx[0] == 1, "{sent:?}");
+        // More SACKs (for 10, 11) release more sends under PRR; every hole gets resent.
+        s.handle_ack(t, &sack(1, &[(7, 12), (5, 6), (2, 4)]));
+        let mut all: Vec<u64> = retx;
+        all.extend(drain(&mut s, t).iter().filter(|x| x.1).map(|x| x.0));
+        s.handle_ack(t, &sack(1, &[(7, 12), (5, 6), (2, 4)]));
+        all.extend(drain(&mut s, t).iter().filter(|x| x.1).map(|x| x.0));
+        assert_eq!(all, vec![1, 4, 6]);
+        assert_eq!(s.stats.timeouts, 0);
+        s.handle_ack(t, &ack(12));
+        assert!(!s.in_recovery());
+        // The first SACK delivered 2 packets in slow start (11 -> 13); recovery halved 13 -> 6.
+        assert_eq!(s.window_packets(), 6);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_resends_from_una() {
+        for mode in [RecoveryMode::Sack, RecoveryMode::NewReno] {
+            let mut s = sender(mode);
+            drain(&mut s, Time::ZERO);
+            let rto_at = s.poll_timeout().unwrap();
+            assert_eq!(rto_at, Time::from_secs(1));
+            s.handle_timeout(rto_at);
+            assert_eq!(s.stats.timeouts, 1);
+            assert_eq!(drain(&mut s, rto_at), vec![(0, true)]);
+            assert_eq!(s.poll_timeout(), Some(rto_at + TimeDelta::from_secs(2)));
+            // A cumulative ACK covering everything the receiver buffered jumps forward.
+            s.handle_ack(rto_at + TimeDelta::from_millis(50), &ack(10));
+            assert_eq!(s.packets_in_flight(), 0);
+            assert_eq!(s.poll_timeout(), None);
+        }
+    }
+}
