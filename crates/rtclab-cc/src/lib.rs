@@ -95,7 +95,7 @@ pub trait CongestionController {
 pub enum AnyController {
     Reno(Reno),
     Cubic(Box<Cubic>),
-    Custom(Box<dyn CongestionController + Send>),
+    Custom(Box<dyn CongestionController + Send + Sync>),
 }
 
 macro_rules! dispatch {

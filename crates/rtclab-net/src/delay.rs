@@ -29,6 +29,10 @@ impl DelayLine {
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty()
     }
+    /// Packets held, counted as (data, acks).
+    pub fn held_by_kind(&self) -> (u64, u64) {
+        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+    }
 }
 
 impl NetElement for DelayLine {

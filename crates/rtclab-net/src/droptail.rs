@@ -58,6 +58,10 @@ impl Qdisc for DropTail {
     fn backlog(&self) -> Backlog {
         Backlog { packets: self.fifo.len() as u32, bytes: self.bytes }
     }
+
+    fn held_by_kind(&self) -> (u64, u64) {
+        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+    }
 }
 
 #[cfg(test)]

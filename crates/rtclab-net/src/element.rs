@@ -43,7 +43,7 @@ pub enum AnyElement {
     Link(Box<Link>),
     Delay(DelayLine),
     Loss(LossElement),
-    Custom(Box<dyn NetElement + Send>),
+    Custom(Box<dyn NetElement + Send + Sync>),
 }
 
 impl NetElement for AnyElement {

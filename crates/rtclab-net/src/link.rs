@@ -36,6 +36,18 @@ impl Link {
         self.qdisc.backlog()
     }
 
+    /// Packets held (queued or on the wire), counted as (data, acks).
+    pub fn held_by_kind(&self) -> (u64, u64) {
+        let mut held = self.qdisc.held_by_kind();
+        for p in self.in_service.map(|x| x.0).into_iter().chain(self.partial.map(|x| x.0)) {
+            match p.kind {
+                rtclab_core::PacketKind::Data => held.0 += 1,
+                rtclab_core::PacketKind::Ack => held.1 += 1,
+            }
+        }
+        held
+    }
+
     /// Whether a packet is on the wire (or partly delivered, for opportunity traces).
     pub fn busy(&self) -> bool {
         self.in_service.is_some() || self.partial.is_some()

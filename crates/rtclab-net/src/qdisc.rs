@@ -46,6 +46,8 @@ pub trait Qdisc {
     fn enqueue(&mut self, now: Time, pkt: Packet, drops: &mut Vec<Dropped>);
     fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet>;
     fn backlog(&self) -> Backlog;
+    /// Packets held, counted as (data, acks); for conservation checks.
+    fn held_by_kind(&self) -> (u64, u64);
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
@@ -76,4 +78,17 @@ impl Qdisc for AnyQdisc {
             AnyQdisc::DropTail(q) => q.backlog(),
         }
     }
+    fn held_by_kind(&self) -> (u64, u64) {
+        match self {
+            AnyQdisc::DropTail(q) => q.held_by_kind(),
+        }
+    }
+}
+
+/// Counts packets by kind: (data, acks).
+pub fn count_kinds<'a>(pkts: impl Iterator<Item = &'a Packet>) -> (u64, u64) {
+    pkts.fold((0, 0), |(d, a), p| match p.kind {
+        rtclab_core::PacketKind::Data => (d + 1, a),
+        rtclab_core::PacketKind::Ack => (d, a + 1),
+    })
 }

@@ -1,1 +1,123 @@
-//! placeholder
+//! The Python binding: module `rtclab._core`. The only crate that knows about Python.
+//!
+//! Long runs are driven in chunks (`Simulation.step`) with the GIL released, so the Python
+//! side can draw a progress bar and stop cleanly on Ctrl-C between chunks. Core error kinds map
+//! to one exception class each (`ConfigError`).
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use rtclab_scenario::{ConfigError as CoreConfigError, Scenario};
+use rtclab_sim::{Columns, Simulation as CoreSimulation};
+use std::path::Path;
+
+create_exception!(_core, ConfigError, PyValueError, "A scenario failed validation.");
+
+fn config_err(e: CoreConfigError) -> PyErr {
+    ConfigError::new_err((e.to_string(), e.path, e.message))
+}
+
+fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<Scenario> {
+    let base = Path::new(base_dir);
+    match format {
+        "toml" => rtclab_scenario::from_toml_str(text, base).map_err(config_err),
+        "json" => rtclab_scenario::from_json_str(text, base).map_err(config_err),
+        other => Err(PyValueError::new_err(format!(
+            "unknown scenario format {other:?}: accepted \"toml\", \"json\""
+        ))),
+    }
+}
+
+/// Validates a scenario; returns a short description dict or raises ConfigError.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", base_dir = "."))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    format: &str,
+    base_dir: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = parse(text, format, base_dir)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("description", &s.description)?;
+    d.set_item("duration_s", s.duration.as_secs_f64())?;
+    d.set_item("flows", s.flows.len())?;
+    d.set_item("seed", s.seed)?;
+    d.set_item("capacity", &s.forward.capacity_desc)?;
+    Ok(d)
+}
+
+fn columns_dict<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in c.names.iter().zip(&c.data) {
+        let bytes: Vec<u8> = col.iter().flat_map(|x| x.to_le_bytes()).collect();
+        d.set_item(*name, PyBytes::new(py, &bytes))?;
+    }
+    Ok(d)
+}
+
+/// (summary JSON, flow columns, link columns, fairness columns)
+type Finished<'py> = (String, Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>);
+
+/// A simulation run. `step(n)` processes up to n events without the GIL.
+#[pyclass(module = "rtclab._core")]
+struct Simulation {
+    inner: CoreSimulation,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None))]
+    fn new(text: &str, format: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
+        let s = parse(text, format, base_dir)?;
+        let seed = seed.or(s.seed).unwrap_or(1);
+        Ok(Simulation { inner: CoreSimulation::new(s, seed) })
+    }
+
+    /// Processes up to `max_events` events with the GIL released; True when finished.
+    fn step(&mut self, py: Python<'_>, max_events: u64) -> bool {
+        let inner = &mut self.inner;
+        py.detach(move || inner.step(max_events))
+    }
+
+    /// (simulated seconds so far, scenario duration in seconds)
+    fn progress(&self) -> (f64, f64) {
+        (self.inner.now().as_secs_f64(), self.inner.end().as_secs_f64())
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.seed()
+    }
+
+    /// Returns (summary JSON text, flow columns, link columns, fairness columns); each
+    /// column is little-endian float64 bytes.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Finished<'py>> {
+        if !self.inner.is_finished() {
+            return Err(PyRuntimeError::new_err(
+                "the simulation has not finished; call step() until it returns True",
+            ));
+        }
+        let out = py.detach(|| self.inner.finish());
+        let summary = serde_json::to_string(&out.summary)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok((
+            summary,
+            columns_dict(py, &out.flows)?,
+            columns_dict(py, &out.link)?,
+            columns_dict(py, &out.fairness)?,
+        ))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}

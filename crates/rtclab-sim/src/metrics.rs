@@ -49,8 +49,14 @@ pub struct RunOutput {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
     pub events: u64,
+    /// All-time counts (not limited to the measurement window), for conservation checks:
+    /// sent = delivered + dropped + still in the network, per packet kind.
+    pub sent_packets: u64,
+    pub sent_acks: u64,
     pub delivered_packets: u64,
     pub delivered_acks: u64,
+    pub dropped_packets: u64,
+    pub dropped_acks: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -166,6 +172,7 @@ impl Meters {
 
     #[inline]
     pub fn on_sent(&mut self, now: Time, pkt: &Packet) {
+        self.stats.sent_packets += 1;
         let f = &mut self.flows[pkt.flow.0 as usize];
         f.b_sent += pkt.size as u64;
         if now >= self.warmup {
@@ -217,6 +224,10 @@ impl Meters {
     }
 
     pub fn on_drop(&mut self, now: Time, pkt: &Packet, reason: DropReason) {
+        match pkt.kind {
+            rtclab_core::PacketKind::Data => self.stats.dropped_packets += 1,
+            rtclab_core::PacketKind::Ack => self.stats.dropped_acks += 1,
+        }
         let in_window = self.in_window(now);
         let f = &mut self.flows[pkt.flow.0 as usize];
         let link = match pkt.dir {

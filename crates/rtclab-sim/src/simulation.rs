@@ -203,6 +203,9 @@ impl Simulation {
     pub fn now(&self) -> Time {
         self.now
     }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
     pub fn end(&self) -> Time {
         self.end
     }
@@ -214,6 +217,22 @@ impl Simulation {
     }
     pub fn stats(&self) -> EngineStats {
         EngineStats { events: self.events, ..self.meters.stats }
+    }
+
+    /// Packets held inside network elements (queues, serializers, delay lines), by kind:
+    /// (data, acks).
+    pub fn packets_in_network(&self) -> (u64, u64) {
+        let mut held = (0, 0);
+        for e in &self.elements {
+            let (d, a) = match e {
+                AnyElement::Link(l) => l.held_by_kind(),
+                AnyElement::Delay(d) => d.held_by_kind(),
+                AnyElement::Loss(_) | AnyElement::Custom(_) => (0, 0),
+            };
+            held.0 += d;
+            held.1 += a;
+        }
+        held
     }
 
     /// Runs to the end of the scenario.
@@ -420,6 +439,7 @@ impl Simulation {
         let st = &mut self.flows[flow];
         if let Endpoint::Tcp { receiver, .. } = &mut st.ep {
             while let Some(ack) = receiver.poll_transmit(now) {
+                self.meters.stats.sent_acks += 1;
                 self.work.push_back(ack);
             }
             let want = receiver.poll_timeout();

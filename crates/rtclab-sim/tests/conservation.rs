@@ -1,0 +1,90 @@
+//! Conservation identities: every packet sent is delivered, dropped, or still held by an
+//! element at the end; drops recorded by reason add up to the totals.
+mod common;
+use common::*;
+
+fn check(text: &str, seed: u64) {
+    let (out, sim) = run(parse(text), seed);
+    let st = out.stats;
+    let (held_data, held_acks) = sim.packets_in_network();
+    assert_eq!(
+        st.sent_packets,
+        st.delivered_packets + st.dropped_packets + held_data,
+        "data, seed {seed}: {st:?}"
+    );
+    assert_eq!(
+        st.sent_acks,
+        st.delivered_acks + st.dropped_acks + held_acks,
+        "acks, seed {seed}: {st:?}"
+    );
+    // Per-flow drop reasons add up to the link's (no warm-up in these scenarios).
+    let link_drops: u64 = out.summary["link"]["drops"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let flow_drops: u64 = out.summary["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["drops"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>())
+        .sum();
+    assert_eq!(link_drops, flow_drops);
+    assert_eq!(st.dropped_packets, flow_drops);
+}
+
+#[test]
+fn conservation_holds_across_link_and_loss_models() {
+    let cases = [
+        r#"duration = "15s"
+[link]
+capacity = "20Mbps"
+queue = { limit = "20pkt" }
+loss = { model = "iid", rate = 0.02 }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 3
+[[flows]]
+kind = "cbr"
+rate = "8Mbps"
+rtt = "10ms"
+"#,
+        r#"duration = "15s"
+[link]
+capacity = { trace = "traces/TMobile-LTE-short-30s.down", format = "mahimahi" }
+queue = { limit = "30KB" }
+[reverse_link]
+capacity = "2Mbps"
+queue = { limit = "10pkt" }
+loss = { model = "gilbert_elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.2 }
+[[flows]]
+kind = "tcp"
+cc = "reno"
+rtt = "60ms"
+jitter = "4ms"
+delayed_ack = true
+count = 2
+"#,
+        r#"duration = "15s"
+[link]
+capacity = { schedule = [{ at = "0s", rate = "30Mbps" }, { at = "5s", rate = "0Mbps" }, { at = "6s", rate = "5Mbps" }] }
+queue = { limit = "50ms" }
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+stop = "12s"
+[[flows]]
+kind = "tcp"
+cc = "newreno"
+rtt = "100ms"
+start = "3s"
+"#,
+    ];
+    for (i, c) in cases.iter().enumerate() {
+        for seed in 1..=3 {
+            check(c, seed + 10 * i as u64);
+        }
+    }
+}

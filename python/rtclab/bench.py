@@ -1,0 +1,71 @@
+"""`rtclab bench sim`: simulator throughput on the foundation benchmark.
+
+Ten CUBIC flows over 100 Mbit/s / 20 ms (1 BDP drop-tail) for 60 simulated seconds, on one
+core (the simulator is single-threaded). Reports the best of `repeat` runs as
+sim_seconds_per_wall_second and delivered_packets_per_wall_second (data packets delivered to
+receivers), and the ratio to ns-3's 32,500 delivered packets per wall second measured on this
+kind of machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+from rtclab import _core
+from rtclab.output import write_atomically
+from rtclab.scenarios import load_scenario
+
+BENCH_SCENARIO = "bench-10-cubic"
+NS3_DELIVERED_PER_WALL_SECOND = 32_500
+
+
+def run_once(seed: int) -> dict:
+    src = load_scenario(BENCH_SCENARIO)
+    sim = _core.Simulation(src.text, src.format, src.base_dir, seed)
+    t0 = time.perf_counter()
+    while not sim.step(10_000_000):
+        pass
+    wall = time.perf_counter() - t0
+    summary = json.loads(sim.finish()[0])
+    st = summary["engine_stats"]
+    return {
+        "wall_time_s": wall,
+        "sim_seconds": summary["duration_s"],
+        "delivered_packets": st["delivered_packets"],
+        "delivered_acks": st["delivered_acks"],
+        "events": st["events"],
+        "utilization": summary["link"]["utilization"],
+    }
+
+
+def bench_sim(repeat: int = 3, seed: int = 1) -> dict:
+    runs = [run_once(seed) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r["wall_time_s"])
+    w = best["wall_time_s"]
+    return {
+        "benchmark": "sim",
+        "scenario": BENCH_SCENARIO,
+        "description": "10 CUBIC flows, 100 Mbit/s, 20 ms RTT, 1 BDP drop-tail, 60 s simulated, one core",
+        "sim_seconds_per_wall_second": best["sim_seconds"] / w,
+        "delivered_packets_per_wall_second": best["delivered_packets"] / w,
+        "events_per_wall_second": best["events"] / w,
+        "ratio_vs_ns3": best["delivered_packets"] / w / NS3_DELIVERED_PER_WALL_SECOND,
+        "ns3_delivered_packets_per_wall_second": NS3_DELIVERED_PER_WALL_SECOND,
+        "best": best,
+        "runs_wall_time_s": [r["wall_time_s"] for r in runs],
+        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()},
+        "rtclab_version": _core.__version__,
+    }
+
+
+def write_bench(result: dict, out_dir: str | os.PathLike) -> Path:
+    def fill(d: Path) -> None:
+        with open(d / "bench.json", "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+
+    return write_atomically(out_dir, fill)

@@ -1,0 +1,168 @@
+"""The `rtclab` command line.
+
+    rtclab run [SCENARIO] [--out DIR] [--seed N]   run a scenario file or built-in (default: "default")
+    rtclab list                                  built-in scenarios
+    rtclab validate SCENARIO...                  check scenario files without running them
+    rtclab bench sim [--out DIR]                 simulator benchmark
+    rtclab --version
+
+Exit status: 0 success, 2 bad input (scenario, arguments, output directory), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rtclab import __version__
+from rtclab._core import ConfigError
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: message printed, exit status 2."""
+
+
+def _scenario_error(origin: str, e: ConfigError) -> UserError:
+    return UserError(f"{origin}: {e.args[0]}")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rtclab.output import OutputError, write_result
+    from rtclab.runner import run
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
+
+    try:
+        src = load_scenario(args.scenario)
+    except ScenarioNotFound as e:
+        raise UserError(str(e)) from e
+    out = args.out
+    if out is None:
+        name = Path(args.scenario).stem if args.scenario else "default"
+        out = str(Path("rtclab-out") / name)
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    try:
+        result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False)
+    except ConfigError as e:
+        raise _scenario_error(src.display, e) from e
+    try:
+        written = write_result(result, out, plots=not args.no_plots)
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    s = result.summary
+    link = s["link"]
+    print(f"{s['scenario']}: {s['duration_s']:g} s simulated in {s['wall_time_s']:.2f} s (seed {s['seed']})")
+    print(
+        f"  link: utilization {link['utilization']:.3f}, loss {link['loss_ratio']:.4f}, "
+        f"queuing delay p50 {link['queuing_delay_ms']['p50'] or 0:.2f} ms, Jain {s['fairness']['jain'] or 0:.3f}"
+    )
+    for f in s["flows"]:
+        q = f["queuing_delay_ms"]["p50"]
+        print(
+            f"  flow {f['id']:>3} {f['name']:<14} {f['cc']:<6} {f['throughput_mbps']:8.2f} Mbit/s "
+            f"share {f['share']:.3f} loss {f['loss_ratio']:.4f} qdelay p50 {q if q is not None else float('nan'):.2f} ms"
+        )
+    print(f"results in {written}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from rtclab.scenarios import builtin_description, builtin_scenarios
+
+    items = builtin_scenarios()
+    width = max(len(n) for n in items)
+    for name, path in items.items():
+        print(f"{name:<{width}}  {builtin_description(path)}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from rtclab.scenarios import ScenarioNotFound, load_scenario, validate
+
+    status = 0
+    for s in args.scenarios:
+        try:
+            info = validate(s)
+            print(f"ok: {s}: {info['name']}, {info['flows']} flow(s), {info['duration_s']:g} s, capacity {info['capacity']}")
+        except ScenarioNotFound as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+        except ConfigError as e:
+            print(f"error: {load_scenario(s).display}: {e.args[0]}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+    return status
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from rtclab.bench import bench_sim, write_bench
+    from rtclab.output import OutputError
+
+    if args.engine != "sim":
+        raise UserError(f"bench {args.engine}: not available yet (accepted: sim)")
+    if args.repeat < 1:
+        raise UserError("--repeat must be at least 1")
+    result = bench_sim(repeat=args.repeat)
+    print(json.dumps({k: result[k] for k in ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second", "ratio_vs_ns3")}, indent=2))
+    if args.out:
+        try:
+            path = write_bench(result, args.out)
+        except OutputError as e:
+            raise UserError(str(e)) from e
+        print(f"wrote {path / 'bench.json'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
+    p.add_argument("--version", action="version", version=f"rtclab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a scenario in the simulator")
+    r.add_argument("scenario", nargs="?", default="default", help="scenario file or built-in name (default: %(default)s)")
+    r.add_argument("--out", help="output directory (default: rtclab-out/<scenario>)")
+    r.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
+    r.add_argument("--no-plots", action="store_true", help="skip PNG plots and the HTML report")
+    r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    r.set_defaults(func=cmd_run)
+
+    ls = sub.add_parser("list", help="list built-in scenarios")
+    ls.set_defaults(func=cmd_list)
+
+    v = sub.add_parser("validate", help="check scenario files without running them")
+    v.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    v.set_defaults(func=cmd_validate)
+
+    b = sub.add_parser("bench", help="benchmarks")
+    b.add_argument("engine", choices=["sim", "emu"], help="which engine to benchmark")
+    b.add_argument("--out", help="directory for bench.json")
+    b.add_argument("--repeat", type=int, default=3, help="runs; the best is reported (default: %(default)s)")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        print("error: --seed must be a non-negative integer", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return args.func(args)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

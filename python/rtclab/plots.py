@@ -1,0 +1,123 @@
+"""PNG plots of a run: throughput vs capacity, queuing delay, queue occupancy, cwnd, fairness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from rtclab.runner import RunResult  # noqa: E402
+
+DPI = 100
+
+
+def _flows(result: RunResult):
+    for fid, g in result.flows.groupby("flow", sort=True):
+        yield fid, g["flow_name"].iloc[0], g
+
+
+def _legend(ax) -> None:
+    """Legend outside the axes, so it never hides data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _title(result: RunResult, what: str) -> str:
+    return f"{result.summary['scenario']}: {what}"
+
+
+def plot_throughput(result: RunResult, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.step(result.link["time_s"], result.link["capacity_mbps"], where="pre", color="black", lw=1.5, label="capacity")
+    ax.plot(result.link["time_s"], result.link["delivered_mbps"], color="grey", lw=1, alpha=0.6, label="link total")
+    for _, name, g in _flows(result):
+        ax.plot(g["time_s"], g["throughput_mbps"], lw=1.2, label=name)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(result, "per-flow throughput vs capacity"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_queuing_delay(result: RunResult, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    for _, name, g in _flows(result):
+        ax.plot(g["time_s"], g["queuing_delay_ms_mean"], lw=1.2, label=name)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queuing delay (ms, bin mean)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(result, "queuing delay per flow"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_queue(result: RunResult, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    link = result.link
+    ax.fill_between(link["time_s"], link["queue_bytes_max"] / 1e3, step="pre", alpha=0.25, label="max in bin")
+    ax.step(link["time_s"], link["queue_bytes_mean"] / 1e3, where="pre", lw=1.2, label="time-weighted mean")
+    limit = result.summary["link"]["queue_limit"]
+    if "bytes" in limit:
+        ax.axhline(limit["bytes"] / 1e3, color="red", ls="--", lw=1, label="limit")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("bottleneck queue (kB)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(result, "bottleneck queue occupancy"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_cwnd(result: RunResult, path: Path) -> Path | None:
+    tcp = result.flows.dropna(subset=["cwnd_packets"])
+    if tcp.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    for fid, g in tcp.groupby("flow", sort=True):
+        ax.plot(g["time_s"], g["cwnd_packets"], lw=1.2, label=g["flow_name"].iloc[0])
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd (packets, end of bin)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(_title(result, "congestion windows"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_fairness(result: RunResult, path: Path) -> Path | None:
+    fr = result.fairness.dropna(subset=["jain"])
+    fr = fr[fr["active_flows"] >= 2]
+    if fr.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 2.8))
+    ax.step(fr["time_s"], fr["jain"], where="pre", lw=1.2)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("Jain index")
+    ax.set_title(_title(result, f"fairness per {result.summary['fairness']['window_s']:g} s window (active flows)"))
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_all(result: RunResult, out_dir: Path) -> list[Path]:
+    """Writes every applicable plot; returns their paths in display order."""
+    made = [
+        plot_throughput(result, out_dir / "throughput.png"),
+        plot_queuing_delay(result, out_dir / "queuing_delay.png"),
+        plot_queue(result, out_dir / "queue.png"),
+        plot_cwnd(result, out_dir / "cwnd.png"),
+        plot_fairness(result, out_dir / "fairness.png"),
+    ]
+    return [p for p in made if p is not None]

@@ -1,0 +1,81 @@
+"""Built-in scenarios and scenario loading.
+
+A scenario can be given as a path to a TOML file, the name of a built-in scenario
+(`rtclab list`), TOML text, or a dict with the same structure as the TOML file.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from rtclab import _core
+
+BUILTIN_DIR = Path(__file__).resolve().parent
+DEFAULT = "default"
+
+ScenarioLike = Union[str, Path, dict]
+
+
+class ScenarioNotFound(FileNotFoundError):
+    """Neither a readable file nor a built-in scenario name."""
+
+
+@dataclass(frozen=True)
+class ScenarioSource:
+    """Scenario text ready for the core, plus where it came from."""
+
+    text: str
+    format: str  # "toml" or "json"
+    base_dir: str
+    origin: str  # file path, "builtin:NAME" or "<dict>"/"<text>"
+
+    @property
+    def display(self) -> str:
+        return self.origin
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    """Name -> path of every built-in scenario."""
+    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.toml"))}
+
+
+def builtin_description(path: Path) -> str:
+    with open(path, "rb") as f:
+        return tomllib.load(f).get("description", "")
+
+
+def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
+    """Resolves a path, built-in name, TOML text or dict into a `ScenarioSource`."""
+    if isinstance(scenario, dict):
+        return ScenarioSource(json.dumps(scenario), "json", str(Path.cwd()), "<dict>")
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
+        name = str(scenario)
+        path = Path(name)
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise ScenarioNotFound(f"cannot read scenario file {path}: {e}") from e
+            return ScenarioSource(text, "toml", str(path.resolve().parent), str(path))
+        if path.exists():
+            raise ScenarioNotFound(f"{path} is not a file")
+        builtins = builtin_scenarios()
+        if name in builtins:
+            p = builtins[name]
+            return ScenarioSource(p.read_text(encoding="utf-8"), "toml", str(BUILTIN_DIR), f"builtin:{name}")
+        raise ScenarioNotFound(
+            f"no such file or built-in scenario: {name!r} (built-ins: {', '.join(builtins)}; see `rtclab list`)"
+        )
+    if isinstance(scenario, str):
+        return ScenarioSource(scenario, "toml", str(Path.cwd()), "<text>")
+    raise TypeError(f"a scenario is a path, a built-in name, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def validate(scenario: ScenarioLike) -> dict[str, Any]:
+    """Validates without running; returns name, duration, flow count. Raises ConfigError."""
+    src = load_scenario(scenario)
+    return _core.validate(src.text, src.format, src.base_dir)
