@@ -1,0 +1,90 @@
+"""Every bad input: one clear message naming the field path, the value and what is accepted;
+exit status 2; no output directory; an earlier result is never overwritten."""
+
+import json
+
+import pytest
+
+from conftest import GOOD
+
+BAD = [
+    # (what, replace this, with this, words the message must contain)
+    ("unknown key", "capacity =", "capacityy =", ["link.capacityy", "unknown field", "capacity"]),
+    ("wrong units", '"10Mbps"', '"5 Mbit"', ["link.capacity", '"5 Mbit"', "Mbps"]),
+    ("zero capacity", '"10Mbps"', '"0Mbps"', ["link.capacity", "positive"]),
+    ("negative capacity", '"10Mbps"', '"-5Mbps"', ["link.capacity", "negative"]),
+    ("start after end", "count = 2", 'count = 2\nstart = "9s"', ["flows[0].start", "9s", "ends at 5s"]),
+    ("unknown algorithm", 'cc = "cubic"', 'cc = "cubik"', ["flows[0].cc", "cubik", "cubic", "reno"]),
+    ("bare number", 'rtt = "40ms"', "rtt = 40", ["flows[0].rtt", "40", "ms"]),
+    ("missing trace", '"10Mbps"', '{ trace = "nope.up", format = "mahimahi" }', ["link.capacity.trace", "nope.up"]),
+    ("bad probability", 'queue = { limit = "1bdp" }', 'loss = { model = "iid", rate = 1.5 }', ["link.loss.rate", "1.5", "0.0..=1.0"]),
+    ("toml syntax", "[link]", "[link", ["line", "invalid TOML"]),
+]
+
+
+@pytest.mark.parametrize("what,old,new,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_scenario(cli, tmp_path, what, old, new, words):
+    assert old in GOOD
+    p = tmp_path / "bad.toml"
+    p.write_text(GOOD.replace(old, new, 1))
+    out = tmp_path / "out"
+    r = cli("run", p, "--out", out)
+    assert r.returncode == 2, (what, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    msg = lines[0]
+    assert msg.startswith("error: ") and str(p) in msg
+    for w in words:
+        assert w in msg, (w, msg)
+    assert not out.exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.toml"]
+    # validate agrees
+    v = cli("validate", p)
+    assert v.returncode == 2 and words[0] in v.stderr
+
+
+def test_malformed_trace_names_file_and_line(cli, tmp_path):
+    (tmp_path / "t.up").write_text("1\n2\n3\nfour\n5\n")
+    p = tmp_path / "s.toml"
+    p.write_text(GOOD.replace('"10Mbps"', '{ trace = "t.up", format = "mahimahi" }'))
+    r = cli("run", p, "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert "t.up:4:" in r.stderr and "four" in r.stderr
+
+
+def test_failing_run_keeps_earlier_result(cli, tmp_path, good_scenario):
+    out = tmp_path / "o"
+    assert cli("run", good_scenario, "--out", out, "--no-plots").returncode == 0
+    before = (out / "summary.json").read_text()
+    (out / "my-notes.txt").write_text("keep me")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace('"10Mbps"', '"0Mbps"'))
+    assert cli("run", bad, "--out", out).returncode == 2
+    assert (out / "summary.json").read_text() == before
+    assert (out / "my-notes.txt").read_text() == "keep me"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.toml", "o", "small.toml"]
+
+
+def test_unknown_scenario_name(cli, tmp_path):
+    r = cli("run", "no-such-scenario", "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert "no-such-scenario" in r.stderr and "rtclab list" in r.stderr
+
+
+def test_out_is_a_file(cli, tmp_path, good_scenario):
+    f = tmp_path / "file"
+    f.write_text("x")
+    r = cli("run", good_scenario, "--out", f)
+    assert r.returncode == 2 and "not a directory" in r.stderr
+    assert f.read_text() == "x"
+
+
+def test_negative_seed(cli, good_scenario, tmp_path):
+    r = cli("run", good_scenario, "--seed", -1, "--out", tmp_path / "o")
+    assert r.returncode == 2 and "--seed" in r.stderr
+
+
+def test_summary_written_is_valid_json(cli, tmp_path, good_scenario):
+    r = cli("run", good_scenario, "--out", tmp_path / "o", "--no-plots")
+    assert r.returncode == 0
+    json.loads((tmp_path / "o" / "summary.json").read_text())

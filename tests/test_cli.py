@@ -1,0 +1,86 @@
+import json
+
+import pandas as pd
+
+import rtclab
+
+SUMMARY_TOP = {"scenario", "seed", "engine", "duration_s", "wall_time_s", "link", "fairness", "flows"}
+FLOW_KEYS = {"id", "kind", "cc", "throughput_mbps", "goodput_mbps", "loss_ratio", "share", "queuing_delay_ms"}
+PCTS = {"p5", "p25", "p50", "p75", "p95", "p99"}
+
+
+def test_version(cli):
+    r = cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"rtclab {rtclab.__version__}"
+
+
+def test_list_shows_builtins(cli):
+    r = cli("list")
+    assert r.returncode == 0
+    names = [line.split()[0] for line in r.stdout.splitlines()]
+    for n in ["default", "cubic-alone", "two-cubic", "bench-10-cubic", "lte-trace"]:
+        assert n in names
+
+
+def test_run_default_writes_everything(cli, tmp_path):
+    out = tmp_path / "res"
+    r = cli("run", "--out", out, "--seed", 3)
+    assert r.returncode == 0, r.stderr
+    for f in ["summary.json", "flows.parquet", "link.parquet", "fairness.parquet", "scenario.toml",
+              "throughput.png", "queuing_delay.png", "queue.png", "cwnd.png", "report.html"]:
+        assert (out / f).is_file(), f
+    s = json.loads((out / "summary.json").read_text())
+    assert SUMMARY_TOP <= s.keys()
+    assert s["engine"] == "sim" and s["seed"] == 3 and s["scenario"] == "default"
+    assert {"utilization", "loss_ratio"} <= s["link"].keys()
+    assert "jain" in s["fairness"]
+    assert len(s["flows"]) == 3
+    for f in s["flows"]:
+        assert FLOW_KEYS <= f.keys()
+        assert PCTS <= f["queuing_delay_ms"].keys()
+    assert abs(sum(f["share"] for f in s["flows"]) - 1.0) < 1e-9
+    assert s["wall_time_s"] > 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert {"time_s", "flow", "throughput_mbps", "queuing_delay_ms_mean", "cwnd_packets"} <= set(flows.columns)
+    link = pd.read_parquet(out / "link.parquet")
+    assert {"capacity_mbps", "queue_bytes_mean", "utilization"} <= set(link.columns)
+    # The capacity schedule 50 -> 20 -> 80 Mbit/s shows in the link series.
+    assert set(link["capacity_mbps"].round(3).unique()) == {50.0, 20.0, 80.0}
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") >= 4
+    # Nothing but the result directory was left behind.
+    assert [p.name for p in tmp_path.iterdir()] == ["res"]
+
+
+def test_run_builtin_by_name_and_file(cli, tmp_path, good_scenario):
+    r = cli("run", good_scenario, "--out", tmp_path / "a", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert "results in" in r.stdout
+    assert not (tmp_path / "a" / "report.html").exists()
+    s = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert s["scenario"] == "small" and len(s["flows"]) == 2
+
+
+def test_rerun_replaces_earlier_result(cli, tmp_path, good_scenario):
+    out = tmp_path / "o"
+    assert cli("run", good_scenario, "--out", out, "--no-plots", "--seed", 1).returncode == 0
+    assert cli("run", good_scenario, "--out", out, "--no-plots", "--seed", 2).returncode == 0
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "small.toml"]
+
+
+def test_validate(cli, good_scenario):
+    r = cli("validate", good_scenario, "default")
+    assert r.returncode == 0
+    assert r.stdout.count("ok:") == 2
+
+
+def test_figures_via_cli(cli, tmp_path):
+    """The issue's figures, through the whole front end."""
+    r = cli("run", "cubic-alone", "--out", tmp_path / "c", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "c" / "summary.json").read_text())["link"]["utilization"] >= 0.95
+    r = cli("run", "two-cubic", "--out", tmp_path / "t", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "t" / "summary.json").read_text())["fairness"]["jain"] >= 0.95

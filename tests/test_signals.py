@@ -1,0 +1,65 @@
+"""Long runs: the progress bar, and Ctrl-C leaving nothing behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+LONG = """
+name = "long"
+duration = "400s"
+[link]
+capacity = "1Gbps"
+queue = { limit = "1bdp" }
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+count = 4
+"""
+
+MEDIUM = LONG.replace('"400s"', '"40s"')
+
+
+def test_ctrl_c_stops_cleanly(tmp_path):
+    scn = tmp_path / "long.toml"
+    scn.write_text(LONG)
+    out = tmp_path / "out"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtclab.cli", "run", str(scn), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.0)
+    assert p.poll() is None, "the run finished before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    assert not out.exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.toml"]
+
+
+def test_progress_bar_on_long_runs(tmp_path):
+    scn = tmp_path / "medium.toml"
+    scn.write_text(MEDIUM)
+    env = dict(os.environ, RTCLAB_PROGRESS="1")
+    r = subprocess.run(
+        [sys.executable, "-m", "rtclab.cli", "run", str(scn), "--out", str(tmp_path / "o"), "--no-plots"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "simulating [" in r.stderr
+    assert "100.0% 40.0/40.0 s sim" in r.stderr
+    # Without a terminal and without the variable, no bar.
+    r2 = subprocess.run(
+        [sys.executable, "-m", "rtclab.cli", "run", str(scn), "--out", str(tmp_path / "o2"), "--no-plots"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "simulating [" not in r2.stderr
