@@ -84,3 +84,16 @@ def test_figures_via_cli(cli, tmp_path):
     r = cli("run", "two-cubic", "--out", tmp_path / "t", "--no-plots")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "t" / "summary.json").read_text())["fairness"]["jain"] >= 0.95
+
+
+def test_bench_writes_json(cli, tmp_path):
+    r = cli("bench", "sim", "--repeat", 1, "--out", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    b = json.loads((tmp_path / "b" / "bench.json").read_text())
+    for k in ["sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second"]:
+        assert b[k] > 0
+    # 10 flows x 60 s at 100 Mbit/s: about 500k delivered data packets, near-full utilization.
+    assert 450_000 < b["best"]["delivered_packets"] < 510_000
+    assert b["best"]["utilization"] > 0.95
+    r = cli("bench", "sim", "--repeat", 0)
+    assert r.returncode == 2

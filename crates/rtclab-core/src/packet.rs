@@ -36,24 +36,42 @@ pub enum PacketKind {
     Ack,
 }
 
-/// Up to three SACK blocks (RFC 2018 with timestamps leaves room for three), as packet
-/// ranges `[start, end)`; unused blocks are empty (`start == end`).
+/// Up to three SACK blocks (RFC 2018 with timestamps leaves room for three): packet ranges
+/// `[start, end)` above a cumulative acknowledgement `base`, stored as 32-bit offsets from it
+/// to keep `Packet` small. Unused blocks are empty.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
-    pub blocks: [(u64, u64); 3],
+    blocks: [(u32, u32); 3],
 }
 
 impl SackBlocks {
     pub const MAX: usize = 3;
+
+    /// Builds blocks above `base`; blocks beyond 2^32 packets above it are dropped.
+    pub fn new(base: u64, blocks: &[(u64, u64)]) -> Self {
+        let mut out = SackBlocks::default();
+        let mut n = 0;
+        for &(s, e) in blocks.iter().take(Self::MAX) {
+            if s >= base && e > s && e - base <= u32::MAX as u64 {
+                out.blocks[n] = ((s - base) as u32, (e - base) as u32);
+                n += 1;
+            }
+        }
+        out
+    }
     pub fn is_empty(&self) -> bool {
         self.blocks[0].0 == self.blocks[0].1
     }
-    /// The non-empty blocks.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.blocks.iter().copied().take_while(|b| b.0 < b.1)
+    /// The non-empty blocks as absolute ranges, given the cumulative acknowledgement `base`.
+    pub fn iter(&self, base: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks
+            .iter()
+            .take_while(|b| b.0 < b.1)
+            .map(move |&(s, e)| (base + s as u64, base + e as u64))
     }
 }
 
+/// 72 bytes; it is copied through queues and delay lines, so keep it small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: FlowId,
@@ -108,5 +126,22 @@ impl Packet {
             queue_delay: TimeDelta::ZERO,
             sack: SackBlocks::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_relative_to_the_ack() {
+        let b = SackBlocks::new(100, &[(105, 107), (110, 120), (90, 95), (130, 131)]);
+        assert_eq!(b.iter(100).collect::<Vec<_>>(), vec![(105, 107), (110, 120)]);
+        assert!(SackBlocks::default().is_empty());
     }
 }

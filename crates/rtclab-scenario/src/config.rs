@@ -190,9 +190,9 @@ pub struct FlowConfig {
     pub jitter: Option<Duration>,
     /// Bytes on the wire per data packet.
     pub packet_size: Option<crate::units::Size>,
-    /// tcp: acknowledge every second segment (40 ms delayed-ACK timer).
-    #[serde(default)]
-    pub delayed_ack: bool,
+    /// tcp: acknowledge every second segment with a 40 ms delayed-ACK timer (default true, as
+    /// Linux and ns-3 do); false acknowledges every segment.
+    pub delayed_ack: Option<bool>,
     /// tcp: initial window in packets (default 10).
     pub initial_window: Option<u32>,
     /// tcp + cubic: CUBIC parameters.

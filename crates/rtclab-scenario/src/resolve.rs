@@ -182,7 +182,11 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         &at("cubic"),
                     )?),
                 };
-                FlowKindSpec::Tcp { cc, packet_size, ack_every: if f.delayed_ack { 2 } else { 1 } }
+                FlowKindSpec::Tcp {
+                    cc,
+                    packet_size,
+                    ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
+                }
             }
             FlowKind::Cbr => {
                 if f.cc.is_some() {
@@ -191,7 +195,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         "cbr flows have no congestion control; remove `cc`",
                     ));
                 }
-                if f.cubic.is_some() || f.initial_window.is_some() || f.delayed_ack {
+                if f.cubic.is_some() || f.initial_window.is_some() || f.delayed_ack.is_some() {
                     return Err(ConfigError::new(
                         at("kind"),
                         "cubic/initial_window/delayed_ack apply to tcp flows only",

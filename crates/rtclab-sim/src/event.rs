@@ -16,17 +16,24 @@ pub enum Event {
     FlowStop { flow: u32 },
 }
 
+/// `key` = time (high 64 bits) and insertion sequence (low 64 bits): one integer compare.
 #[derive(Debug, PartialEq, Eq)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     ev: Event,
 }
 
+impl Entry {
+    fn time(&self) -> Time {
+        Time::from_nanos((self.key >> 64) as u64)
+    }
+}
+
 impl Ord for Entry {
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap.
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 impl PartialOrd for Entry {
@@ -44,13 +51,13 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        self.heap.push(Entry { key: ((time.as_nanos() as u128) << 64) | self.seq as u128, ev });
     }
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.time, e.ev))
+        self.heap.pop().map(|e| (e.time(), e.ev))
     }
     pub fn len(&self) -> usize {
         self.heap.len()

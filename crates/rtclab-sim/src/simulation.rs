@@ -347,8 +347,10 @@ impl Simulation {
     fn after_element(&mut self, idx: usize) {
         let now = self.now;
         let role = self.roles[idx];
-        for d in self.out.drops.drain(..) {
-            self.meters.on_drop(now, &d.pkt, d.reason);
+        if !self.out.drops.is_empty() {
+            for d in self.out.drops.drain(..) {
+                self.meters.on_drop(now, &d.pkt, d.reason);
+            }
         }
         for mut p in self.out.packets.drain(..) {
             match role {

@@ -7,7 +7,6 @@
 //! highest remaining out-of-order ranges (at most three blocks, as with timestamps).
 
 use rtclab_core::{FlowId, Packet, SackBlocks, Time, TimeDelta};
-use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpReceiverConfig {
@@ -37,7 +36,8 @@ pub struct TcpReceiver {
     flow: FlowId,
     cfg: TcpReceiverConfig,
     rcv_nxt: u64,
-    ooo: BTreeSet<u64>,
+    /// Out-of-order data: sorted, disjoint, non-adjacent ranges [start, end) above rcv_nxt.
+    ooo: Vec<(u64, u64)>,
     unacked_segments: u32,
     ts_recent: Time,
     delack_deadline: Option<Time>,
@@ -55,7 +55,7 @@ impl TcpReceiver {
             flow,
             cfg,
             rcv_nxt: 0,
-            ooo: BTreeSet::new(),
+            ooo: Vec::new(),
             unacked_segments: 0,
             ts_recent: Time::ZERO,
             delack_deadline: None,
@@ -81,15 +81,18 @@ impl TcpReceiver {
             self.rcv_nxt += 1;
             delivered += payload;
             let had_hole = !self.ooo.is_empty();
-            while self.ooo.remove(&self.rcv_nxt) {
-                self.rcv_nxt += 1;
-                delivered += payload;
+            if let Some(&(s, e)) = self.ooo.first() {
+                if s == self.rcv_nxt {
+                    delivered += payload * (e - s);
+                    self.rcv_nxt = e;
+                    self.ooo.remove(0);
+                }
             }
             immediate = had_hole;
             self.unacked_segments += 1;
         } else if seq > self.rcv_nxt {
             self.last_ooo = Some(seq);
-            if !self.ooo.insert(seq) {
+            if !self.insert_ooo(seq) {
                 self.duplicate_packets += 1;
             }
             immediate = true;
@@ -128,46 +131,52 @@ impl TcpReceiver {
         Some(ack)
     }
 
-    /// The contiguous out-of-order range containing `seq` (which must be held).
-    fn block_around(&self, seq: u64) -> (u64, u64) {
-        let mut lo = seq;
-        for &s in self.ooo.range(..seq).rev() {
-            if s + 1 != lo {
-                break;
-            }
-            lo = s;
+    /// Adds `seq` (> rcv_nxt) to the out-of-order ranges; false if it was already held.
+    fn insert_ooo(&mut self, seq: u64) -> bool {
+        // First range ending after seq.
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        if i < self.ooo.len() && self.ooo[i].0 <= seq {
+            return false;
         }
-        let mut hi = seq + 1;
-        for &s in self.ooo.range(seq + 1..) {
-            if s != hi {
-                break;
+        let joins_prev = i > 0 && self.ooo[i - 1].1 == seq;
+        let joins_next = i < self.ooo.len() && self.ooo[i].0 == seq + 1;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.ooo[i - 1].1 = self.ooo[i].1;
+                self.ooo.remove(i);
             }
-            hi = s + 1;
+            (true, false) => self.ooo[i - 1].1 = seq + 1,
+            (false, true) => self.ooo[i].0 = seq,
+            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
         }
-        (lo, hi)
+        true
+    }
+
+    /// The out-of-order range containing `seq`, if held.
+    fn range_of(&self, seq: u64) -> Option<usize> {
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        (i < self.ooo.len() && self.ooo[i].0 <= seq).then_some(i)
     }
 
     fn sack_blocks(&self) -> SackBlocks {
-        let mut out = SackBlocks::default();
+        let mut blocks = [(0u64, 0u64); SackBlocks::MAX];
         let mut n = 0;
-        if let Some(last) = self.last_ooo.filter(|s| self.ooo.contains(s)) {
-            out.blocks[0] = self.block_around(last);
+        let first = self.last_ooo.and_then(|s| self.range_of(s));
+        if let Some(i) = first {
+            blocks[0] = self.ooo[i];
             n = 1;
         }
         // Then the highest other ranges.
-        let mut cursor = self.ooo.last().copied();
-        while let Some(top) = cursor {
+        for (i, r) in self.ooo.iter().enumerate().rev() {
             if n == SackBlocks::MAX {
                 break;
             }
-            let b = self.block_around(top);
-            if n == 0 || b != out.blocks[0] {
-                out.blocks[n] = b;
+            if Some(i) != first {
+                blocks[n] = *r;
                 n += 1;
             }
-            cursor = self.ooo.range(..b.0).next_back().copied();
         }
-        out
+        SackBlocks::new(self.rcv_nxt, &blocks[..n])
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -210,12 +219,28 @@ mod tests {
         let a = r.poll_transmit(Time::ZERO).unwrap();
         assert_eq!(a.seq, 1);
         // 6 arrived last: its block [5, 7) first, then [8, 10), then [2, 4).
-        assert_eq!(a.sack.iter().collect::<Vec<_>>(), vec![(5, 7), (8, 10), (2, 4)]);
+        assert_eq!(a.sack.iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10), (2, 4)]);
         r.handle_data(Time::ZERO, &data(1));
         let a = r.poll_transmit(Time::ZERO).unwrap();
         assert_eq!(a.seq, 4);
         // The in-order packet is in no block; 6 is still the most recent out-of-order one.
-        assert_eq!(a.sack.iter().collect::<Vec<_>>(), vec![(5, 7), (8, 10)]);
+        assert_eq!(a.sack.iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10)]);
+    }
+
+    #[test]
+    fn out_of_order_ranges_merge() {
+        let mut r = TcpReceiver::new(FlowId(0), TcpReceiverConfig::default());
+        for s in [5, 3, 7, 4, 9, 8, 6, 6] {
+            r.handle_data(Time::ZERO, &data(s));
+        }
+        assert_eq!(r.ooo, vec![(3, 10)]);
+        assert_eq!(r.duplicate_packets, 1);
+        r.handle_data(Time::ZERO, &data(0));
+        r.handle_data(Time::ZERO, &data(1));
+        r.handle_data(Time::ZERO, &data(2));
+        assert_eq!(r.rcv_nxt(), 10);
+        assert!(r.ooo.is_empty());
+        assert_eq!(r.goodput_bytes, 10 * 1448);
     }
 
     #[test]

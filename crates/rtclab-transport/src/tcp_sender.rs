@@ -245,7 +245,7 @@ impl TcpSender {
         // Selective acknowledgements.
         let mut newly_sacked = false;
         if self.cfg.recovery == RecoveryMode::Sack {
-            for (s, e) in pkt.sack.iter() {
+            for (s, e) in pkt.sack.iter(pkt.seq) {
                 let (s, e) = (s.max(self.snd_una), e.min(self.high_sent));
                 for seq in s..e {
                     let seg = self.seg_mut(seq);
@@ -576,11 +576,7 @@ mod tests {
 
     fn sack(seq: u64, blocks: &[(u64, u64)]) -> Packet {
         let mut p = ack(seq);
-        let mut b = SackBlocks::default();
-        for (i, x) in blocks.iter().enumerate() {
-            b.blocks[i] = *x;
-        }
-        p.sack = b;
+        p.sack = SackBlocks::new(seq, blocks);
         p
     }
 
