@@ -1,6 +1,7 @@
 """Long runs: the progress bar, and Ctrl-C leaving nothing behind."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -18,7 +19,8 @@ rtt = "20ms"
 count = 4
 """
 
-MEDIUM = LONG.replace('"400s"', '"40s"')
+# Several seconds of wall time even on a fast machine: the bar appears only after one second.
+MEDIUM = LONG.replace('"400s"', '"150s"')
 
 
 def test_ctrl_c_stops_cleanly(tmp_path):
@@ -29,12 +31,20 @@ def test_ctrl_c_stops_cleanly(tmp_path):
         [sys.executable, "-m", "rtclab.cli", "run", str(scn), "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        env=dict(os.environ, RTCLAB_PROGRESS="1"),
     )
-    time.sleep(2.0)
-    assert p.poll() is None, "the run finished before it could be interrupted"
+    # Wait until the simulation is visibly running (the progress bar appears after 1 s).
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"simulating [" not in seen:
+        assert time.monotonic() < deadline, seen
+        assert p.poll() is None, "the run ended before it could be interrupted"
+        ready, _, _ = select.select([p.stderr], [], [], 1.0)
+        if ready:
+            seen += os.read(p.stderr.fileno(), 4096)
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
+    _, rest = p.communicate(timeout=30)
+    err = (seen + rest).decode()
     assert p.returncode == 130, err
     assert "interrupted" in err
     assert not out.exists()
@@ -54,7 +64,7 @@ def test_progress_bar_on_long_runs(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "simulating [" in r.stderr
-    assert "100.0% 40.0/40.0 s sim" in r.stderr
+    assert "100.0% 150.0/150.0 s sim" in r.stderr
     # Without a terminal and without the variable, no bar.
     r2 = subprocess.run(
         [sys.executable, "-m", "rtclab.cli", "run", str(scn), "--out", str(tmp_path / "o2"), "--no-plots"],

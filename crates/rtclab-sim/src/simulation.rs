@@ -240,6 +240,47 @@ impl Simulation {
         while !self.step(u64::MAX) {}
     }
 
+    /// Processes every event before `t` (capped at the scenario's end) and advances the
+    /// clock to `t`. Returns true once the scenario has ended.
+    pub fn run_until(&mut self, t: Time) -> bool {
+        let t = t.min(self.end);
+        while let Some(next) = self.queue.peek_time() {
+            if next >= t {
+                break;
+            }
+            let (next, ev) = self.queue.pop().expect("peeked");
+            self.advance_clock(next);
+            self.dispatch(ev);
+            self.events += 1;
+        }
+        self.advance_clock(t);
+        self.now >= self.end
+    }
+
+    /// Puts `element` on every flow's route in front of the forward bottleneck link and/or
+    /// in front of the reverse path's delay line, so that one element sees data going one way
+    /// and feedback coming back (a middlebox, e.g. a wireless access point). Call before the
+    /// run starts. Returns the element's index.
+    pub fn attach_middlebox(&mut self, element: AnyElement, forward: bool, reverse: bool) -> usize {
+        assert!(self.now == Time::ZERO && self.events == 0, "attach middleboxes before running");
+        self.elements.push(element);
+        self.roles.push(Role::Plain);
+        self.el_timers.push(TimerSlot::default());
+        let idx = (self.elements.len() - 1) as u32;
+        let fwd_link = self.fwd_link as u32;
+        for route in &mut self.routes {
+            if forward {
+                let at = route[0].iter().position(|&e| e == fwd_link).expect("route has the link");
+                route[0].insert(at, idx);
+            }
+            if reverse {
+                let at = route[1].len() - 1; // before the flow's own delay line
+                route[1].insert(at, idx);
+            }
+        }
+        idx as usize
+    }
+
     /// Processes up to `max_events` events; returns true once the scenario has ended.
     pub fn step(&mut self, max_events: u64) -> bool {
         let mut budget = max_events;
