@@ -31,8 +31,16 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def _title(result: RunResult, what: str) -> str:
-    return f"{result.summary['scenario']}: {what}"
+def _finish(fig, ax, path: Path, result: RunResult, ylabel: str, what: str, ylim=(0, None), legend: bool = True) -> Path:
+    """Common axes dressing, then save."""
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(*ylim)
+    ax.set_title(f"{result.summary['scenario']}: {what}")
+    if legend:
+        _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
 
 
 def plot_throughput(result: RunResult, path: Path) -> Path:
@@ -41,26 +49,14 @@ def plot_throughput(result: RunResult, path: Path) -> Path:
     ax.plot(result.link["time_s"], result.link["delivered_mbps"], color="grey", lw=1, alpha=0.6, label="link total")
     for _, name, g in _flows(result):
         ax.plot(g["time_s"], g["throughput_mbps"], lw=1.2, label=name)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(_title(result, "per-flow throughput vs capacity"))
-    _legend(ax)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(fig, ax, path, result, "throughput (Mbit/s)", "per-flow throughput vs capacity")
 
 
 def plot_queuing_delay(result: RunResult, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(10, 3.5))
     for _, name, g in _flows(result):
         ax.plot(g["time_s"], g["queuing_delay_ms_mean"], lw=1.2, label=name)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("queuing delay (ms, bin mean)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(_title(result, "queuing delay per flow"))
-    _legend(ax)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(fig, ax, path, result, "queuing delay (ms, bin mean)", "queuing delay per flow")
 
 
 def plot_queue(result: RunResult, path: Path) -> Path:
@@ -71,13 +67,7 @@ def plot_queue(result: RunResult, path: Path) -> Path:
     limit = result.summary["link"]["queue_limit"]
     if "bytes" in limit:
         ax.axhline(limit["bytes"] / 1e3, color="red", ls="--", lw=1, label="limit")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("bottleneck queue (kB)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(_title(result, "bottleneck queue occupancy"))
-    _legend(ax)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(fig, ax, path, result, "bottleneck queue (kB)", "bottleneck queue occupancy")
 
 
 def plot_cwnd(result: RunResult, path: Path) -> Path | None:
@@ -87,13 +77,7 @@ def plot_cwnd(result: RunResult, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(10, 3.5))
     for fid, g in tcp.groupby("flow", sort=True):
         ax.plot(g["time_s"], g["cwnd_packets"], lw=1.2, label=g["flow_name"].iloc[0])
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("cwnd (packets, end of bin)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(_title(result, "congestion windows"))
-    _legend(ax)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(fig, ax, path, result, "cwnd (packets, end of bin)", "congestion windows")
 
 
 def plot_fairness(result: RunResult, path: Path) -> Path | None:
@@ -103,12 +87,8 @@ def plot_fairness(result: RunResult, path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(10, 2.8))
     ax.step(fr["time_s"], fr["jain"], where="pre", lw=1.2)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("Jain index")
-    ax.set_title(_title(result, f"fairness per {result.summary['fairness']['window_s']:g} s window (active flows)"))
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    what = f"fairness per {result.summary['fairness']['window_s']:g} s window (active flows)"
+    return _finish(fig, ax, path, result, "Jain index", what, ylim=(0, 1.05), legend=False)
 
 
 def plot_all(result: RunResult, out_dir: Path) -> list[Path]:

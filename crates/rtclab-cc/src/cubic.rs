@@ -13,8 +13,8 @@
 //! The window is in packets; `packet_size` converts for the byte-based trait.
 
 use crate::{
-    cong_avoid_ai, slow_start, CcMetrics, CcTarget, CongestionController, CongestionEvent,
-    FeedbackReport, INFINITE_SSTHRESH,
+    cong_avoid_ai, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
+    CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
 };
 use rtclab_core::{Time, TimeDelta};
 
@@ -360,20 +360,11 @@ impl CongestionController for Cubic {
     }
 
     fn target(&self) -> CcTarget {
-        CcTarget {
-            cwnd_bytes: Some(self.cwnd as u64 * self.cfg.packet_size as u64),
-            ..Default::default()
-        }
+        window_target(self.cwnd, self.cfg.packet_size)
     }
 
     fn metrics(&self) -> CcMetrics {
-        CcMetrics {
-            cwnd_bytes: Some(self.cwnd as u64 * self.cfg.packet_size as u64),
-            ssthresh_bytes: (self.ssthresh != INFINITE_SSTHRESH)
-                .then_some(self.ssthresh as u64 * self.cfg.packet_size as u64),
-            state: (self.cwnd >= self.ssthresh) as u8,
-            ..Default::default()
-        }
+        window_metrics(self.cwnd, self.ssthresh, self.cfg.packet_size)
     }
 }
 

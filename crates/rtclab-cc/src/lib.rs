@@ -153,6 +153,22 @@ pub(crate) fn slow_start(cwnd: &mut u32, ssthresh: u32, acked: u32) -> u32 {
     left
 }
 
+/// `target()` of a window-based controller whose window is `cwnd` packets.
+pub(crate) fn window_target(cwnd: u32, packet_size: u32) -> CcTarget {
+    CcTarget { cwnd_bytes: Some(cwnd as u64 * packet_size as u64), ..Default::default() }
+}
+
+/// `metrics()` of a window-based controller (state 0 = slow start, 1 = avoidance).
+pub(crate) fn window_metrics(cwnd: u32, ssthresh: u32, packet_size: u32) -> CcMetrics {
+    CcMetrics {
+        cwnd_bytes: Some(cwnd as u64 * packet_size as u64),
+        ssthresh_bytes: (ssthresh != INFINITE_SSTHRESH)
+            .then_some(ssthresh as u64 * packet_size as u64),
+        state: (cwnd >= ssthresh) as u8,
+        ..Default::default()
+    }
+}
+
 /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked.
 pub(crate) fn cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
     let w = w.max(1);
