@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench clean
+.PHONY: install run test test-rust test-python lint bench fuzz tshark clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,16 @@ run: install
 	$(BIN)/rtclab run
 
 ## The whole test suite: formatting, lints, Rust tests, Python tests.
-test: install lint test-rust test-python
+test: install lint tshark test-rust test-python
+
+## tshark dissects our RTP/RTCP in the interop test; install it where we can (root + apt).
+tshark:
+	@command -v tshark >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing tshark for the RTP/RTCP interop test"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark) >/dev/null 2>&1 \
+	      || echo "tshark could not be installed: the interop test will be skipped"; \
+	  else echo "tshark is missing and cannot be installed here: the interop test will be skipped"; fi; }
 
 lint:
 	cargo fmt --all --check
@@ -44,6 +53,15 @@ test-python: install
 
 bench: install
 	$(BIN)/rtclab bench sim --out bench-out
+
+## Coverage-guided fuzzing of every wire parser (cargo-fuzz, nightly): FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz:
+	command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+	cd fuzz && for t in $$(cargo +nightly fuzz list); do \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) target rtclab-out bench-out
