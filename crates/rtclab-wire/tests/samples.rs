@@ -90,7 +90,7 @@ fn sdes_cname(ssrc: u32, cname: &str) -> Vec<u8> {
     b.push(cname.len() as u8);
     b.extend_from_slice(cname.as_bytes());
     b.push(0); // end of items
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
     b
