@@ -7,6 +7,7 @@
 //! (NewReno, CUBIC, BBR), rate-based media controllers (GCC) and hybrids (Copa) share it.
 
 pub mod cubic;
+pub mod gcc;
 pub mod reno;
 
 pub use cubic::{Cubic, CubicConfig};

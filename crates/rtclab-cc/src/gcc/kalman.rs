@@ -1,0 +1,197 @@
+//! The arrival-time Kalman filter of the 2017 paper (libwebrtc `OveruseEstimator`, spec
+//! `gcc.md` §2.14).
+//!
+//! State θ = [1/C (ms per byte), m (queuing delay offset, ms)]; per group the measurement is
+//! z = Δarrival − Δsend with h = [Δsize, 1]:
+//!
+//! ```text
+//! E += Q ; E[1][1] += 10·Q[1] if the offset moves against the current hypothesis
+//! residual = z − h·θ
+//! (Normal state only) noise: r = clamp(residual, ±3σ); α = 0.01 (first 300) else 0.002
+//!   β = (1−α)^(30·min_frame_period_ms/1000); avg_v = β·avg_v + (1−β)·r;
+//!   var_v = max(1, β·var_v + (1−β)·(avg_v − r)²)
+//! K = E·h / (var_v + hᵀ·E·h) ; E = (I − K·hᵀ)·E ; θ += K·residual
+//! ```
+//! Initial values: θ = [8/512, 0], E = diag(100, 0.1), Q = diag(1e-13, 1e-3), var_v = 50.
+
+use super::BandwidthUsage;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KalmanConfig {
+    pub initial_slope: f64,
+    pub initial_offset: f64,
+    pub initial_e: [[f64; 2]; 2],
+    pub process_noise: [f64; 2],
+    pub initial_var_noise: f64,
+}
+
+impl Default for KalmanConfig {
+    fn default() -> Self {
+        KalmanConfig {
+            initial_slope: 8.0 / 512.0,
+            initial_offset: 0.0,
+            initial_e: [[100.0, 0.0], [0.0, 1e-1]],
+            process_noise: [1e-13, 1e-3],
+            initial_var_noise: 50.0,
+        }
+    }
+}
+
+const DELTA_COUNTER_MAX: u32 = 1000;
+const MIN_FRAME_PERIOD_HISTORY: usize = 60;
+
+#[derive(Clone, Debug)]
+pub struct KalmanEstimator {
+    cfg: KalmanConfig,
+    num_deltas: u32,
+    slope: f64,
+    offset: f64,
+    prev_offset: f64,
+    e: [[f64; 2]; 2],
+    avg_noise: f64,
+    var_noise: f64,
+    ts_delta_hist: VecDeque<f64>,
+}
+
+impl KalmanEstimator {
+    pub fn new(cfg: KalmanConfig) -> Self {
+        KalmanEstimator {
+            cfg,
+            num_deltas: 0,
+            slope: cfg.initial_slope,
+            offset: cfg.initial_offset,
+            prev_offset: cfg.initial_offset,
+            e: cfg.initial_e,
+            avg_noise: 0.0,
+            var_noise: cfg.initial_var_noise,
+            ts_delta_hist: VecDeque::with_capacity(MIN_FRAME_PERIOD_HISTORY),
+        }
+    }
+
+    /// Queuing-delay offset m (ms).
+    pub fn offset(&self) -> f64 {
+        self.offset
+    }
+    /// Estimated 1/C (ms per byte).
+    pub fn slope(&self) -> f64 {
+        self.slope
+    }
+    pub fn var_noise(&self) -> f64 {
+        self.var_noise
+    }
+    pub fn num_deltas(&self) -> u32 {
+        self.num_deltas
+    }
+
+    /// One group: arrival delta and send delta in ms, size delta in bytes, and the detector's
+    /// current hypothesis.
+    pub fn update(
+        &mut self,
+        t_delta_ms: f64,
+        ts_delta_ms: f64,
+        size_delta: i64,
+        state: BandwidthUsage,
+    ) {
+        let min_frame_period = self.update_min_frame_period(ts_delta_ms);
+        let z = t_delta_ms - ts_delta_ms;
+        let fs = size_delta as f64;
+        self.num_deltas = (self.num_deltas + 1).min(DELTA_COUNTER_MAX);
+        let q = self.cfg.process_noise;
+        self.e[0][0] += q[0];
+        self.e[1][1] += q[1];
+        if (state == BandwidthUsage::Overusing && self.offset < self.prev_offset)
+            || (state == BandwidthUsage::Underusing && self.offset > self.prev_offset)
+        {
+            self.e[1][1] += 10.0 * q[1];
+        }
+        let h = [fs, 1.0];
+        let eh =
+            [self.e[0][0] * h[0] + self.e[0][1] * h[1], self.e[1][0] * h[0] + self.e[1][1] * h[1]];
+        let residual = z - self.slope * h[0] - self.offset;
+        let max_residual = 3.0 * self.var_noise.sqrt();
+        let r = residual.clamp(-max_residual, max_residual);
+        if state == BandwidthUsage::Normal {
+            self.update_noise(r, min_frame_period);
+        }
+        let denom = self.var_noise + h[0] * eh[0] + h[1] * eh[1];
+        let k = [eh[0] / denom, eh[1] / denom];
+        let ikh = [[1.0 - k[0] * h[0], -k[0] * h[1]], [-k[1] * h[0], 1.0 - k[1] * h[1]]];
+        let e = self.e;
+        self.e = [
+            [ikh[0][0] * e[0][0] + ikh[0][1] * e[1][0], ikh[0][0] * e[0][1] + ikh[0][1] * e[1][1]],
+            [ikh[1][0] * e[0][0] + ikh[1][1] * e[1][0], ikh[1][0] * e[0][1] + ikh[1][1] * e[1][1]],
+        ];
+        self.slope += k[0] * residual;
+        self.prev_offset = self.offset;
+        self.offset += k[1] * residual;
+    }
+
+    fn update_min_frame_period(&mut self, ts_delta_ms: f64) -> f64 {
+        if self.ts_delta_hist.len() >= MIN_FRAME_PERIOD_HISTORY {
+            self.ts_delta_hist.pop_front();
+        }
+        let min = self.ts_delta_hist.iter().copied().fold(ts_delta_ms, f64::min);
+        self.ts_delta_hist.push_back(ts_delta_ms);
+        min
+    }
+
+    fn update_noise(&mut self, residual: f64, ts_delta_ms: f64) {
+        let alpha: f64 = if self.num_deltas > 10 * 30 { 0.002 } else { 0.01 };
+        let beta = (1.0 - alpha).powf(ts_delta_ms * 30.0 / 1000.0);
+        self.avg_noise = beta * self.avg_noise + (1.0 - beta) * residual;
+        self.var_noise = beta * self.var_noise
+            + (1.0 - beta) * (self.avg_noise - residual) * (self.avg_noise - residual);
+        if self.var_noise < 1.0 {
+            self.var_noise = 1.0;
+        }
+    }
+}
+
+/// Inter-arrival grouping + Kalman filter + over-use detector: the delay-based part of the
+/// paper's receiver-side GCC (libwebrtc `RemoteBitrateEstimator*`'s detector chain).
+#[derive(Clone, Debug)]
+pub struct KalmanDelayDetector {
+    inter_arrival: super::inter_arrival::InterArrival,
+    estimator: KalmanEstimator,
+    detector: super::detector::OveruseDetector,
+}
+
+/// libwebrtc `kMinNumDeltas`: the statistic is min(N, 60)·m.
+const MIN_NUM_DELTAS: u32 = 60;
+
+impl KalmanDelayDetector {
+    pub fn new(kalman: KalmanConfig, detector: super::detector::DetectorConfig) -> Self {
+        KalmanDelayDetector {
+            inter_arrival: super::inter_arrival::InterArrival::default(),
+            estimator: KalmanEstimator::new(kalman),
+            detector: super::detector::OveruseDetector::new(detector),
+        }
+    }
+
+    /// One received packet: its send time (from abs-send-time or RTP timestamps), arrival
+    /// time, and size. Times in nanoseconds on any consistent clocks.
+    pub fn on_packet(&mut self, send_ns: i64, arrival_ns: i64, size: i64) -> BandwidthUsage {
+        if let Some(d) = self.inter_arrival.compute_deltas(send_ns, arrival_ns, arrival_ns, size) {
+            let ts_delta_ms = d.send_delta.as_nanos() as f64 / 1e6;
+            let t_delta_ms = d.arrival_delta.as_nanos() as f64 / 1e6;
+            self.estimator.update(t_delta_ms, ts_delta_ms, d.size_delta, self.detector.state());
+            if self.estimator.num_deltas() >= 2 {
+                let n = self.estimator.num_deltas().min(MIN_NUM_DELTAS) as f64;
+                let m = self.estimator.offset();
+                self.detector.detect(n * m, m, ts_delta_ms, arrival_ns as f64 / 1e6);
+            }
+        }
+        self.detector.state()
+    }
+
+    pub fn state(&self) -> BandwidthUsage {
+        self.detector.state()
+    }
+    pub fn estimator(&self) -> &KalmanEstimator {
+        &self.estimator
+    }
+    pub fn threshold(&self) -> f64 {
+        self.detector.threshold()
+    }
+}
