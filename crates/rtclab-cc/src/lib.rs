@@ -46,6 +46,18 @@ pub struct FeedbackReport {
     pub app_limited: bool,
 }
 
+/// Per-packet transport feedback (TWCC / RFC 8888), as the sender reconstructs it from its
+/// send history.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketResult {
+    /// Transport-wide sequence number.
+    pub seq: u64,
+    pub send_time: Time,
+    /// None: reported as not received.
+    pub arrival: Option<Time>,
+    pub size: u32,
+}
+
 /// A congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionEvent {
@@ -75,6 +87,8 @@ pub struct CcMetrics {
     pub target_rate: Option<Rate>,
     /// A small state code (controller-specific; e.g. 0 = slow start, 1 = avoidance).
     pub state: u8,
+    /// Controller-specific named values (e.g. GCC's delay gradient and threshold).
+    pub extra: [Option<(&'static str, f64)>; 6],
 }
 
 pub trait CongestionController {
@@ -84,6 +98,12 @@ pub trait CongestionController {
     fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent);
     /// The sender resumes after an idle period (Linux `CA_EVENT_TX_START`).
     fn on_tx_start(&mut self, _now: Time, _idle: TimeDelta) {}
+    /// Media senders: per-packet feedback (send-side estimators).
+    fn on_transport_feedback(&mut self, _now: Time, _packets: &[PacketResult]) {}
+    /// Media senders: a receiver-side estimate (REMB), which caps the target.
+    fn on_receiver_estimate(&mut self, _now: Time, _bitrate: Rate) {}
+    /// Media senders: an RTCP receiver report (fraction lost in [0, 1], RTT if known).
+    fn on_loss_report(&mut self, _now: Time, _fraction_lost: f64, _rtt: Option<TimeDelta>) {}
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_timeout(&self) -> Option<Time> {
         None
@@ -96,6 +116,8 @@ pub trait CongestionController {
 pub enum AnyController {
     Reno(Reno),
     Cubic(Box<Cubic>),
+    Gcc(Box<gcc::Gcc>),
+    GccPaper(Box<gcc::GccPaper>),
     Custom(Box<dyn CongestionController + Send + Sync>),
 }
 
@@ -104,6 +126,8 @@ macro_rules! dispatch {
         match $self {
             AnyController::Reno($c) => $e,
             AnyController::Cubic($c) => $e,
+            AnyController::Gcc($c) => $e,
+            AnyController::GccPaper($c) => $e,
             AnyController::Custom($c) => $e,
         }
     };
@@ -126,6 +150,15 @@ impl CongestionController for AnyController {
     }
     fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
         dispatch!(self, c => c.on_tx_start(now, idle))
+    }
+    fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
+        dispatch!(self, c => c.on_transport_feedback(now, packets))
+    }
+    fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
+        dispatch!(self, c => c.on_receiver_estimate(now, bitrate))
+    }
+    fn on_loss_report(&mut self, now: Time, fraction_lost: f64, rtt: Option<TimeDelta>) {
+        dispatch!(self, c => c.on_loss_report(now, fraction_lost, rtt))
     }
     fn handle_timeout(&mut self, now: Time) {
         dispatch!(self, c => c.handle_timeout(now))

@@ -18,12 +18,19 @@
 //! `modules/congestion_controller/goog_cc/` (as described in `shared/specs/gcc.md` §2-3).
 //! Units follow libwebrtc: milliseconds as f64 inside the filters, bit/s for rates.
 
+pub mod acked_bitrate;
 pub mod aimd;
 pub mod detector;
 pub mod inter_arrival;
 pub mod kalman;
 pub mod link_capacity;
+pub mod loss_based;
+pub mod receive_side;
+pub mod send_side;
 pub mod trendline;
+
+pub use receive_side::{GccPaper, GccPaperConfig, GccPaperReceiver};
+pub use send_side::{Gcc, GccConfig};
 
 /// The detector's verdict (libwebrtc `BandwidthUsage`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,4 +39,15 @@ pub enum BandwidthUsage {
     Normal,
     Underusing,
     Overusing,
+}
+
+impl BandwidthUsage {
+    /// -1 underuse, 0 normal, 1 overuse (for time series).
+    pub fn code(self) -> f64 {
+        match self {
+            BandwidthUsage::Underusing => -1.0,
+            BandwidthUsage::Normal => 0.0,
+            BandwidthUsage::Overusing => 1.0,
+        }
+    }
 }

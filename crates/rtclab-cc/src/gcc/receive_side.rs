@@ -1,0 +1,246 @@
+//! The 2017 paper's GCC: a receiver-side delay-based controller that sends REMB, and a
+//! sender-side loss-based controller on receiver reports; the sender uses
+//! A = min(A_s, A_r) (paper §3, draft-ietf-rmcat-gcc-02, spec `gcc.md` §2.14 and §3).
+//!
+//! Receiver: abs-send-time groups → Kalman filter → detector (K_u = 0.01, K_d = 0.00018 by
+//! default, or a static threshold) → AIMD on the received rate R̂ (measured over 500 ms, as
+//! the 2013 implementation) with decrease A_r = 0.85·R̂ → REMB, sent at once when it falls by
+//! 3 % or more, otherwise every `remb_interval` (1 s in the 2013 Chrome; libwebrtc 200 ms).
+//! Sender: the loss rule of [`super::loss_based`] (1.05× below 2 %, ×(1 − 0.5p) above 10 %,
+//! optional TFRC floor), capped by the latest REMB.
+
+use super::aimd::{AimdConfig, AimdRateControl};
+use super::detector::DetectorConfig;
+use super::kalman::{KalmanConfig, KalmanDelayDetector};
+use super::loss_based::{LossBasedConfig, LossBasedControl};
+use super::BandwidthUsage;
+use crate::{CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport};
+use rtclab_core::{Rate, Time, TimeDelta};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GccPaperConfig {
+    pub start_bitrate_bps: f64,
+    pub min_bitrate_bps: f64,
+    pub max_bitrate_bps: f64,
+    pub kalman: KalmanConfig,
+    pub detector: DetectorConfig,
+    pub aimd: AimdConfig,
+    pub loss: LossBasedConfig,
+    /// Window of the received-rate measurement R̂.
+    pub incoming_rate_window: TimeDelta,
+    pub remb_interval: TimeDelta,
+    /// Send a REMB at once when the estimate falls to this fraction of the last one.
+    pub remb_immediate_ratio: f64,
+    /// The sender keeps A_s at or below the last REMB (so that a later loss decrease starts
+    /// from the rate actually used); false follows A = min(A_s, A_r) with A_s free.
+    pub cap_loss_by_remb: bool,
+    pub pacing_factor: f64,
+}
+
+impl Default for GccPaperConfig {
+    fn default() -> Self {
+        GccPaperConfig {
+            start_bitrate_bps: 300_000.0,
+            min_bitrate_bps: 10_000.0,
+            max_bitrate_bps: 30_000_000.0,
+            kalman: KalmanConfig::default(),
+            detector: DetectorConfig::paper(),
+            aimd: AimdConfig { paper_decrease: true, ..AimdConfig::default() },
+            loss: LossBasedConfig::paper(),
+            incoming_rate_window: TimeDelta::from_millis(500),
+            remb_interval: TimeDelta::from_secs(1),
+            remb_immediate_ratio: 0.97,
+            cap_loss_by_remb: true,
+            pacing_factor: 1.5,
+        }
+    }
+}
+
+/// The receiver half: turns arrivals into REMB values.
+#[derive(Clone, Debug)]
+pub struct GccPaperReceiver {
+    cfg: GccPaperConfig,
+    detector: KalmanDelayDetector,
+    aimd: AimdRateControl,
+    arrivals: VecDeque<(Time, u32)>,
+    bytes_in_window: u64,
+    last_remb: Option<(Time, f64)>,
+    last_update: Option<Time>,
+}
+
+impl GccPaperReceiver {
+    pub fn new(cfg: GccPaperConfig) -> Self {
+        let mut aimd = AimdRateControl::new(AimdConfig {
+            min_bitrate_bps: cfg.min_bitrate_bps,
+            max_bitrate_bps: cfg.max_bitrate_bps,
+            ..cfg.aimd
+        });
+        aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
+        GccPaperReceiver {
+            cfg,
+            detector: KalmanDelayDetector::new(cfg.kalman, cfg.detector),
+            aimd,
+            arrivals: VecDeque::new(),
+            bytes_in_window: 0,
+            last_remb: None,
+            last_update: None,
+        }
+    }
+
+    /// Received rate over the window, once the window has filled.
+    pub fn incoming_rate_bps(&self, now: Time) -> Option<f64> {
+        let first = self.arrivals.front()?.0;
+        (now - first >= self.cfg.incoming_rate_window.mul_f64(0.5)).then(|| {
+            self.bytes_in_window as f64 * 8.0 / self.cfg.incoming_rate_window.as_secs_f64()
+        })
+    }
+
+    pub fn estimate_bps(&self) -> f64 {
+        self.aimd.estimate_bps()
+    }
+    pub fn state(&self) -> BandwidthUsage {
+        self.detector.state()
+    }
+    pub fn detector(&self) -> &KalmanDelayDetector {
+        &self.detector
+    }
+
+    /// One received media packet: its send time (abs-send-time, any epoch, ns), size and the
+    /// RTT the receiver knows. Returns a REMB value (bit/s) when one should be sent now.
+    pub fn on_packet(
+        &mut self,
+        now: Time,
+        send_ns: i64,
+        size: u32,
+        rtt: Option<TimeDelta>,
+    ) -> Option<f64> {
+        if let Some(r) = rtt {
+            self.aimd.set_rtt_ms(r.as_millis_f64());
+        }
+        self.arrivals.push_back((now, size));
+        self.bytes_in_window += size as u64;
+        while self.arrivals.front().is_some_and(|&(t, _)| now - t > self.cfg.incoming_rate_window) {
+            if let Some((_, s)) = self.arrivals.pop_front() {
+                self.bytes_in_window -= s as u64;
+            }
+        }
+        let state = self.detector.on_packet(send_ns, now.as_nanos() as i64, size as i64);
+        let now_ms = now.as_nanos() as f64 / 1e6;
+        let rate = self.incoming_rate_bps(now);
+        // Update every feedback interval, or at once on over-use when a further cut is due.
+        let interval = TimeDelta::from_millis(
+            ((80.0 * 8.0 / (0.05 * self.aimd.estimate_bps())) * 1000.0).clamp(200.0, 1000.0) as i64,
+        );
+        let due = self.last_update.is_none_or(|t| now - t >= interval);
+        let overuse_now = state == BandwidthUsage::Overusing
+            && rate.is_some_and(|r| self.aimd.time_to_reduce_further(now_ms, r));
+        if due || overuse_now {
+            self.aimd.update(state, rate, now_ms);
+            self.last_update = Some(now);
+        }
+        let est = self.aimd.estimate_bps();
+        let send = match self.last_remb {
+            None => rate.is_some(),
+            Some((t, last)) => {
+                est <= self.cfg.remb_immediate_ratio * last || now - t >= self.cfg.remb_interval
+            }
+        };
+        if send {
+            self.last_remb = Some((now, est));
+            Some(est)
+        } else {
+            None
+        }
+    }
+}
+
+/// The sender half of the paper's GCC.
+#[derive(Clone, Debug)]
+pub struct GccPaper {
+    cfg: GccPaperConfig,
+    loss: LossBasedControl,
+    remb_bps: f64,
+    target_bps: f64,
+    rtt: TimeDelta,
+}
+
+impl GccPaper {
+    pub fn new(cfg: GccPaperConfig) -> Self {
+        GccPaper {
+            cfg,
+            loss: LossBasedControl::new(
+                LossBasedConfig {
+                    min_bitrate_bps: cfg.min_bitrate_bps,
+                    max_bitrate_bps: cfg.max_bitrate_bps,
+                    ..cfg.loss
+                },
+                cfg.start_bitrate_bps,
+            ),
+            remb_bps: f64::INFINITY,
+            target_bps: cfg.start_bitrate_bps,
+            rtt: TimeDelta::from_millis(200),
+        }
+    }
+
+    pub fn target_bps(&self) -> f64 {
+        self.target_bps
+    }
+
+    fn update_target(&mut self, now: Time) {
+        if self.cfg.cap_loss_by_remb && self.loss.target_bps() > self.remb_bps {
+            self.loss.set_target(now, self.remb_bps);
+        }
+        self.target_bps = self
+            .loss
+            .target_bps()
+            .min(self.remb_bps)
+            .clamp(self.cfg.min_bitrate_bps, self.cfg.max_bitrate_bps);
+    }
+}
+
+impl CongestionController for GccPaper {
+    fn name(&self) -> &'static str {
+        "gcc_paper"
+    }
+    fn on_feedback(&mut self, _now: Time, _fb: &FeedbackReport) {}
+    fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {}
+
+    fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
+        self.remb_bps = if bitrate == Rate::ZERO { f64::INFINITY } else { bitrate.as_bps() as f64 };
+        self.update_target(now);
+    }
+
+    fn on_loss_report(&mut self, now: Time, fraction_lost: f64, rtt: Option<TimeDelta>) {
+        if let Some(r) = rtt {
+            self.rtt = r;
+        }
+        self.loss.on_report(now, fraction_lost, self.rtt);
+        self.update_target(now);
+    }
+
+    fn target(&self) -> CcTarget {
+        CcTarget {
+            cwnd_bytes: None,
+            pacing_rate: Some(Rate::from_bps((self.target_bps * self.cfg.pacing_factor) as u64)),
+            target_rate: Some(Rate::from_bps(self.target_bps as u64)),
+        }
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        let t = self.target();
+        CcMetrics {
+            pacing_rate: t.pacing_rate,
+            target_rate: t.target_rate,
+            extra: [
+                Some(("loss_based_bps", self.loss.target_bps())),
+                self.remb_bps.is_finite().then_some(("remb_bps", self.remb_bps)),
+                Some(("loss", self.loss.last_loss())),
+                None,
+                None,
+                None,
+            ],
+            ..Default::default()
+        }
+    }
+}
