@@ -84,7 +84,7 @@ fn simulate(paper: bool, capacity: impl Fn(f64) -> f64, seconds: f64) -> Run {
             gp.on_loss_report(now, 0.0, Some(ONE_WAY + ONE_WAY));
             next_rr += TimeDelta::from_secs(1);
         }
-        if now.as_nanos() % 100_000_000 == 0 {
+        if now.as_nanos().is_multiple_of(100_000_000) {
             let q = if qdelay_acc.1 > 0 { qdelay_acc.0 / qdelay_acc.1 as f64 } else { 0.0 };
             samples.push((now.as_secs_f64(), t.target_rate.unwrap().as_bps() as f64, q));
             qdelay_acc = (0.0, 0);
