@@ -1,0 +1,189 @@
+//! A video encoder model (rate-controlled, not pixel-accurate).
+//!
+//! Frames are produced every 1/fps. The encoder's output rate follows the target with a
+//! first-order lag (time constant `rate_time_constant`, as real rate controllers need a few
+//! frames to react), capped at `max_bitrate` (the papers' VP8 encoder is capped near 2 Mbit/s).
+//! A frame's size is the output rate / fps, times (1 + `size_jitter`·u) with u uniform of unit
+//! standard deviation; every `key_frame_interval` a key frame is `key_frame_factor` times larger.
+//! Frame sizes can instead be replayed from a trace (bytes per frame, looping).
+
+use rtclab_core::{Rate, RngStream, Time, TimeDelta};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncoderConfig {
+    pub fps: f64,
+    pub min_bitrate: Rate,
+    pub max_bitrate: Rate,
+    pub rate_time_constant: TimeDelta,
+    pub size_jitter: f64,
+    pub key_frame_interval: Option<TimeDelta>,
+    pub key_frame_factor: f64,
+    /// Replayed frame sizes in bytes (looping); overrides the rate model when non-empty.
+    pub size_trace: Vec<u32>,
+}
+
+impl Default for EncoderConfig {
+    fn default() -> Self {
+        EncoderConfig {
+            fps: 30.0,
+            min_bitrate: Rate::from_kbps(30),
+            max_bitrate: Rate::from_kbps(2_000),
+            rate_time_constant: TimeDelta::from_millis(200),
+            size_jitter: 0.1,
+            key_frame_interval: Some(TimeDelta::from_secs(10)),
+            key_frame_factor: 3.0,
+            size_trace: Vec::new(),
+        }
+    }
+}
+
+/// One encoded frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub id: u64,
+    pub capture_time: Time,
+    pub size: u32,
+    pub key: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct VideoEncoder {
+    cfg: EncoderConfig,
+    rng: RngStream,
+    target: Rate,
+    output_bps: f64,
+    next_frame: Option<Time>,
+    last_frame: Option<Time>,
+    /// Start of the current run of frames and frames produced since: frame times are
+    /// computed from the count, so 1/fps rounding never accumulates.
+    epoch: (Time, u64),
+    next_key: Option<Time>,
+    frame_id: u64,
+}
+
+impl VideoEncoder {
+    pub fn new(cfg: EncoderConfig, start: Rate, rng: RngStream) -> Self {
+        let start = start.clamp(cfg.min_bitrate, cfg.max_bitrate);
+        VideoEncoder {
+            cfg,
+            rng,
+            target: start,
+            output_bps: start.as_bps() as f64,
+            next_frame: None,
+            last_frame: None,
+            epoch: (Time::ZERO, 0),
+            next_key: None,
+            frame_id: 0,
+        }
+    }
+
+    pub fn start(&mut self, now: Time) {
+        self.epoch = (now, 0);
+        self.next_frame = Some(now);
+        self.next_key = Some(now);
+    }
+    pub fn stop(&mut self) {
+        self.next_frame = None;
+    }
+    pub fn set_target(&mut self, target: Rate) {
+        self.target = target.clamp(self.cfg.min_bitrate, self.cfg.max_bitrate);
+    }
+    pub fn output_rate(&self) -> Rate {
+        Rate::from_bps(self.output_bps as u64)
+    }
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.next_frame
+    }
+
+    pub fn poll_frame(&mut self, now: Time) -> Option<Frame> {
+        let due = self.next_frame?;
+        if due > now {
+            return None;
+        }
+        let period = TimeDelta::from_secs_f64(1.0 / self.cfg.fps);
+        self.epoch.1 += 1;
+        self.next_frame =
+            Some(self.epoch.0 + TimeDelta::from_secs_f64(self.epoch.1 as f64 / self.cfg.fps));
+        let dt = self.last_frame.map_or(period, |t| due - t);
+        self.last_frame = Some(due);
+        let tau = self.cfg.rate_time_constant.as_secs_f64();
+        let k = if tau > 0.0 { 1.0 - (-dt.as_secs_f64() / tau).exp() } else { 1.0 };
+        self.output_bps += (self.target.as_bps() as f64 - self.output_bps) * k;
+        let key = self.next_key.is_some_and(|t| due >= t);
+        if key {
+            self.next_key = self.cfg.key_frame_interval.map(|i| due + i);
+        }
+        let size = if self.cfg.size_trace.is_empty() {
+            let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
+            let base =
+                self.output_bps / 8.0 / self.cfg.fps * (1.0 + self.cfg.size_jitter * u).max(0.1);
+            (base * if key { self.cfg.key_frame_factor } else { 1.0 }).max(1.0)
+        } else {
+            let n = self.cfg.size_trace.len() as u64;
+            self.cfg.size_trace.get((self.frame_id % n) as usize).copied().unwrap_or(1) as f64
+        };
+        let f = Frame { id: self.frame_id, capture_time: due, size: size.round() as u32, key };
+        self.frame_id += 1;
+        Some(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(enc: &mut VideoEncoder, from: Time, secs: u64) -> (u64, u64) {
+        let mut bytes = 0;
+        let mut frames = 0;
+        let mut now = from;
+        let end = from + TimeDelta::from_secs(secs as i64);
+        while let Some(t) = enc.poll_timeout() {
+            if t >= end {
+                break;
+            }
+            now = now.max(t);
+            while let Some(f) = enc.poll_frame(now) {
+                bytes += f.size as u64;
+                frames += 1;
+            }
+        }
+        (bytes, frames)
+    }
+
+    #[test]
+    fn follows_the_target_with_lag_and_cap() {
+        let cfg = EncoderConfig { key_frame_interval: None, ..Default::default() };
+        let mut e = VideoEncoder::new(cfg, Rate::from_kbps(500), RngStream::from_seed(1));
+        e.start(Time::ZERO);
+        let (bytes, frames) = run(&mut e, Time::ZERO, 10);
+        assert_eq!(frames, 300);
+        let rate = bytes as f64 * 8.0 / 10.0;
+        assert!((rate / 500_000.0 - 1.0).abs() < 0.02, "{rate}");
+        // A step to 1 Mbit/s: after 200 ms (one time constant) the output is ~63 % there.
+        e.set_target(Rate::from_kbps(1_000));
+        run(&mut e, Time::from_secs(10), 0);
+        let mut now = Time::from_secs(10);
+        while now < Time::from_millis(10_200) {
+            now = e.poll_timeout().unwrap();
+            e.poll_frame(now);
+        }
+        let r = e.output_rate().as_bps() as f64;
+        assert!((r - 816_000.0).abs() < 40_000.0, "{r}");
+        e.set_target(Rate::from_kbps(5_000));
+        assert_eq!(e.target, Rate::from_kbps(2_000));
+    }
+
+    #[test]
+    fn key_frames_are_larger() {
+        let mut e = VideoEncoder::new(
+            EncoderConfig::default(),
+            Rate::from_kbps(600),
+            RngStream::from_seed(2),
+        );
+        e.start(Time::ZERO);
+        let f0 = e.poll_frame(Time::ZERO).unwrap();
+        let f1 = e.poll_frame(Time::from_millis(34)).unwrap();
+        assert!(f0.key && !f1.key);
+        assert!(f0.size as f64 > 2.0 * f1.size as f64);
+    }
+}
