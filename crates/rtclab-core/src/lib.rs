@@ -10,7 +10,7 @@ pub mod time;
 pub mod units;
 
 pub use histogram::LogHistogram;
-pub use packet::{Direction, FlowId, Packet, PacketKind, SackBlocks};
+pub use packet::{Direction, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
 pub use rng::{RngStream, SeedTree};
 pub use time::{Time, TimeDelta};
 pub use units::{DataSize, Rate};

@@ -71,6 +71,21 @@ impl SackBlocks {
     }
 }
 
+/// What a packet carries besides its header fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacketInfo {
+    #[default]
+    None,
+    /// TCP ACK: selective acknowledgement blocks.
+    Sack(SackBlocks),
+    /// Media data: which frame, and the packet's place in it (`echo` holds the capture time,
+    /// as an RTP timestamp would).
+    Media { frame_id: u32, index: u16, count: u16 },
+    /// Media feedback (RTCP): a handle to its content, which the engine keeps aside (the
+    /// emulator sends real RTCP bytes instead).
+    Feedback { id: u32 },
+}
+
 /// 72 bytes; it is copied through queues and delay lines, so keep it small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
@@ -91,11 +106,19 @@ pub struct Packet {
     pub echo: Time,
     /// Ground truth: time spent waiting in queues so far (metrics only).
     pub queue_delay: TimeDelta,
-    /// Ack only: selective acknowledgement blocks.
-    pub sack: SackBlocks,
+    /// Kind-specific content (SACK blocks, media frame membership, feedback handle).
+    pub info: PacketInfo,
 }
 
 impl Packet {
+    /// The SACK blocks of a TCP ACK (empty for anything else).
+    pub fn sack(&self) -> SackBlocks {
+        match self.info {
+            PacketInfo::Sack(b) => b,
+            _ => SackBlocks::default(),
+        }
+    }
+
     pub fn data(flow: FlowId, seq: u64, size: u32, now: Time) -> Packet {
         Packet {
             flow,
@@ -108,7 +131,7 @@ impl Packet {
             sent_at: now,
             echo: Time::ZERO,
             queue_delay: TimeDelta::ZERO,
-            sack: SackBlocks::default(),
+            info: PacketInfo::None,
         }
     }
 
@@ -124,7 +147,7 @@ impl Packet {
             sent_at: now,
             echo,
             queue_delay: TimeDelta::ZERO,
-            sack: SackBlocks::default(),
+            info: PacketInfo::None,
         }
     }
 }

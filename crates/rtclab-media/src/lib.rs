@@ -17,3 +17,5 @@ pub mod frames;
 pub mod history;
 pub mod pacer;
 pub mod packetizer;
+pub mod receiver;
+pub mod sender;

@@ -162,6 +162,8 @@ pub enum FlowKind {
     Tcp,
     /// Constant-bitrate UDP, no congestion control.
     Cbr,
+    /// Real-time video over RTP with a media congestion controller.
+    Media,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -170,6 +172,38 @@ pub enum CcName {
     #[serde(alias = "newreno")]
     Reno,
     Cubic,
+    /// Today's send-side GCC (media flows).
+    Gcc,
+    /// The 2017 paper's receiver-side GCC (media flows).
+    #[serde(rename = "gcc_paper")]
+    GccPaper,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackName {
+    /// Transport-wide congestion control feedback (per packet).
+    Twcc,
+    /// REMB from the receiver's estimator, plus receiver reports.
+    Remb,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaParams {
+    pub fps: Option<f64>,
+    pub start_bitrate: Option<RateValue>,
+    pub min_bitrate: Option<RateValue>,
+    pub max_bitrate: Option<RateValue>,
+    /// Interval between key frames ("0s" = none).
+    pub key_frame_interval: Option<Duration>,
+    pub feedback: Option<FeedbackName>,
+    /// TWCC feedback interval.
+    pub feedback_interval: Option<Duration>,
+    /// Over-use detector: adaptive threshold (default) or a static one.
+    pub adaptive_threshold: Option<bool>,
+    /// Initial (or static) detector threshold, ms-equivalents (default 12.5).
+    pub threshold: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -199,6 +233,8 @@ pub struct FlowConfig {
     pub cubic: Option<CubicParams>,
     /// cbr: sending rate.
     pub rate: Option<RateValue>,
+    /// media: encoder and controller parameters.
+    pub media: Option<MediaParams>,
 }
 
 fn one_u32() -> u32 {

@@ -9,7 +9,9 @@ pub mod resolve;
 pub mod units;
 
 pub use config::ScenarioConfig;
-pub use resolve::{CcSpec, FlowKindSpec, FlowSpec, LinkSpec, MetricsSpec, Scenario};
+pub use resolve::{
+    CcSpec, FlowKindSpec, FlowSpec, LinkSpec, MediaCcSpec, MediaSpec, MetricsSpec, Scenario,
+};
 
 use std::fmt;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Validation and resolution of a parsed [`ScenarioConfig`] into a [`Scenario`].
 
 use crate::config::*;
-use crate::units::QueueLimitValue;
+use crate::units::{QueueLimitValue, RateValue};
 use crate::ConfigError;
 use rtclab_cc::{CubicConfig, RenoConfig};
 use rtclab_core::{Rate, Time, TimeDelta};
@@ -48,6 +48,20 @@ pub struct FlowSpec {
 pub enum FlowKindSpec {
     Tcp { cc: CcSpec, packet_size: u32, ack_every: u32 },
     Cbr { rate: Rate, packet_size: u32 },
+    Media(Box<MediaSpec>),
+}
+
+#[derive(Clone, Debug)]
+pub struct MediaSpec {
+    pub cc: MediaCcSpec,
+    pub sender: rtclab_media::sender::MediaSenderConfig,
+    pub feedback: rtclab_media::receiver::FeedbackMode,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum MediaCcSpec {
+    Gcc(rtclab_cc::gcc::GccConfig),
+    GccPaper(rtclab_cc::gcc::GccPaperConfig),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -70,13 +84,17 @@ impl FlowKindSpec {
         match self {
             FlowKindSpec::Tcp { .. } => "tcp",
             FlowKindSpec::Cbr { .. } => "cbr",
+            FlowKindSpec::Media(_) => "media",
         }
     }
-    /// Bytes on the wire per data packet.
+    /// Bytes on the wire per (full) data packet.
     pub fn packet_size(&self) -> u32 {
         match self {
             FlowKindSpec::Tcp { packet_size, .. } | FlowKindSpec::Cbr { packet_size, .. } => {
                 *packet_size
+            }
+            FlowKindSpec::Media(m) => {
+                m.sender.packetizer.max_payload + m.sender.packetizer.overhead
             }
         }
     }
@@ -84,6 +102,10 @@ impl FlowKindSpec {
         match self {
             FlowKindSpec::Tcp { cc, .. } => cc.name(),
             FlowKindSpec::Cbr { .. } => "none",
+            FlowKindSpec::Media(m) => match m.cc {
+                MediaCcSpec::Gcc(_) => "gcc",
+                MediaCcSpec::GccPaper(_) => "gcc_paper",
+            },
         }
     }
 }
@@ -150,7 +172,14 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 ))
             }
         };
+        if f.media.is_some() && f.kind != FlowKind::Media {
+            return Err(ConfigError::new(
+                at("media"),
+                "media parameters apply to kind = \"media\" flows only",
+            ));
+        }
         let kind = match f.kind {
+            FlowKind::Media => media_spec(f, &at)?,
             FlowKind::Tcp => {
                 if f.rate.is_some() {
                     return Err(ConfigError::new(
@@ -166,6 +195,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     ));
                 }
                 let cc = match f.cc.unwrap_or(CcName::Cubic) {
+                    c @ (CcName::Gcc | CcName::GccPaper) => {
+                        return Err(ConfigError::new(
+                            at("cc"),
+                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\" (or use kind = \"media\")").to_lowercase(),
+                        ))
+                    }
                     CcName::Reno => {
                         if f.cubic.is_some() {
                             return Err(ConfigError::new(
@@ -273,6 +308,138 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
             fairness_window: m.fairness_window.0,
         },
     })
+}
+
+fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpec, ConfigError> {
+    use rtclab_cc::gcc::detector::DetectorConfig;
+    use rtclab_cc::gcc::{GccConfig, GccPaperConfig};
+    use rtclab_media::encoder::EncoderConfig;
+    use rtclab_media::packetizer::PacketizerConfig;
+    use rtclab_media::receiver::FeedbackMode;
+    use rtclab_media::sender::MediaSenderConfig;
+    if f.rate.is_some()
+        || f.cubic.is_some()
+        || f.initial_window.is_some()
+        || f.delayed_ack.is_some()
+    {
+        return Err(ConfigError::new(
+            at("kind"),
+            "rate/cubic/initial_window/delayed_ack do not apply to media flows",
+        ));
+    }
+    let p = f.media.as_ref();
+    let cc = match f.cc {
+        Some(CcName::Gcc) | None => CcName::Gcc,
+        Some(CcName::GccPaper) => CcName::GccPaper,
+        Some(other) => {
+            return Err(ConfigError::new(
+                at("cc"),
+                format!(
+                "{other:?} is not a media controller; media flows accept \"gcc\", \"gcc_paper\""
+            )
+                .to_lowercase(),
+            ))
+        }
+    };
+    let rate = |v: Option<RateValue>, default: Rate, field: &str| -> Result<Rate, ConfigError> {
+        let r = v.map_or(default, |r| r.0);
+        if r == Rate::ZERO {
+            return Err(ConfigError::new(at(&format!("media.{field}")), "must be positive"));
+        }
+        Ok(r)
+    };
+    let start = rate(p.and_then(|p| p.start_bitrate), Rate::from_kbps(300), "start_bitrate")?;
+    let min = rate(p.and_then(|p| p.min_bitrate), Rate::from_kbps(30), "min_bitrate")?;
+    let max = rate(p.and_then(|p| p.max_bitrate), Rate::from_kbps(2_000), "max_bitrate")?;
+    if min > max || start < min || start > max {
+        return Err(ConfigError::new(
+            at("media"),
+            format!("need min_bitrate <= start_bitrate <= max_bitrate, got {min}, {start}, {max}"),
+        ));
+    }
+    let fps = p.and_then(|p| p.fps).unwrap_or(30.0);
+    if !(fps > 0.0 && fps <= 240.0) {
+        return Err(ConfigError::new(
+            at("media.fps"),
+            format!("{fps} is out of range: accepted (0, 240]"),
+        ));
+    }
+    let threshold = p.and_then(|p| p.threshold);
+    if let Some(t) = threshold {
+        if !(6.0..=600.0).contains(&t) {
+            return Err(ConfigError::new(
+                at("media.threshold"),
+                format!("{t} is out of range: accepted 6..=600"),
+            ));
+        }
+    }
+    let adaptive = p.and_then(|p| p.adaptive_threshold).unwrap_or(true);
+    let tune = |d: DetectorConfig| DetectorConfig {
+        adaptive,
+        initial_threshold: threshold.unwrap_or(d.initial_threshold),
+        ..d
+    };
+    let feedback_name = p.and_then(|p| p.feedback);
+    let (ccspec, feedback) = match (cc, feedback_name) {
+        (CcName::Gcc, None | Some(FeedbackName::Twcc)) => {
+            let mut g = GccConfig {
+                start_bitrate_bps: start.as_bps() as f64,
+                min_bitrate_bps: min.as_bps() as f64,
+                max_bitrate_bps: max.as_bps() as f64,
+                ..GccConfig::default()
+            };
+            g.trendline.detector = tune(g.trendline.detector);
+            let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
+            if interval <= rtclab_core::TimeDelta::ZERO {
+                return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+            }
+            (MediaCcSpec::Gcc(g), FeedbackMode::Twcc { interval })
+        }
+        (CcName::GccPaper, None | Some(FeedbackName::Remb)) => {
+            if p.and_then(|p| p.feedback_interval).is_some() {
+                return Err(ConfigError::new(at("media.feedback_interval"), "applies to twcc feedback only"));
+            }
+            let mut g = GccPaperConfig {
+                start_bitrate_bps: start.as_bps() as f64,
+                min_bitrate_bps: min.as_bps() as f64,
+                max_bitrate_bps: max.as_bps() as f64,
+                ..GccPaperConfig::default()
+            };
+            g.detector = tune(g.detector);
+            (MediaCcSpec::GccPaper(g), FeedbackMode::RembAndRr { estimator: Box::new(g), rr_interval: rtclab_core::TimeDelta::from_secs(1) })
+        }
+        (CcName::Gcc, Some(FeedbackName::Remb)) => {
+            return Err(ConfigError::new(
+                at("media.feedback"),
+                "\"remb\" cannot drive cc = \"gcc\", which estimates at the sender from per-packet feedback; use feedback = \"twcc\" (or cc = \"gcc_paper\")",
+            ))
+        }
+        (CcName::GccPaper, Some(FeedbackName::Twcc)) => {
+            return Err(ConfigError::new(
+                at("media.feedback"),
+                "\"twcc\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
+            ))
+        }
+        _ => unreachable!("cc is gcc or gcc_paper here"),
+    };
+    let key = p.and_then(|p| p.key_frame_interval).map(|d| d.0);
+    let encoder = EncoderConfig {
+        fps,
+        min_bitrate: min,
+        max_bitrate: max,
+        key_frame_interval: match key {
+            Some(d) if d == rtclab_core::TimeDelta::ZERO => None,
+            Some(d) => Some(d),
+            None => EncoderConfig::default().key_frame_interval,
+        },
+        ..EncoderConfig::default()
+    };
+    let sender = MediaSenderConfig {
+        encoder,
+        packetizer: PacketizerConfig::default(),
+        start_bitrate: start,
+    };
+    Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
 }
 
 fn cubic_config(

@@ -134,3 +134,39 @@ fn print_messages() {
         println!("{}", err(&t));
     }
 }
+
+const MEDIA: &str = r#"
+duration = "10s"
+[link]
+capacity = "2Mbps"
+[[flows]]
+kind = "media"
+rtt = "40ms"
+"#;
+
+#[test]
+fn media_defaults_to_gcc_with_twcc() {
+    let s = from_toml_str(MEDIA, Path::new(".")).unwrap();
+    assert_eq!(s.flows[0].kind.cc_name(), "gcc");
+}
+
+#[test]
+fn feedback_must_suit_the_controller() {
+    let e = err(&format!("{MEDIA}media = {{ feedback = \"remb\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.feedback");
+    assert!(e.message.contains("twcc"), "{e}");
+    let e = err(&format!("{MEDIA}cc = \"gcc_paper\"\nmedia = {{ feedback = \"twcc\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.feedback");
+    assert!(e.message.contains("remb"), "{e}");
+}
+
+#[test]
+fn controllers_match_flow_kinds() {
+    let e = err(&format!("{MEDIA}cc = \"cubic\"\n"));
+    assert_eq!(e.path, "flows[0].cc");
+    assert!(e.message.contains("gcc_paper"), "{e}");
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"gcc\""));
+    assert_eq!(e.path, "flows[0].cc");
+    let e = err(&format!("{MEDIA}media = {{ start_bitrate = \"5Mbps\" }}\n"));
+    assert_eq!(e.path, "flows[0].media");
+}

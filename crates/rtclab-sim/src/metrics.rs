@@ -72,6 +72,9 @@ pub struct FlowMeter {
     pub ack_drops: u64,
     pub qdelay: LogHistogram,
     pub owd: LogHistogram,
+    /// Media: end-to-end frame delay (ns) and completed frames, in the window.
+    pub frame_delay: LogHistogram,
+    pub frames: u64,
     // current bin
     b_recv: u64,
     b_goodput: u64,
@@ -91,6 +94,9 @@ pub struct FlowMeter {
     col_drops: Vec<u64>,
     col_cwnd: Vec<f64>,
     col_srtt_ms: Vec<f64>,
+    col_target_mbps: Vec<f64>,
+    b_frames: u64,
+    col_fps: Vec<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -154,11 +160,17 @@ pub struct Meters {
 
 impl Meters {
     pub fn new(n_flows: usize, bin: TimeDelta, warmup: Time) -> Self {
+        let flow = FlowMeter {
+            frame_delay: LogHistogram::new(),
+            qdelay: LogHistogram::new(),
+            owd: LogHistogram::new(),
+            ..Default::default()
+        };
         Meters {
             bin,
             warmup,
             next_bin_end: Time::ZERO + bin,
-            flows: vec![FlowMeter::default(); n_flows],
+            flows: vec![flow; n_flows],
             fwd: LinkMeter::default(),
             rev: LinkMeter::default(),
             stats: EngineStats::default(),
@@ -202,6 +214,17 @@ impl Meters {
             f.goodput_bytes += goodput;
             f.qdelay.record(q);
             f.owd.record(owd);
+        }
+    }
+
+    /// A media frame completed at its receiver.
+    pub fn on_frame(&mut self, now: Time, flow: usize, delay: TimeDelta) {
+        let in_window = self.in_window(now);
+        let f = &mut self.flows[flow];
+        f.b_frames += 1;
+        if in_window {
+            f.frames += 1;
+            f.frame_delay.record(delay.as_nanos().max(0) as u64);
         }
     }
 
@@ -251,12 +274,13 @@ impl Meters {
         }
     }
 
-    /// Closes the bin ending at `self.next_bin_end`. `sample(flow)` gives (cwnd packets, srtt ms).
+    /// Closes the bin ending at `self.next_bin_end`. `sample(flow)` gives (cwnd packets,
+    /// srtt ms, media target Mbit/s).
     pub fn close_bin(
         &mut self,
         fwd_capacity_bits: f64,
         rev_capacity_bits: f64,
-        mut sample: impl FnMut(usize) -> (f64, f64),
+        mut sample: impl FnMut(usize) -> (f64, f64, f64),
     ) {
         let end = self.next_bin_end;
         for (i, f) in self.flows.iter_mut().enumerate() {
@@ -268,9 +292,12 @@ impl Meters {
             f.col_q_max_ms.push(if f.b_n > 0 { f.b_q_max as f64 / 1e6 } else { f64::NAN });
             f.col_owd_mean_ms.push(if f.b_n > 0 { f.b_owd_sum as f64 / n / 1e6 } else { f64::NAN });
             f.col_drops.push(f.b_drops);
-            let (cwnd, srtt) = sample(i);
+            let (cwnd, srtt, target) = sample(i);
             f.col_cwnd.push(cwnd);
             f.col_srtt_ms.push(srtt);
+            f.col_target_mbps.push(target);
+            f.col_fps.push(f.b_frames as f64 / self.bin.as_secs_f64());
+            f.b_frames = 0;
             f.b_recv = 0;
             f.b_goodput = 0;
             f.b_sent = 0;
@@ -299,6 +326,8 @@ impl Meters {
             "drops",
             "cwnd_packets",
             "srtt_ms",
+            "target_mbps",
+            "frame_rate",
         ]);
         let secs = self.bin.as_secs_f64();
         let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
@@ -322,6 +351,8 @@ impl Meters {
                     f.col_drops[b] as f64,
                     f.col_cwnd[b],
                     f.col_srtt_ms[b],
+                    f.col_target_mbps[b],
+                    f.col_fps[b],
                 ]);
             }
         }

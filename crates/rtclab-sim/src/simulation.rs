@@ -17,13 +17,16 @@ use crate::metrics::{EngineStats, Meters, RunOutput};
 use crate::summary;
 use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time, TimeDelta};
+use rtclab_media::receiver::{feedback_wire_size, MediaReceiver};
+use rtclab_media::sender::{MediaFeedback, MediaSender};
 use rtclab_net::{
     AnyElement, AnyQdisc, DelayLine, DropTail, ElementOutput, Link, LossElement, NetElement,
 };
-use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
+use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, MediaCcSpec, Scenario};
 use rtclab_transport::{
     CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
 // Endpoints are few (one per flow) and accessed in place: the size difference is harmless.
@@ -31,6 +34,7 @@ use std::collections::VecDeque;
 enum Endpoint {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
     Cbr { sender: CbrSender },
+    Media { sender: Box<MediaSender>, receiver: Box<MediaReceiver> },
 }
 
 struct FlowState {
@@ -64,6 +68,9 @@ pub struct Simulation {
     fwd_link: usize,
     rev_link: Option<usize>,
     events: u64,
+    /// Content of media feedback packets in flight, by the id their packet carries.
+    feedback: BTreeMap<u32, MediaFeedback>,
+    next_feedback_id: u32,
 }
 
 fn build_link(spec: &LinkSpec) -> Link {
@@ -160,6 +167,21 @@ impl Simulation {
                         CbrConfig { rate: *rate, packet_size: *packet_size },
                     ),
                 },
+                FlowKindSpec::Media(m) => {
+                    let cc = match m.cc {
+                        MediaCcSpec::Gcc(c) => {
+                            AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(c)))
+                        }
+                        MediaCcSpec::GccPaper(c) => {
+                            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(c)))
+                        }
+                    };
+                    let rng = seeds.stream(&format!("flow{}.encoder", f.id));
+                    Endpoint::Media {
+                        sender: Box::new(MediaSender::new(id, m.sender.clone(), cc, rng)),
+                        receiver: Box::new(MediaReceiver::new(m.feedback.clone(), None)),
+                    }
+                }
             };
             flows.push(FlowState {
                 ep,
@@ -197,6 +219,8 @@ impl Simulation {
             fwd_link: fwd_link as usize,
             rev_link,
             events: 0,
+            feedback: BTreeMap::new(),
+            next_feedback_id: 0,
         }
     }
 
@@ -326,9 +350,14 @@ impl Simulation {
                 let cwnd = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
                     / self.scenario.flows[i].kind.packet_size() as f64;
                 let srtt = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
-                (cwnd, srtt)
+                (cwnd, srtt, f64::NAN)
             }
-            Endpoint::Cbr { .. } => (f64::NAN, f64::NAN),
+            Endpoint::Cbr { .. } => (f64::NAN, f64::NAN, f64::NAN),
+            Endpoint::Media { sender, .. } => {
+                let target =
+                    sender.controller().target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
+                (f64::NAN, f64::NAN, target)
+            }
         });
     }
 
@@ -353,6 +382,7 @@ impl Simulation {
                 if self.flows[flow as usize].snd_timer.fire(gen) {
                     match &mut self.flows[flow as usize].ep {
                         Endpoint::Tcp { sender, .. } => sender.handle_timeout(now),
+                        Endpoint::Media { sender, .. } => sender.handle_timeout(now),
                         Endpoint::Cbr { .. } => {}
                     }
                     self.pump_sender(flow as usize);
@@ -361,8 +391,10 @@ impl Simulation {
             }
             Event::Receiver { flow, gen } => {
                 if self.flows[flow as usize].rcv_timer.fire(gen) {
-                    if let Endpoint::Tcp { receiver, .. } = &mut self.flows[flow as usize].ep {
-                        receiver.handle_timeout(now);
+                    match &mut self.flows[flow as usize].ep {
+                        Endpoint::Tcp { receiver, .. } => receiver.handle_timeout(now),
+                        Endpoint::Media { receiver, .. } => receiver.handle_timeout(now),
+                        Endpoint::Cbr { .. } => {}
                     }
                     self.pump_receiver(flow as usize);
                     self.drain_work();
@@ -372,6 +404,7 @@ impl Simulation {
                 match &mut self.flows[flow as usize].ep {
                     Endpoint::Tcp { sender, .. } => sender.start(now),
                     Endpoint::Cbr { sender } => sender.start(now),
+                    Endpoint::Media { sender, .. } => sender.start(now),
                 }
                 self.pump_sender(flow as usize);
                 self.drain_work();
@@ -379,6 +412,7 @@ impl Simulation {
             Event::FlowStop { flow } => match &mut self.flows[flow as usize].ep {
                 Endpoint::Tcp { sender, .. } => sender.stop(),
                 Endpoint::Cbr { sender } => sender.stop(),
+                Endpoint::Media { sender, .. } => sender.stop(),
             },
         }
     }
@@ -391,6 +425,9 @@ impl Simulation {
         if !self.out.drops.is_empty() {
             for d in self.out.drops.drain(..) {
                 self.meters.on_drop(now, &d.pkt, d.reason);
+                if let rtclab_core::PacketInfo::Feedback { id } = d.pkt.info {
+                    self.feedback.remove(&id);
+                }
             }
         }
         for mut p in self.out.packets.drain(..) {
@@ -443,14 +480,28 @@ impl Simulation {
                 let goodput = match &mut self.flows[flow].ep {
                     Endpoint::Tcp { receiver, .. } => receiver.handle_data(now, &pkt),
                     Endpoint::Cbr { .. } => pkt.size as u64,
+                    Endpoint::Media { receiver, .. } => {
+                        if let Some(delay) = receiver.handle_data(now, &pkt) {
+                            self.meters.on_frame(now, flow, delay);
+                        }
+                        pkt.size as u64
+                    }
                 };
                 self.meters.on_data_delivered(now, &pkt, goodput);
                 self.pump_receiver(flow);
             }
             (Direction::Reverse, PacketKind::Ack) => {
                 self.meters.stats.delivered_acks += 1;
-                if let Endpoint::Tcp { sender, .. } = &mut self.flows[flow].ep {
-                    sender.handle_ack(now, &pkt);
+                match &mut self.flows[flow].ep {
+                    Endpoint::Tcp { sender, .. } => sender.handle_ack(now, &pkt),
+                    Endpoint::Media { sender, .. } => {
+                        if let rtclab_core::PacketInfo::Feedback { id } = pkt.info {
+                            if let Some(fb) = self.feedback.remove(&id) {
+                                sender.handle_feedback(now, &fb);
+                            }
+                        }
+                    }
+                    Endpoint::Cbr { .. } => {}
                 }
                 self.pump_sender(flow);
             }
@@ -465,6 +516,7 @@ impl Simulation {
             let p = match &mut st.ep {
                 Endpoint::Tcp { sender, .. } => sender.poll_transmit(now),
                 Endpoint::Cbr { sender } => sender.poll_transmit(now),
+                Endpoint::Media { sender, .. } => sender.poll_transmit(now),
             };
             let Some(p) = p else { break };
             self.meters.on_sent(now, &p);
@@ -473,6 +525,7 @@ impl Simulation {
         let want = match &st.ep {
             Endpoint::Tcp { sender, .. } => sender.poll_timeout(),
             Endpoint::Cbr { sender } => sender.poll_timeout(),
+            Endpoint::Media { sender, .. } => sender.poll_timeout(),
         };
         st.snd_timer.arm(&mut self.queue, want, |gen| Event::Sender { flow: flow as u32, gen });
     }
@@ -480,15 +533,30 @@ impl Simulation {
     fn pump_receiver(&mut self, flow: usize) {
         let now = self.now;
         let st = &mut self.flows[flow];
-        if let Endpoint::Tcp { receiver, .. } = &mut st.ep {
-            while let Some(ack) = receiver.poll_transmit(now) {
-                self.meters.stats.sent_acks += 1;
-                self.work.push_back(ack);
+        let want = match &mut st.ep {
+            Endpoint::Tcp { receiver, .. } => {
+                while let Some(ack) = receiver.poll_transmit(now) {
+                    self.meters.stats.sent_acks += 1;
+                    self.work.push_back(ack);
+                }
+                receiver.poll_timeout()
             }
-            let want = receiver.poll_timeout();
-            st.rcv_timer
-                .arm(&mut self.queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
-        }
+            Endpoint::Media { receiver, .. } => {
+                while let Some(fb) = receiver.poll_feedback(now) {
+                    let id = self.next_feedback_id;
+                    self.next_feedback_id = self.next_feedback_id.wrapping_add(1);
+                    let size = feedback_wire_size(&fb);
+                    let mut p = Packet::ack(FlowId(flow as u32), id as u64, now, size, now);
+                    p.info = rtclab_core::PacketInfo::Feedback { id };
+                    self.feedback.insert(id, fb);
+                    self.meters.stats.sent_acks += 1;
+                    self.work.push_back(p);
+                }
+                receiver.poll_timeout()
+            }
+            Endpoint::Cbr { .. } => None,
+        };
+        st.rcv_timer.arm(&mut self.queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
     }
 
     /// Builds the summary and time series; call once the run has finished.
@@ -503,7 +571,19 @@ impl Simulation {
             .iter()
             .map(|f| match &f.ep {
                 Endpoint::Tcp { sender, .. } => Some(sender.stats),
-                Endpoint::Cbr { .. } => None,
+                Endpoint::Cbr { .. } | Endpoint::Media { .. } => None,
+            })
+            .collect();
+        let media: Vec<Option<summary::MediaSummary>> = self
+            .flows
+            .iter()
+            .map(|f| match &f.ep {
+                Endpoint::Media { receiver, .. } => Some(summary::MediaSummary {
+                    stalls: receiver.frames.stats.stalls,
+                    stall_time_s: receiver.frames.stats.stall_time.as_secs_f64(),
+                    incomplete_frames: receiver.frames.stats.incomplete,
+                }),
+                _ => None,
             })
             .collect();
         let summary = summary::build(
@@ -512,6 +592,7 @@ impl Simulation {
             &self.meters,
             self.link(self.fwd_link).capacity(),
             &sender_stats,
+            &media,
             &fairness,
             self.stats(),
         );

@@ -77,12 +77,22 @@ pub fn fairness_columns(s: &Scenario, m: &Meters) -> Columns {
     c
 }
 
+/// Whole-run media QoE a receiver keeps (stalls are judged on the receiver's frame clock).
+#[derive(Clone, Copy, Debug)]
+pub struct MediaSummary {
+    pub stalls: u64,
+    pub stall_time_s: f64,
+    pub incomplete_frames: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     s: &Scenario,
     seed: u64,
     m: &Meters,
     fwd_capacity: &CapacityModel,
     senders: &[Option<TcpSenderStats>],
+    media: &[Option<MediaSummary>],
     fairness: &Columns,
     stats: EngineStats,
 ) -> Value {
@@ -104,6 +114,16 @@ pub fn build(
         }
         let dropped: u64 = fm.drops.iter().sum();
         let st = senders[f.id as usize];
+        let media_json = media[f.id as usize].map(|ms| {
+            json!({
+                "frame_delay_ms": percentiles_ms(&fm.frame_delay),
+                "frames": fm.frames,
+                "frame_rate": num(if active > 0.0 { fm.frames as f64 / active } else { 0.0 }),
+                "incomplete_frames": ms.incomplete_frames,
+                "stalls": ms.stalls,
+                "stall_time_s": num(ms.stall_time_s),
+            })
+        });
         flows.push(json!({
             "id": f.id,
             "name": f.name,
@@ -127,6 +147,7 @@ pub fn build(
             "retransmits": st.map(|x| x.retransmits),
             "fast_retransmits": st.map(|x| x.fast_retransmits),
             "timeouts": st.map(|x| x.timeouts),
+            "media": media_json,
         }));
     }
 

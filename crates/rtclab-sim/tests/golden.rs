@@ -6,7 +6,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: [&str; 10] = [
     "default",
     "cubic-alone",
     "two-cubic",
@@ -14,6 +14,9 @@ const SCENARIOS: [&str; 7] = [
     "rtt-unfairness",
     "lte-trace",
     "wifi-trace-lossy",
+    "gcc-staircase",
+    "gcc-paper-staircase",
+    "gcc-vs-cubic",
 ];
 
 /// 4 significant digits: robust to printing, strict enough to catch behaviour changes.
@@ -44,6 +47,8 @@ fn key_numbers(s: &Value) -> Value {
                 "queuing_delay_ms_p99": r(&f["queuing_delay_ms"]["p99"]),
                 "retransmits": f["retransmits"],
                 "timeouts": f["timeouts"],
+                "frame_delay_ms_p50": r(&f["media"]["frame_delay_ms"]["p50"]),
+                "stalls": f["media"]["stalls"],
             })
         })
         .collect();

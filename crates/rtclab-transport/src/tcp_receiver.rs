@@ -126,7 +126,7 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ts_recent, self.cfg.ack_size, now);
         if self.cfg.sack && !self.ooo.is_empty() {
-            ack.sack = self.sack_blocks();
+            ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }
         Some(ack)
     }
@@ -219,12 +219,12 @@ mod tests {
         let a = r.poll_transmit(Time::ZERO).unwrap();
         assert_eq!(a.seq, 1);
         // 6 arrived last: its block [5, 7) first, then [8, 10), then [2, 4).
-        assert_eq!(a.sack.iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10), (2, 4)]);
+        assert_eq!(a.sack().iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10), (2, 4)]);
         r.handle_data(Time::ZERO, &data(1));
         let a = r.poll_transmit(Time::ZERO).unwrap();
         assert_eq!(a.seq, 4);
         // The in-order packet is in no block; 6 is still the most recent out-of-order one.
-        assert_eq!(a.sack.iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10)]);
+        assert_eq!(a.sack().iter(a.seq).collect::<Vec<_>>(), vec![(5, 7), (8, 10)]);
     }
 
     #[test]

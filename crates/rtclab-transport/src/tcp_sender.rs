@@ -245,7 +245,8 @@ impl TcpSender {
         // Selective acknowledgements.
         let mut newly_sacked = false;
         if self.cfg.recovery == RecoveryMode::Sack {
-            for (s, e) in pkt.sack.iter(pkt.seq) {
+            let sack = pkt.sack();
+            for (s, e) in sack.iter(pkt.seq) {
                 let (s, e) = (s.max(self.snd_una), e.min(self.high_sent));
                 for seq in s..e {
                     let seg = self.seg_mut(seq);
@@ -576,7 +577,7 @@ mod tests {
 
     fn sack(seq: u64, blocks: &[(u64, u64)]) -> Packet {
         let mut p = ack(seq);
-        p.sack = SackBlocks::new(seq, blocks);
+        p.info = rtclab_core::PacketInfo::Sack(SackBlocks::new(seq, blocks));
         p
     }
 

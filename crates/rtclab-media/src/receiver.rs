@@ -1,0 +1,168 @@
+//! The media receiver endpoint: frame assembly and QoE, and the feedback its controller
+//! pairing needs — transport-wide feedback (for `gcc`), or REMB from the paper's
+//! receiver-side estimator plus receiver reports (for `gcc_paper`).
+//! abs-send-time is modelled as on the wire: 6.18 fixed point, wrapping every 64 s, unwrapped
+//! here.
+
+use crate::feedback::TwccGenerator;
+use crate::frames::FrameAssembler;
+use crate::sender::MediaFeedback;
+use rtclab_cc::gcc::{GccPaperConfig, GccPaperReceiver};
+use rtclab_core::{Packet, PacketInfo, Time, TimeDelta};
+use rtclab_wire::extensions::{abs_send_time_from_nanos, abs_send_time_to_nanos};
+use std::collections::VecDeque;
+
+/// Which feedback the receiver produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FeedbackMode {
+    Twcc { interval: TimeDelta },
+    RembAndRr { estimator: Box<GccPaperConfig>, rr_interval: TimeDelta },
+}
+
+const ABS_SEND_TIME_WRAP_NS: i64 = 64_000_000_000;
+
+pub struct MediaReceiver {
+    twcc: Option<TwccGenerator>,
+    remb: Option<GccPaperReceiver>,
+    rr_interval: TimeDelta,
+    next_rr: Option<Time>,
+    pending: VecDeque<MediaFeedback>,
+    pub frames: FrameAssembler,
+    abs_last: Option<(i64, i64)>,
+    // receiver-report loss accounting
+    highest_seq: Option<u64>,
+    received_in_interval: u64,
+    expected_base: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+}
+
+impl MediaReceiver {
+    pub fn new(mode: FeedbackMode, stall_threshold: Option<TimeDelta>) -> Self {
+        let (twcc, remb, rr_interval) = match mode {
+            FeedbackMode::Twcc { interval } => {
+                (Some(TwccGenerator::new(interval, 0, 1)), None, TimeDelta::ZERO)
+            }
+            FeedbackMode::RembAndRr { estimator, rr_interval } => {
+                (None, Some(GccPaperReceiver::new(*estimator)), rr_interval)
+            }
+        };
+        MediaReceiver {
+            twcc,
+            remb,
+            rr_interval,
+            next_rr: None,
+            pending: VecDeque::new(),
+            frames: FrameAssembler::new(stall_threshold),
+            abs_last: None,
+            highest_seq: None,
+            received_in_interval: 0,
+            expected_base: 0,
+            packets_received: 0,
+            bytes_received: 0,
+        }
+    }
+
+    /// Send time as the receiver sees it: the 24-bit abs-send-time, unwrapped.
+    fn unwrap_abs_send_time(&mut self, sent: Time) -> i64 {
+        let wire = abs_send_time_to_nanos(abs_send_time_from_nanos(sent.as_nanos())) as i64;
+        let t = match self.abs_last {
+            None => wire,
+            Some((prev_wire, prev_unwrapped)) => {
+                let mut d = wire - prev_wire;
+                if d > ABS_SEND_TIME_WRAP_NS / 2 {
+                    d -= ABS_SEND_TIME_WRAP_NS;
+                } else if d < -ABS_SEND_TIME_WRAP_NS / 2 {
+                    d += ABS_SEND_TIME_WRAP_NS;
+                }
+                prev_unwrapped + d
+            }
+        };
+        self.abs_last = Some((wire, t));
+        t
+    }
+
+    /// A media packet arrived. Returns the frame delay if it completed a frame.
+    pub fn handle_data(&mut self, now: Time, pkt: &Packet) -> Option<TimeDelta> {
+        self.packets_received += 1;
+        self.bytes_received += pkt.size as u64;
+        if let Some(g) = &mut self.twcc {
+            g.on_packet(now, pkt.seq);
+        }
+        if self.remb.is_some() {
+            let send_ns = self.unwrap_abs_send_time(pkt.sent_at);
+            if let Some(r) = &mut self.remb {
+                if let Some(bps) = r.on_packet(now, send_ns, pkt.size, None) {
+                    self.pending.push_back(MediaFeedback::Remb(bps as u64));
+                }
+            }
+            self.next_rr.get_or_insert(now + self.rr_interval);
+            if self.highest_seq.is_none() {
+                self.expected_base = pkt.seq;
+            }
+            self.highest_seq = Some(self.highest_seq.map_or(pkt.seq, |h| h.max(pkt.seq)));
+            self.received_in_interval += 1;
+        }
+        match pkt.info {
+            PacketInfo::Media { frame_id, count, .. } => {
+                self.frames.on_packet(now, frame_id as u64, pkt.echo, count as u32)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        if let Some(t) = self.next_rr {
+            if now >= t {
+                let expected = self.highest_seq.map_or(0, |h| h + 1 - self.expected_base);
+                let lost = expected.saturating_sub(self.received_in_interval);
+                let fraction = if expected > 0 { lost as f64 / expected as f64 } else { 0.0 };
+                self.pending.push_back(MediaFeedback::ReceiverReport { fraction_lost: fraction });
+                if let Some(h) = self.highest_seq {
+                    self.expected_base = h + 1;
+                }
+                self.received_in_interval = 0;
+                self.next_rr = Some(t + self.rr_interval);
+            }
+        }
+    }
+
+    /// The next feedback to send.
+    pub fn poll_feedback(&mut self, now: Time) -> Option<MediaFeedback> {
+        if let Some(g) = &mut self.twcc {
+            if let Ok(Some(fb)) = g.poll_feedback(now) {
+                self.pending.push_back(MediaFeedback::Twcc(fb));
+            }
+        }
+        self.pending.pop_front()
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        [self.twcc.as_ref().and_then(|g| g.poll_timeout()), self.next_rr]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The paper receiver's current estimate (for time series).
+    pub fn receiver_estimate_bps(&self) -> Option<f64> {
+        self.remb.as_ref().map(|r| r.estimate_bps())
+    }
+}
+
+/// Bytes on the wire for a feedback packet (IPv4 + UDP + RTCP).
+pub fn feedback_wire_size(fb: &MediaFeedback) -> u32 {
+    use rtclab_wire::rtcp::{Remb, RtcpPacket};
+    let rtcp = match fb {
+        MediaFeedback::Twcc(t) => RtcpPacket::TransportFeedback(t.clone()),
+        MediaFeedback::Remb(bps) => {
+            RtcpPacket::Remb(Remb { sender_ssrc: 0, bitrate_bps: *bps, ssrcs: vec![1] })
+        }
+        MediaFeedback::ReceiverReport { .. } => {
+            return 28 + 32; // RR with one report block
+        }
+    };
+    let mut bytes = Vec::new();
+    let _ = rtcp.write(&mut bytes);
+    28 + bytes.len() as u32
+}

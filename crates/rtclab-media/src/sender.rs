@@ -1,0 +1,136 @@
+//! The media sender endpoint: encoder → packetizer → pacer → network, with the congestion
+//! controller setting the encoder target and the pacing rate after every feedback.
+//! Shape: `start`/`stop`, `handle_feedback(now, feedback)`, `poll_transmit(now)`,
+//! `poll_timeout()`.
+
+use crate::encoder::{EncoderConfig, VideoEncoder};
+use crate::history::SendHistory;
+use crate::pacer::Pacer;
+use crate::packetizer::{packetize, PacketizerConfig};
+use rtclab_cc::{AnyController, CongestionController};
+use rtclab_core::{FlowId, Packet, PacketInfo, Rate, RngStream, Time};
+use rtclab_wire::rtcp::TransportFeedback;
+
+/// What a media receiver tells its sender.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MediaFeedback {
+    /// Transport-wide feedback (send-side estimation).
+    Twcc(TransportFeedback),
+    /// Receiver-estimated maximum bitrate, bit/s.
+    Remb(u64),
+    /// Receiver report: fraction of packets lost since the previous report.
+    ReceiverReport { fraction_lost: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaSenderConfig {
+    pub encoder: EncoderConfig,
+    pub packetizer: PacketizerConfig,
+    pub start_bitrate: Rate,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MediaSenderStats {
+    pub frames: u64,
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub feedbacks: u64,
+}
+
+pub struct MediaSender {
+    flow: FlowId,
+    cfg: MediaSenderConfig,
+    encoder: VideoEncoder,
+    pacer: Pacer,
+    history: SendHistory,
+    cc: AnyController,
+    pub stats: MediaSenderStats,
+}
+
+impl MediaSender {
+    pub fn new(flow: FlowId, cfg: MediaSenderConfig, cc: AnyController, rng: RngStream) -> Self {
+        let encoder = VideoEncoder::new(cfg.encoder.clone(), cfg.start_bitrate, rng);
+        let mut s = MediaSender {
+            flow,
+            cfg,
+            encoder,
+            pacer: Pacer::default(),
+            history: SendHistory::default(),
+            cc,
+            stats: MediaSenderStats::default(),
+        };
+        s.apply_target();
+        s
+    }
+
+    pub fn controller(&self) -> &AnyController {
+        &self.cc
+    }
+    pub fn encoder_rate(&self) -> Rate {
+        self.encoder.output_rate()
+    }
+    pub fn pacer_queue_bytes(&self) -> u64 {
+        self.pacer.queued_bytes()
+    }
+
+    pub fn start(&mut self, now: Time) {
+        self.encoder.start(now);
+    }
+    pub fn stop(&mut self) {
+        self.encoder.stop();
+    }
+
+    fn apply_target(&mut self) {
+        let t = self.cc.target();
+        let target = t.target_rate.unwrap_or(self.cfg.start_bitrate);
+        self.encoder.set_target(target);
+        self.pacer.set_rate(t.pacing_rate.unwrap_or(target));
+    }
+
+    pub fn handle_feedback(&mut self, now: Time, fb: &MediaFeedback) {
+        self.stats.feedbacks += 1;
+        match fb {
+            MediaFeedback::Twcc(t) => {
+                let results = self.history.on_transport_feedback(t);
+                self.cc.on_transport_feedback(now, &results);
+            }
+            MediaFeedback::Remb(bps) => self.cc.on_receiver_estimate(now, Rate::from_bps(*bps)),
+            MediaFeedback::ReceiverReport { fraction_lost } => {
+                self.cc.on_loss_report(now, *fraction_lost, None)
+            }
+        }
+        self.apply_target();
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.cc.handle_timeout(now);
+    }
+
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        while let Some(frame) = self.encoder.poll_frame(now) {
+            self.stats.frames += 1;
+            for p in packetize(&frame, self.cfg.packetizer) {
+                self.pacer.enqueue(now, p);
+            }
+        }
+        let mp = self.pacer.poll_transmit(now)?;
+        let seq = self.history.on_sent(now, mp.size);
+        let mut p = Packet::data(self.flow, seq, mp.size, now);
+        p.echo = mp.capture_time;
+        p.info = PacketInfo::Media {
+            frame_id: mp.frame_id as u32,
+            index: mp.index.min(u16::MAX as u32) as u16,
+            count: mp.count.min(u16::MAX as u32) as u16,
+        };
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += mp.size as u64;
+        Some(p)
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        [self.encoder.poll_timeout(), self.pacer.poll_timeout(), self.cc.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
