@@ -88,3 +88,42 @@ def test_summary_written_is_valid_json(cli, tmp_path, good_scenario):
     r = cli("run", good_scenario, "--out", tmp_path / "o", "--no-plots")
     assert r.returncode == 0
     json.loads((tmp_path / "o" / "summary.json").read_text())
+
+
+MEDIA = """
+duration = "5s"
+[link]
+capacity = "2Mbps"
+[[flows]]
+kind = "media"
+rtt = "40ms"
+"""
+
+
+@pytest.mark.parametrize(
+    "extra,path,word",
+    [
+        ('media = { feedback = "remb" }', "flows[0].media.feedback", "twcc"),
+        ('cc = "gcc_paper"\nmedia = { feedback = "twcc" }', "flows[0].media.feedback", "remb"),
+        ('cc = "cubic"', "flows[0].cc", "gcc_paper"),
+        ('media = { fps = 0.0 }', "flows[0].media.fps", "(0, 240]"),
+    ],
+)
+def test_media_controller_and_feedback_pairing(cli, tmp_path, extra, path, word):
+    p = tmp_path / "m.toml"
+    p.write_text(MEDIA + extra + "\n")
+    r = cli("run", p, "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stdout
+    assert path in r.stderr and word in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_media_flow_runs(cli, tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(MEDIA)
+    r = cli("run", p, "--out", tmp_path / "o", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    f = s["flows"][0]
+    assert f["cc"] == "gcc" and f["kind"] == "media"
+    assert f["media"]["frames"] > 100 and f["media"]["frame_delay_ms"]["p50"] > 20

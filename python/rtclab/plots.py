@@ -48,7 +48,9 @@ def plot_throughput(result: RunResult, path: Path) -> Path:
     ax.step(result.link["time_s"], result.link["capacity_mbps"], where="pre", color="black", lw=1.5, label="capacity")
     ax.plot(result.link["time_s"], result.link["delivered_mbps"], color="grey", lw=1, alpha=0.6, label="link total")
     for _, name, g in _flows(result):
-        ax.plot(g["time_s"], g["throughput_mbps"], lw=1.2, label=name)
+        (line,) = ax.plot(g["time_s"], g["throughput_mbps"], lw=1.2, label=name)
+        if "target_mbps" in g and g["target_mbps"].notna().any():
+            ax.plot(g["time_s"], g["target_mbps"], lw=1, ls="--", color=line.get_color(), label=f"{name} target")
     return _finish(fig, ax, path, result, "throughput (Mbit/s)", "per-flow throughput vs capacity")
 
 

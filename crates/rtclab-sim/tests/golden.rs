@@ -6,7 +6,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 
-const SCENARIOS: [&str; 10] = [
+const SCENARIOS: [&str; 11] = [
     "default",
     "cubic-alone",
     "two-cubic",
@@ -17,6 +17,7 @@ const SCENARIOS: [&str; 10] = [
     "gcc-staircase",
     "gcc-paper-staircase",
     "gcc-vs-cubic",
+    "gcc-paper-vs-cubic",
 ];
 
 /// 4 significant digits: robust to printing, strict enough to catch behaviour changes.
