@@ -97,3 +97,18 @@ def test_bench_writes_json(cli, tmp_path):
     assert b["best"]["utilization"] > 0.95
     r = cli("bench", "sim", "--repeat", 0)
     assert r.returncode == 2
+
+
+def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
+    r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+    assert rows and all({"experiment", "variant", "metric", "ours", "paper"} <= row.keys() for row in rows)
+    exps = {row["experiment"].split(" (")[0] for row in rows}
+    assert {"staircase 500-2000 kbit/s", "constant capacity grid", "vs CUBIC, 2 Mbit/s, 100-300 s"} <= exps
+    assert {row["variant"].split(" ")[0] for row in rows} >= {"gcc", "gcc_paper"}
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") >= 5
+    assert "ours" in r.stdout and "paper" in r.stdout
+    r = cli("repro", "gcc", "--runs", 0, "--out", tmp_path / "x")
+    assert r.returncode == 2 and not (tmp_path / "x").exists()

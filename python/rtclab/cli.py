@@ -118,6 +118,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_repro(args: argparse.Namespace) -> int:
+    import time
+
+    from rtclab.output import OutputError
+    from rtclab.repro import format_table, run_jobs, write_outputs
+
+    if args.runs < 1:
+        raise UserError("--runs must be at least 1")
+    if args.paper == "gcc":
+        from rtclab.repro.gcc import build
+    else:
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc)")
+    repro = build(runs=args.runs)
+    t0 = time.perf_counter()
+    results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False)
+    wall = time.perf_counter() - t0
+    rows = repro.evaluate(results)
+    print(f"{repro.title}: {len(repro.jobs)} runs in {wall:.1f} s")
+    print(format_table(rows))
+    for n in repro.notes:
+        print(f"note: {n}")
+    out = args.out or f"rtclab-out/repro-{args.paper}"
+    try:
+        path = write_outputs(repro, rows, results, out, wall)
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    print(f"results in {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
@@ -137,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     v.set_defaults(func=cmd_validate)
+
+    rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
+    rp.add_argument("paper", choices=["gcc"], help="which paper")
+    rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
+    rp.add_argument("--runs", type=int, default=10, help="runs per grid cell (default: %(default)s, as the paper)")
+    rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    rp.set_defaults(func=cmd_repro)
 
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu"], help="which engine to benchmark")

@@ -85,3 +85,31 @@ figure {{ margin: 1em 0; }} img {{ max-width: 100%; }}
 </body></html>
 """
     path.write_text(doc, encoding="utf-8")
+
+
+def write_repro_report(repro, rows, images, path: Path, wall: float) -> None:
+    """A self-contained report for `rtclab repro`."""
+    trs = "".join(
+        "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in (r.experiment, r.variant, r.metric, r.ours, r.paper)) + "</tr>"
+        for r in rows
+    )
+    figs = []
+    for title, img in images:
+        data = base64.b64encode(img.read_bytes()).decode("ascii")
+        figs.append(f'<figure><figcaption>{html.escape(title)}</figcaption><img alt="" src="data:image/png;base64,{data}"></figure>')
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in repro.notes)
+    doc = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>rtclab repro {html.escape(repro.name)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }}
+table {{ border-collapse: collapse; font-size: 0.9em; }} th, td {{ border: 1px solid #ccc; padding: 3px 8px; }}
+th {{ background: #f3f3f3; }} img {{ max-width: 100%; }} figcaption {{ font-weight: 600; }}
+</style></head><body>
+<h1>{html.escape(repro.title)}</h1>
+<p>{len(repro.jobs)} simulation runs in {wall:.1f} s wall time.</p>
+<ul>{notes}</ul>
+<table><tr><th>experiment</th><th>variant</th><th>metric</th><th>ours</th><th>paper</th></tr>{trs}</table>
+<h2>Plots</h2>{''.join(figs)}
+</body></html>
+"""
+    path.write_text(doc, encoding="utf-8")

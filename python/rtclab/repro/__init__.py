@@ -1,0 +1,99 @@
+"""Reproductions of published experiments: `rtclab repro <paper>`.
+
+A reproduction is a list of runs (scenario dicts) and a function that turns their results into
+rows {experiment, variant, metric, ours, paper}. Runs execute in parallel on a thread pool:
+each simulation releases the GIL, so threads use every core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from rtclab.progress import ProgressBar
+from rtclab.runner import RunResult, run
+
+
+@dataclass
+class Job:
+    key: tuple
+    scenario: dict[str, Any]
+    seed: int = 1
+
+
+@dataclass
+class Row:
+    experiment: str
+    variant: str
+    metric: str
+    ours: float | None
+    paper: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "variant": self.variant, "metric": self.metric,
+                "ours": self.ours, "paper": self.paper, "note": self.note}
+
+
+@dataclass
+class Reproduction:
+    name: str
+    title: str
+    jobs: list[Job]
+    evaluate: Callable[[dict[tuple, RunResult]], list[Row]]
+    #: (figure title, [job keys]) for the report
+    figures: list[tuple[str, list[tuple]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def run_jobs(jobs: list[Job], workers: int | None = None, progress: bool | None = None) -> dict[tuple, RunResult]:
+    workers = workers or os.cpu_count() or 1
+    bar = ProgressBar("reproducing", len(jobs), unit="runs", enabled=progress)
+    results: dict[tuple, RunResult] = {}
+    done = 0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(run, j.scenario, j.seed, False): j for j in jobs}
+        try:
+            for fut in futures:
+                results[futures[fut].key] = fut.result()
+                done += 1
+                bar.update(done)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+        finally:
+            bar.close()
+    return results
+
+
+def format_table(rows: list[Row]) -> str:
+    head = ("experiment", "variant", "metric", "ours", "paper")
+    body = [(r.experiment, r.variant, r.metric, "–" if r.ours is None else f"{r.ours:.3g}", r.paper) for r in rows]
+    widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(5)]
+    line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
+    return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, body)])
+
+
+def write_outputs(repro: Reproduction, rows: list[Row], results: dict[tuple, RunResult], out_dir: str, wall: float) -> Path:
+    from rtclab import plots, report
+    from rtclab.output import write_atomically
+
+    def fill(d: Path) -> None:
+        with open(d / "repro.json", "w", encoding="utf-8") as f:
+            json.dump([r.as_dict() for r in rows], f, indent=2)
+            f.write("\n")
+        images = []
+        for i, (title, keys) in enumerate(repro.figures):
+            for k in keys:
+                if k in results:
+                    name = f"fig{i}-" + "-".join(str(x) for x in k).replace("/", "_") + ".png"
+                    images.append((f"{title}: {' / '.join(str(x) for x in k)}", plots.plot_throughput(results[k], d / name)))
+        report.write_repro_report(repro, rows, images, d / "report.html", wall)
+
+    return write_atomically(out_dir, fill)
