@@ -204,6 +204,8 @@ pub struct MediaParams {
     pub adaptive_threshold: Option<bool>,
     /// Initial (or static) detector threshold, ms-equivalents (default 12.5).
     pub threshold: Option<f64>,
+    /// gcc_paper: floor the loss-based decrease at the TFRC rate (the 2013 implementation).
+    pub tfrc_floor: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

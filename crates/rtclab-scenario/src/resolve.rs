@@ -389,6 +389,9 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
                 ..GccConfig::default()
             };
             g.trendline.detector = tune(g.trendline.detector);
+            if p.and_then(|p| p.tfrc_floor).is_some() {
+                return Err(ConfigError::new(at("media.tfrc_floor"), "applies to cc = \"gcc_paper\" only (the 2013 loss rule)"));
+            }
             let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
             if interval <= rtclab_core::TimeDelta::ZERO {
                 return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
@@ -406,6 +409,7 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
                 ..GccPaperConfig::default()
             };
             g.detector = tune(g.detector);
+            g.loss.tfrc_floor = p.and_then(|p| p.tfrc_floor).unwrap_or(false);
             (MediaCcSpec::GccPaper(g), FeedbackMode::RembAndRr { estimator: Box::new(g), rr_interval: rtclab_core::TimeDelta::from_secs(1) })
         }
         (CcName::Gcc, Some(FeedbackName::Remb)) => {
