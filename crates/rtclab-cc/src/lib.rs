@@ -192,6 +192,15 @@ pub(crate) fn window_target(cwnd: u32, packet_size: u32) -> CcTarget {
     CcTarget { cwnd_bytes: Some(cwnd as u64 * packet_size as u64), ..Default::default() }
 }
 
+/// `target()` of a rate-based controller: the target rate, paced at `pacing_factor` times it.
+pub(crate) fn rate_target(target_bps: f64, pacing_factor: f64) -> CcTarget {
+    CcTarget {
+        cwnd_bytes: None,
+        pacing_rate: Some(Rate::from_bps((target_bps * pacing_factor) as u64)),
+        target_rate: Some(Rate::from_bps(target_bps as u64)),
+    }
+}
+
 /// `metrics()` of a window-based controller (state 0 = slow start, 1 = avoidance).
 pub(crate) fn window_metrics(cwnd: u32, ssthresh: u32, packet_size: u32) -> CcMetrics {
     CcMetrics {

@@ -36,6 +36,20 @@ struct Group {
     last_system: i64,
 }
 
+impl Group {
+    /// A group whose first packet is (send, arrival); its size is added by the caller.
+    fn starting(send: i64, arrival: i64, system: i64) -> Self {
+        Group {
+            size: 0,
+            first_send: send,
+            send,
+            first_arrival: arrival,
+            complete: arrival,
+            last_system: system,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct InterArrival {
     group_length_ns: i64,
@@ -89,14 +103,7 @@ impl InterArrival {
         let mut out = None;
         match self.current {
             None => {
-                self.current = Some(Group {
-                    size: 0,
-                    first_send: send,
-                    send,
-                    first_arrival: arrival,
-                    complete: arrival,
-                    last_system: system,
-                });
+                self.current = Some(Group::starting(send, arrival, system));
             }
             Some(g) => {
                 if send < g.first_send {
@@ -128,14 +135,7 @@ impl InterArrival {
                         });
                     }
                     self.prev = Some(g);
-                    self.current = Some(Group {
-                        size: 0,
-                        first_send: send,
-                        send,
-                        first_arrival: arrival,
-                        complete: arrival,
-                        last_system: system,
-                    });
+                    self.current = Some(Group::starting(send, arrival, system));
                 } else if let Some(c) = &mut self.current {
                     c.send = c.send.max(send);
                 }

@@ -220,11 +220,7 @@ impl CongestionController for GccPaper {
     }
 
     fn target(&self) -> CcTarget {
-        CcTarget {
-            cwnd_bytes: None,
-            pacing_rate: Some(Rate::from_bps((self.target_bps * self.cfg.pacing_factor) as u64)),
-            target_rate: Some(Rate::from_bps(self.target_bps as u64)),
-        }
+        crate::rate_target(self.target_bps, self.cfg.pacing_factor)
     }
 
     fn metrics(&self) -> CcMetrics {

@@ -202,11 +202,7 @@ impl CongestionController for Gcc {
     fn target(&self) -> CcTarget {
         let factor =
             if self.got_feedback { self.cfg.pacing_factor } else { self.cfg.initial_pacing_factor };
-        CcTarget {
-            cwnd_bytes: None,
-            pacing_rate: Some(Rate::from_bps((self.target_bps * factor) as u64)),
-            target_rate: Some(Rate::from_bps(self.target_bps as u64)),
-        }
+        crate::rate_target(self.target_bps, factor)
     }
 
     fn metrics(&self) -> CcMetrics {
