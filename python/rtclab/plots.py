@@ -82,6 +82,22 @@ def plot_cwnd(result: RunResult, path: Path) -> Path | None:
     return _finish(fig, ax, path, result, "cwnd (packets, end of bin)", "congestion windows")
 
 
+def plot_delay_detector(result: RunResult, path: Path) -> Path | None:
+    """GCC flows: the detector's statistic against its (adaptive) threshold."""
+    if "delay_gradient" not in result.flows:
+        return None
+    media = result.flows.dropna(subset=["delay_gradient"])
+    if media.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    for fid, g in media.groupby("flow", sort=True):
+        name = g["flow_name"].iloc[0]
+        (line,) = ax.plot(g["time_s"], g["delay_gradient"], lw=1, label=f"{name} gradient statistic")
+        ax.plot(g["time_s"], g["threshold"], lw=1, ls="--", color=line.get_color(), label=f"{name} ± threshold")
+        ax.plot(g["time_s"], -g["threshold"], lw=1, ls="--", color=line.get_color())
+    return _finish(fig, ax, path, result, "ms-equivalents", "GCC over-use detector (end of each bin)", ylim=(None, None))
+
+
 def plot_fairness(result: RunResult, path: Path) -> Path | None:
     fr = result.fairness.dropna(subset=["jain"])
     fr = fr[fr["active_flows"] >= 2]
@@ -100,6 +116,7 @@ def plot_all(result: RunResult, out_dir: Path) -> list[Path]:
         plot_queuing_delay(result, out_dir / "queuing_delay.png"),
         plot_queue(result, out_dir / "queue.png"),
         plot_cwnd(result, out_dir / "cwnd.png"),
+        plot_delay_detector(result, out_dir / "gcc_detector.png"),
         plot_fairness(result, out_dir / "fairness.png"),
     ]
     return [p for p in made if p is not None]

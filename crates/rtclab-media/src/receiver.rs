@@ -144,9 +144,9 @@ impl MediaReceiver {
             .min()
     }
 
-    /// The paper receiver's current estimate (for time series).
-    pub fn receiver_estimate_bps(&self) -> Option<f64> {
-        self.remb.as_ref().map(|r| r.estimate_bps())
+    /// The paper receiver's estimator (for time series).
+    pub fn remb_estimator(&self) -> Option<&GccPaperReceiver> {
+        self.remb.as_ref()
     }
 }
 

@@ -95,6 +95,7 @@ pub struct FlowMeter {
     col_cwnd: Vec<f64>,
     col_srtt_ms: Vec<f64>,
     col_target_mbps: Vec<f64>,
+    col_cc: Vec<CcSample>,
     b_frames: u64,
     col_fps: Vec<f64>,
 }
@@ -144,6 +145,36 @@ impl LinkMeter {
         self.b_max = self.cur_bytes;
         self.b_departed = 0;
         self.b_drops = [0; N_REASONS];
+    }
+}
+
+/// Congestion-controller state sampled at the end of each bin (NaN where not applicable).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcSample {
+    pub cwnd_packets: f64,
+    pub srtt_ms: f64,
+    pub target_mbps: f64,
+    /// Detector state: -1 underuse, 0 normal, 1 over-use.
+    pub state: f64,
+    /// The detector's statistic (gcc: min(N,60)·4·trend; gcc_paper: min(N,60)·m).
+    pub delay_gradient: f64,
+    pub threshold: f64,
+    pub delay_based_mbps: f64,
+    pub loss_based_mbps: f64,
+}
+
+impl Default for CcSample {
+    fn default() -> Self {
+        CcSample {
+            cwnd_packets: f64::NAN,
+            srtt_ms: f64::NAN,
+            target_mbps: f64::NAN,
+            state: f64::NAN,
+            delay_gradient: f64::NAN,
+            threshold: f64::NAN,
+            delay_based_mbps: f64::NAN,
+            loss_based_mbps: f64::NAN,
+        }
     }
 }
 
@@ -274,13 +305,12 @@ impl Meters {
         }
     }
 
-    /// Closes the bin ending at `self.next_bin_end`. `sample(flow)` gives (cwnd packets,
-    /// srtt ms, media target Mbit/s).
+    /// Closes the bin ending at `self.next_bin_end`; `sample(flow)` gives the controller state.
     pub fn close_bin(
         &mut self,
         fwd_capacity_bits: f64,
         rev_capacity_bits: f64,
-        mut sample: impl FnMut(usize) -> (f64, f64, f64),
+        mut sample: impl FnMut(usize) -> CcSample,
     ) {
         let end = self.next_bin_end;
         for (i, f) in self.flows.iter_mut().enumerate() {
@@ -292,10 +322,11 @@ impl Meters {
             f.col_q_max_ms.push(if f.b_n > 0 { f.b_q_max as f64 / 1e6 } else { f64::NAN });
             f.col_owd_mean_ms.push(if f.b_n > 0 { f.b_owd_sum as f64 / n / 1e6 } else { f64::NAN });
             f.col_drops.push(f.b_drops);
-            let (cwnd, srtt, target) = sample(i);
-            f.col_cwnd.push(cwnd);
-            f.col_srtt_ms.push(srtt);
-            f.col_target_mbps.push(target);
+            let cc = sample(i);
+            f.col_cwnd.push(cc.cwnd_packets);
+            f.col_srtt_ms.push(cc.srtt_ms);
+            f.col_target_mbps.push(cc.target_mbps);
+            f.col_cc.push(cc);
             f.col_fps.push(f.b_frames as f64 / self.bin.as_secs_f64());
             f.b_frames = 0;
             f.b_recv = 0;
@@ -328,6 +359,11 @@ impl Meters {
             "srtt_ms",
             "target_mbps",
             "frame_rate",
+            "cc_state",
+            "delay_gradient",
+            "threshold",
+            "delay_based_mbps",
+            "loss_based_mbps",
         ]);
         let secs = self.bin.as_secs_f64();
         let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
@@ -353,6 +389,11 @@ impl Meters {
                     f.col_srtt_ms[b],
                     f.col_target_mbps[b],
                     f.col_fps[b],
+                    f.col_cc[b].state,
+                    f.col_cc[b].delay_gradient,
+                    f.col_cc[b].threshold,
+                    f.col_cc[b].delay_based_mbps,
+                    f.col_cc[b].loss_based_mbps,
                 ]);
             }
         }

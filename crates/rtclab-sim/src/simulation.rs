@@ -13,7 +13,7 @@
 //! endpoint timers, flow start/stop) go through the event queue.
 
 use crate::event::{Event, EventQueue, TimerSlot};
-use crate::metrics::{EngineStats, Meters, RunOutput};
+use crate::metrics::{CcSample, EngineStats, Meters, RunOutput};
 use crate::summary;
 use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time, TimeDelta};
@@ -345,19 +345,40 @@ impl Simulation {
         let rev_bits =
             self.rev_link.map_or(0.0, |i| self.link(i).capacity().bits_between(b_start, b_end));
         let flows = &self.flows;
-        self.meters.close_bin(fwd_bits, rev_bits, |i| match &flows[i].ep {
-            Endpoint::Tcp { sender, .. } => {
-                let cwnd = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
-                    / self.scenario.flows[i].kind.packet_size() as f64;
-                let srtt = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
-                (cwnd, srtt, f64::NAN)
+        self.meters.close_bin(fwd_bits, rev_bits, |i| {
+            let mut c = CcSample::default();
+            match &flows[i].ep {
+                Endpoint::Tcp { sender, .. } => {
+                    c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
+                        / self.scenario.flows[i].kind.packet_size() as f64;
+                    c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+                }
+                Endpoint::Cbr { .. } => {}
+                Endpoint::Media { sender, receiver } => {
+                    let cc = sender.controller();
+                    c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
+                    match cc {
+                        AnyController::Gcc(g) => {
+                            c.state = g.detector_state().code();
+                            c.delay_gradient = g.trendline().modified_trend();
+                            c.threshold = g.trendline().threshold();
+                            c.delay_based_mbps = g.delay_based_bps() / 1e6;
+                            c.loss_based_mbps = g.loss_based_bps() / 1e6;
+                        }
+                        AnyController::GccPaper(g) => {
+                            c.loss_based_mbps = g.loss_based_bps() / 1e6;
+                            if let Some(r) = receiver.remb_estimator() {
+                                c.state = r.state().code();
+                                c.delay_gradient = r.delay_gradient();
+                                c.threshold = r.detector().threshold();
+                                c.delay_based_mbps = r.estimate_bps() / 1e6;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
             }
-            Endpoint::Cbr { .. } => (f64::NAN, f64::NAN, f64::NAN),
-            Endpoint::Media { sender, .. } => {
-                let target =
-                    sender.controller().target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
-                (f64::NAN, f64::NAN, target)
-            }
+            c
         });
     }
 

@@ -105,6 +105,11 @@ impl GccPaperReceiver {
     pub fn detector(&self) -> &KalmanDelayDetector {
         &self.detector
     }
+    /// The detector's statistic, min(N, 60)·m (ms).
+    pub fn delay_gradient(&self) -> f64 {
+        let e = self.detector.estimator();
+        e.num_deltas().min(60) as f64 * e.offset()
+    }
 
     /// One received media packet: its send time (abs-send-time, any epoch, ns), size and the
     /// RTT the receiver knows. Returns a REMB value (bit/s) when one should be sent now.
@@ -185,6 +190,9 @@ impl GccPaper {
 
     pub fn target_bps(&self) -> f64 {
         self.target_bps
+    }
+    pub fn loss_based_bps(&self) -> f64 {
+        self.loss.target_bps()
     }
 
     fn update_target(&mut self, now: Time) {

@@ -111,6 +111,9 @@ impl Gcc {
     pub fn trendline(&self) -> &Trendline {
         &self.trendline
     }
+    pub fn loss_based_bps(&self) -> f64 {
+        self.loss.target_bps()
+    }
 
     fn update_target(&mut self, now: Time) {
         let t = self.loss.target_bps().min(self.delay_based_bps).min(self.receiver_limit_bps);
