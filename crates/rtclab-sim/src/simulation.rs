@@ -259,6 +259,11 @@ impl Simulation {
         held
     }
 
+    /// Media feedback contents held for packets still in flight (for leak checks).
+    pub fn pending_feedback(&self) -> usize {
+        self.feedback.len()
+    }
+
     /// Runs to the end of the scenario.
     pub fn run(&mut self) {
         while !self.step(u64::MAX) {}

@@ -81,6 +81,25 @@ cc = "newreno"
 rtt = "100ms"
 start = "3s"
 "#,
+        r#"duration = "20s"
+[link]
+capacity = "1500kbps"
+queue = { limit = "100ms" }
+loss = { model = "iid", rate = 0.03 }
+[reverse_link]
+capacity = "200kbps"
+queue = { limit = "5pkt" }
+loss = { model = "iid", rate = 0.05 }
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "50ms"
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "80ms"
+start = "2s"
+"#,
     ];
     for (i, c) in cases.iter().enumerate() {
         for seed in 1..=3 {

@@ -28,6 +28,15 @@ kind = "cbr"
 rate = "1Mbps"
 rtt = "20ms"
 jitter = "5ms"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+jitter = "2ms"
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "60ms"
 "#;
 
 fn fingerprint(o: &rtclab_sim::RunOutput) -> (String, Vec<Vec<u64>>) {
