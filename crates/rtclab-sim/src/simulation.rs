@@ -273,15 +273,7 @@ impl Simulation {
     /// clock to `t`. Returns true once the scenario has ended.
     pub fn run_until(&mut self, t: Time) -> bool {
         let t = t.min(self.end);
-        while let Some(next) = self.queue.peek_time() {
-            if next >= t {
-                break;
-            }
-            let (next, ev) = self.queue.pop().expect("peeked");
-            self.advance_clock(next);
-            self.dispatch(ev);
-            self.events += 1;
-        }
+        while self.process_next_before(t) {}
         self.advance_clock(t);
         self.now >= self.end
     }
@@ -312,23 +304,28 @@ impl Simulation {
 
     /// Processes up to `max_events` events; returns true once the scenario has ended.
     pub fn step(&mut self, max_events: u64) -> bool {
-        let mut budget = max_events;
-        while budget > 0 {
-            match self.queue.peek_time() {
-                Some(t) if t < self.end => {
-                    let (t, ev) = self.queue.pop().expect("peeked");
-                    self.advance_clock(t);
-                    self.dispatch(ev);
-                    self.events += 1;
-                    budget -= 1;
-                }
-                _ => {
-                    self.advance_clock(self.end);
-                    return true;
-                }
+        for _ in 0..max_events {
+            if !self.process_next_before(self.end) {
+                self.advance_clock(self.end);
+                return true;
             }
         }
         false
+    }
+
+    /// Processes the earliest event if it is due before `limit`; false if none is.
+    #[inline]
+    fn process_next_before(&mut self, limit: Time) -> bool {
+        match self.queue.peek_time() {
+            Some(t) if t < limit => {
+                let (t, ev) = self.queue.pop().expect("peeked");
+                self.advance_clock(t);
+                self.dispatch(ev);
+                self.events += 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     fn advance_clock(&mut self, t: Time) {
