@@ -252,6 +252,17 @@ mod tests {
         }
     }
 
+    /// Receive deltas in microseconds (-1 for packets without one).
+    fn deltas_us(f: &TransportFeedback) -> Vec<i32> {
+        f.packets
+            .iter()
+            .map(|p| match p {
+                PacketStatus::Received { delta_ticks } => *delta_ticks * 250,
+                _ => -1,
+            })
+            .collect()
+    }
+
     /// The TWCC body alone, ignoring the RTCP header's padding bit. pion's vectors 2 and 3
     /// set P with an inconsistent count (3 with one byte left; 0), which RFC 3550 and
     /// libwebrtc's header parser reject, as our compound parser does; pion's test reads the
@@ -304,15 +315,7 @@ mod tests {
             0x6, 0x45, 0xb1, 0x5a, 0x40, 0x40, 0x2, 0x20, 0x04, 0x1f, 0xfe, 0x1f, 0x9a, 0xd0, 0x0,
             0xd0, 0x0,
         ]);
-        let d: Vec<i32> = f
-            .packets
-            .iter()
-            .map(|p| match p {
-                PacketStatus::Received { delta_ticks } => *delta_ticks * 250,
-                _ => -1,
-            })
-            .collect();
-        assert_eq!(d, vec![2047500, 2022500, 52000, 0, 52000, 0]);
+        assert_eq!(deltas_us(&f), vec![2047500, 2022500, 52000, 0, 52000, 0]);
     }
 
     #[test]
@@ -323,15 +326,7 @@ mod tests {
             0x0, 0x3,
         ]);
         assert_eq!((f.base_seq, f.reference_time, f.fb_count), (4, 1074030, 1));
-        let us: Vec<i32> = f
-            .packets
-            .iter()
-            .map(|p| match p {
-                PacketStatus::Received { delta_ticks } => *delta_ticks * 250,
-                _ => -1,
-            })
-            .collect();
-        assert_eq!(us, vec![19000, 9000, 9000, 4000, 3000, 3000, 4000]);
+        assert_eq!(deltas_us(&f), vec![19000, 9000, 9000, 4000, 3000, 3000, 4000]);
     }
 
     #[test]
