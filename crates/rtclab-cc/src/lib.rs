@@ -22,6 +22,19 @@ pub struct SentPacket {
     pub size: u32,
     pub retransmit: bool,
     pub bytes_in_flight: u64,
+    /// The probe cluster this packet belongs to (media senders, see [`ProbeCluster`]).
+    pub probe_cluster: Option<u32>,
+}
+
+/// A request to send a burst at `rate` so the estimate can be tested above the current
+/// target (libwebrtc `ProbeClusterConfig`): at least `min_bytes` and `min_probes` packets,
+/// media first, padding when there is no media to send.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeCluster {
+    pub id: u32,
+    pub rate: Rate,
+    pub min_bytes: u64,
+    pub min_probes: u32,
 }
 
 /// What one acknowledgement told the transport.
@@ -56,6 +69,8 @@ pub struct PacketResult {
     /// None: reported as not received.
     pub arrival: Option<Time>,
     pub size: u32,
+    /// The probe cluster the packet was sent in.
+    pub probe_cluster: Option<u32>,
 }
 
 /// A congestion signal.
@@ -76,6 +91,9 @@ pub struct CcTarget {
     pub pacing_rate: Option<Rate>,
     /// Target media rate (rate-based controllers).
     pub target_rate: Option<Rate>,
+    /// Media senders: fraction of frames the encoder should drop because too much data is
+    /// unacknowledged (libwebrtc congestion-window pushback in `DropFrame` mode), 0..1.
+    pub frame_drop_ratio: f64,
 }
 
 /// Internal state for time series; never read by control logic.
@@ -88,7 +106,7 @@ pub struct CcMetrics {
     /// A small state code (controller-specific; e.g. 0 = slow start, 1 = avoidance).
     pub state: u8,
     /// Controller-specific named values (e.g. GCC's delay gradient and threshold).
-    pub extra: [Option<(&'static str, f64)>; 6],
+    pub extra: [Option<(&'static str, f64)>; 8],
 }
 
 pub trait CongestionController {
@@ -106,6 +124,10 @@ pub trait CongestionController {
     fn on_loss_report(&mut self, _now: Time, _fraction_lost: f64, _rtt: Option<TimeDelta>) {}
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    /// Media senders: the next probe cluster to send, if the controller wants one now.
+    fn poll_probe(&mut self, _now: Time) -> Option<ProbeCluster> {
         None
     }
     fn target(&self) -> CcTarget;
@@ -166,6 +188,9 @@ impl CongestionController for AnyController {
     fn poll_timeout(&self) -> Option<Time> {
         dispatch!(self, c => c.poll_timeout())
     }
+    fn poll_probe(&mut self, now: Time) -> Option<ProbeCluster> {
+        dispatch!(self, c => c.poll_probe(now))
+    }
     #[inline]
     fn target(&self) -> CcTarget {
         dispatch!(self, c => c.target())
@@ -198,6 +223,7 @@ pub(crate) fn rate_target(target_bps: f64, pacing_factor: f64) -> CcTarget {
         cwnd_bytes: None,
         pacing_rate: Some(Rate::from_bps((target_bps * pacing_factor) as u64)),
         target_rate: Some(Rate::from_bps(target_bps as u64)),
+        frame_drop_ratio: 0.0,
     }
 }
 

@@ -61,7 +61,13 @@ fn simulate(paper: bool, capacity: impl Fn(f64) -> f64, seconds: f64) -> Run {
         }
         while in_flight.front().is_some_and(|p| p.2 <= now) {
             let (s, sent, arrival, size) = in_flight.pop_front().unwrap();
-            unreported.push(PacketResult { seq: s, send_time: sent, arrival: Some(arrival), size });
+            unreported.push(PacketResult {
+                seq: s,
+                send_time: sent,
+                arrival: Some(arrival),
+                size,
+                probe_cluster: None,
+            });
             if let Some(remb) =
                 rx.on_packet(arrival, sent.as_nanos() as i64, size, Some(ONE_WAY + ONE_WAY))
             {

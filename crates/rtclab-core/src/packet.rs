@@ -81,6 +81,9 @@ pub enum PacketInfo {
     /// Media data: which frame, and the packet's place in it (`echo` holds the capture time,
     /// as an RTP timestamp would).
     Media { frame_id: u32, index: u16, count: u16 },
+    /// Media-path padding (probe clusters with no media to send): counted by transport
+    /// feedback, ignored by frame assembly.
+    Padding,
     /// Media feedback (RTCP): a handle to its content, which the engine keeps aside (the
     /// emulator sends real RTCP bytes instead).
     Feedback { id: u32 },

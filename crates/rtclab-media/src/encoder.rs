@@ -5,7 +5,14 @@
 //! frames to react), capped at `max_bitrate` (the papers' VP8 encoder is capped near 2 Mbit/s).
 //! A frame's size is the output rate / fps, times (1 + `size_jitter`·u) with u uniform of unit
 //! standard deviation; every `key_frame_interval` a key frame is `key_frame_factor` times larger.
-//! Frame sizes can instead be replayed from a trace (bytes per frame, looping).
+//! Frame sizes can instead be replayed from a trace (bytes per frame, looping): as recorded
+//! (`absolute`, the encoder then ignores the target) or `scaled`, where the trace gives each
+//! frame's size relative to the trace mean and the rate model gives the mean.
+//!
+//! Congestion-window pushback in libwebrtc's default `DropFrame` mode reaches the encoder as
+//! a drop ratio: with `reduce = min(target × ratio, target − min)`, one frame in
+//! `max(2, target / reduce)` is skipped and the target lowered by the same share
+//! (`VideoStreamEncoder::UpdateTargetBitrate`).
 
 use rtclab_core::{Rate, RngStream, Time, TimeDelta};
 
@@ -20,6 +27,8 @@ pub struct EncoderConfig {
     pub key_frame_factor: f64,
     /// Replayed frame sizes in bytes (looping); overrides the rate model when non-empty.
     pub size_trace: Vec<u32>,
+    /// Scale the trace to the current rate (its mean frame = output rate / fps).
+    pub size_trace_scaled: bool,
 }
 
 impl Default for EncoderConfig {
@@ -33,6 +42,7 @@ impl Default for EncoderConfig {
             key_frame_interval: Some(TimeDelta::from_secs(10)),
             key_frame_factor: 3.0,
             size_trace: Vec::new(),
+            size_trace_scaled: true,
         }
     }
 }
@@ -59,12 +69,25 @@ pub struct VideoEncoder {
     epoch: (Time, u64),
     next_key: Option<Time>,
     frame_id: u64,
+    trace_mean: f64,
+    drop_interval: Option<u64>,
+    drop_counter: u64,
+    pub frames_dropped: u64,
 }
 
 impl VideoEncoder {
     pub fn new(cfg: EncoderConfig, start: Rate, rng: RngStream) -> Self {
         let start = start.clamp(cfg.min_bitrate, cfg.max_bitrate);
+        let trace_mean = if cfg.size_trace.is_empty() {
+            1.0
+        } else {
+            cfg.size_trace.iter().map(|&x| x as f64).sum::<f64>() / cfg.size_trace.len() as f64
+        };
         VideoEncoder {
+            trace_mean: trace_mean.max(1.0),
+            drop_interval: None,
+            drop_counter: 0,
+            frames_dropped: 0,
             cfg,
             rng,
             target: start,
@@ -86,7 +109,22 @@ impl VideoEncoder {
         self.next_frame = None;
     }
     pub fn set_target(&mut self, target: Rate) {
-        self.target = target.clamp(self.cfg.min_bitrate, self.cfg.max_bitrate);
+        self.set_target_with_drop(target, 0.0);
+    }
+    /// The target and the pushback frame-drop ratio (0 = none).
+    pub fn set_target_with_drop(&mut self, target: Rate, drop_ratio: f64) {
+        let mut target = target.clamp(self.cfg.min_bitrate, self.cfg.max_bitrate);
+        self.drop_interval = None;
+        let (t, min) = (target.as_bps() as f64, self.cfg.min_bitrate.as_bps() as f64);
+        if drop_ratio > 0.0 && t > min {
+            let reduce = (t * drop_ratio).min(t - min);
+            if reduce > 0.0 {
+                let interval = ((t / reduce) as u64).max(2);
+                self.drop_interval = Some(interval);
+                target = Rate::from_bps((t - t / interval as f64) as u64);
+            }
+        }
+        self.target = target;
     }
     pub fn output_rate(&self) -> Rate {
         Rate::from_bps(self.output_bps as u64)
@@ -109,6 +147,14 @@ impl VideoEncoder {
         let tau = self.cfg.rate_time_constant.as_secs_f64();
         let k = if tau > 0.0 { 1.0 - (-dt.as_secs_f64() / tau).exp() } else { 1.0 };
         self.output_bps += (self.target.as_bps() as f64 - self.output_bps) * k;
+        if let Some(n) = self.drop_interval {
+            let drop = self.drop_counter.is_multiple_of(n);
+            self.drop_counter += 1;
+            if drop {
+                self.frames_dropped += 1;
+                return None;
+            }
+        }
         let key = self.next_key.is_some_and(|t| due >= t);
         if key {
             self.next_key = self.cfg.key_frame_interval.map(|i| due + i);
@@ -120,7 +166,13 @@ impl VideoEncoder {
             (base * if key { self.cfg.key_frame_factor } else { 1.0 }).max(1.0)
         } else {
             let n = self.cfg.size_trace.len() as u64;
-            self.cfg.size_trace.get((self.frame_id % n) as usize).copied().unwrap_or(1) as f64
+            let raw =
+                self.cfg.size_trace.get((self.frame_id % n) as usize).copied().unwrap_or(1) as f64;
+            if self.cfg.size_trace_scaled {
+                (raw / self.trace_mean * self.output_bps / 8.0 / self.cfg.fps).max(1.0)
+            } else {
+                raw
+            }
         };
         let f = Frame { id: self.frame_id, capture_time: due, size: size.round() as u32, key };
         self.frame_id += 1;
@@ -171,6 +223,42 @@ mod tests {
         assert!((r - 816_000.0).abs() < 40_000.0, "{r}");
         e.set_target(Rate::from_kbps(5_000));
         assert_eq!(e.target, Rate::from_kbps(2_000));
+    }
+
+    #[test]
+    fn pushback_drops_one_frame_in_n() {
+        let cfg = EncoderConfig { key_frame_interval: None, ..Default::default() };
+        let mut e = VideoEncoder::new(cfg, Rate::from_kbps(1_000), RngStream::from_seed(3));
+        // 25 % pushback: drop every 4th frame and aim 25 % lower.
+        e.set_target_with_drop(Rate::from_kbps(1_000), 0.25);
+        assert_eq!(e.target, Rate::from_kbps(750));
+        e.start(Time::ZERO);
+        let (_, frames) = run(&mut e, Time::ZERO, 10);
+        assert_eq!(frames, 225);
+        assert_eq!(e.frames_dropped, 75);
+        // Frame ids stay consecutive (the receiver sees no gap in the stream).
+        e.set_target(Rate::from_kbps(1_000));
+        let f = e.poll_frame(Time::from_secs(20)).unwrap();
+        assert_eq!(f.id, 225);
+    }
+
+    #[test]
+    fn scaled_trace_keeps_its_shape_at_the_target_rate() {
+        let cfg = EncoderConfig {
+            key_frame_interval: None,
+            size_trace: vec![1000, 3000],
+            rate_time_constant: TimeDelta::ZERO,
+            ..Default::default()
+        };
+        let mut e = VideoEncoder::new(cfg.clone(), Rate::from_kbps(480), RngStream::from_seed(4));
+        e.start(Time::ZERO);
+        let a = e.poll_frame(Time::ZERO).unwrap().size;
+        let b = e.poll_frame(Time::from_millis(34)).unwrap().size;
+        assert_eq!((a, b), (1000, 3000)); // mean 2000 B = 480 kbit/s / 30 fps
+        let cfg = EncoderConfig { size_trace_scaled: false, ..cfg };
+        let mut e = VideoEncoder::new(cfg, Rate::from_kbps(100), RngStream::from_seed(4));
+        e.start(Time::ZERO);
+        assert_eq!(e.poll_frame(Time::ZERO).unwrap().size, 1000);
     }
 
     #[test]

@@ -9,34 +9,54 @@ use std::collections::VecDeque;
 
 const HISTORY: TimeDelta = TimeDelta::from_secs(60);
 
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    seq: u64,
+    time: Time,
+    size: u32,
+    probe_cluster: Option<u32>,
+    reported: bool,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SendHistory {
-    /// (unwrapped seq, send time, size), seq increasing by one.
-    sent: VecDeque<(u64, Time, u32)>,
+    /// Seq increasing by one.
+    sent: VecDeque<Sent>,
     next_seq: u64,
+    /// Bytes sent and not yet reported by any feedback (received or lost).
+    in_flight: u64,
 }
 
 impl SendHistory {
     /// Records a packet; returns its unwrapped transport sequence number (put the low 16
     /// bits in the header extension).
-    pub fn on_sent(&mut self, now: Time, size: u32) -> u64 {
+    pub fn on_sent(&mut self, now: Time, size: u32, probe_cluster: Option<u32>) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.sent.push_back((seq, now, size));
-        while self.sent.front().is_some_and(|x| now - x.1 > HISTORY) {
+        self.sent.push_back(Sent { seq, time: now, size, probe_cluster, reported: false });
+        self.in_flight += size as u64;
+        while let Some(old) = self.sent.front().copied().filter(|x| now - x.time > HISTORY) {
+            if !old.reported {
+                self.in_flight -= old.size as u64;
+            }
             self.sent.pop_front();
         }
         seq
     }
 
-    fn lookup(&self, seq: u64) -> Option<(Time, u32)> {
-        let first = self.sent.front()?.0;
+    /// Bytes sent and not yet covered by feedback (libwebrtc's data in flight).
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.in_flight
+    }
+
+    fn index(&self, seq: u64) -> Option<usize> {
+        let first = self.sent.front()?.seq;
         let i = seq.checked_sub(first)? as usize;
-        self.sent.get(i).map(|x| (x.1, x.2))
+        (i < self.sent.len()).then_some(i)
     }
 
     /// Unwraps a 16-bit sequence number to the sent packet nearest to the newest.
-    fn unwrap(&self, seq16: u16) -> u64 {
+    pub fn unwrap(&self, seq16: u16) -> u64 {
         let newest = self.next_seq.saturating_sub(1);
         let base = newest & !0xFFFF;
         let candidates =
@@ -44,23 +64,39 @@ impl SendHistory {
         candidates.into_iter().filter(|&c| c <= newest).max().unwrap_or(seq16 as u64)
     }
 
-    /// Per-packet results for a TWCC report (arrival times on the receiver's clock).
-    /// Packets the history no longer holds are skipped.
-    pub fn on_transport_feedback(&self, fb: &TransportFeedback) -> Vec<PacketResult> {
-        let base = self.unwrap(fb.base_seq);
-        let mut out = Vec::with_capacity(fb.packets.len());
-        for (i, (_, arrival_us)) in fb.arrivals().into_iter().enumerate() {
+    /// Per-packet results for consecutive sequence numbers from `base` with their arrival
+    /// times (None: not received); packets the history no longer holds are skipped.
+    pub fn results(
+        &mut self,
+        base: u64,
+        arrivals: impl IntoIterator<Item = Option<Time>>,
+    ) -> Vec<PacketResult> {
+        let mut out = Vec::new();
+        for (i, arrival) in arrivals.into_iter().enumerate() {
             let seq = base + i as u64;
-            if let Some((send_time, size)) = self.lookup(seq) {
-                out.push(PacketResult {
-                    seq,
-                    send_time,
-                    arrival: arrival_us.map(|us| Time::from_micros(us.max(0) as u64)),
-                    size,
-                });
+            let Some(idx) = self.index(seq) else { continue };
+            let Some(e) = self.sent.get_mut(idx) else { continue };
+            if !e.reported {
+                e.reported = true;
+                self.in_flight -= e.size as u64;
             }
+            out.push(PacketResult {
+                seq,
+                send_time: e.time,
+                arrival,
+                size: e.size,
+                probe_cluster: e.probe_cluster,
+            });
         }
         out
+    }
+
+    /// Per-packet results for a TWCC report (arrival times on the receiver's clock).
+    pub fn on_transport_feedback(&mut self, fb: &TransportFeedback) -> Vec<PacketResult> {
+        let base = self.unwrap(fb.base_seq);
+        let arrivals =
+            fb.arrivals().into_iter().map(|(_, a)| a.map(|us| Time::from_micros(us.max(0) as u64)));
+        self.results(base, arrivals)
     }
 }
 
@@ -72,7 +108,7 @@ mod tests {
     fn unwraps_across_16_bits() {
         let mut h = SendHistory::default();
         for i in 0..70_000u64 {
-            h.on_sent(Time::from_micros(i * 10), 1000);
+            h.on_sent(Time::from_micros(i * 10), 1000, None);
         }
         // 65_536 + 100 was sent as 100 on the wire.
         let arrivals: Vec<Option<i64>> = (0..5).map(|k| Some(1_000_000 + k * 500)).collect();
@@ -82,5 +118,24 @@ mod tests {
         assert_eq!(r[0].seq, 65_636);
         assert_eq!(r[0].send_time, Time::from_micros(656_360));
         assert_eq!(r[4].arrival, Some(Time::from_micros(1_002_000)));
+    }
+
+    #[test]
+    fn in_flight_counts_unreported_bytes() {
+        let mut h = SendHistory::default();
+        for i in 0..10u64 {
+            h.on_sent(Time::from_millis(i), 1000, (i < 5).then_some(7));
+        }
+        assert_eq!(h.in_flight_bytes(), 10_000);
+        let r = h.results(2, [Some(Time::from_millis(50)), None, Some(Time::from_millis(52))]);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].probe_cluster, Some(7));
+        assert_eq!(h.in_flight_bytes(), 7_000);
+        // Reported twice: counted once.
+        h.results(2, [Some(Time::from_millis(50))]);
+        assert_eq!(h.in_flight_bytes(), 7_000);
+        // Packets leave the history after 60 s.
+        h.on_sent(Time::from_secs(61), 500, None);
+        assert_eq!(h.in_flight_bytes(), 500);
     }
 }

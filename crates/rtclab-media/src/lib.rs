@@ -4,13 +4,16 @@
 //! - [`encoder::VideoEncoder`]: frames at a fixed rate whose sizes follow the target bitrate
 //!   with encoder lag, size variation and periodic key frames, capped at a maximum bitrate.
 //! - [`packetizer`]: frames into RTP-sized packets.
-//! - [`pacer::Pacer`]: a leaky bucket at the pacing rate.
-//! - [`history::SendHistory`]: transport-wide sequence numbers → send time and size; turns
-//!   TWCC feedback into per-packet results for the controller.
+//! - [`pacer::Pacer`]: a leaky bucket at the pacing rate (optionally in 5 ms bursts) that
+//!   also runs probe clusters, with padding when there is no media.
+//! - [`history::SendHistory`]: transport-wide sequence numbers → send time, size and probe
+//!   cluster; turns feedback into per-packet results and tracks the bytes in flight.
 //! - [`feedback::TwccGenerator`]: receiver-side transport-wide feedback at a fixed cadence.
+//! - [`ccfb`]: RFC 8888 feedback, generator (receiver) and adapter (sender).
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
 
+pub mod ccfb;
 pub mod encoder;
 pub mod feedback;
 pub mod frames;

@@ -4,6 +4,7 @@
 //! abs-send-time is modelled as on the wire: 6.18 fixed point, wrapping every 64 s, unwrapped
 //! here.
 
+use crate::ccfb::{CcfbConfig, CcfbGenerator};
 use crate::feedback::TwccGenerator;
 use crate::frames::FrameAssembler;
 use crate::sender::MediaFeedback;
@@ -16,6 +17,7 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeedbackMode {
     Twcc { interval: TimeDelta },
+    Ccfb(CcfbConfig),
     RembAndRr { estimator: Box<GccPaperConfig>, rr_interval: TimeDelta },
 }
 
@@ -23,6 +25,7 @@ const ABS_SEND_TIME_WRAP_NS: i64 = 64_000_000_000;
 
 pub struct MediaReceiver {
     twcc: Option<TwccGenerator>,
+    ccfb: Option<CcfbGenerator>,
     remb: Option<GccPaperReceiver>,
     rr_interval: TimeDelta,
     next_rr: Option<Time>,
@@ -39,16 +42,18 @@ pub struct MediaReceiver {
 
 impl MediaReceiver {
     pub fn new(mode: FeedbackMode, stall_threshold: Option<TimeDelta>) -> Self {
-        let (twcc, remb, rr_interval) = match mode {
-            FeedbackMode::Twcc { interval } => {
-                (Some(TwccGenerator::new(interval, 0, 1)), None, TimeDelta::ZERO)
+        let (mut twcc, mut ccfb, mut remb, mut rr_interval) = (None, None, None, TimeDelta::ZERO);
+        match mode {
+            FeedbackMode::Twcc { interval } => twcc = Some(TwccGenerator::new(interval, 0, 1)),
+            FeedbackMode::Ccfb(cfg) => ccfb = Some(CcfbGenerator::new(cfg, 0, 1)),
+            FeedbackMode::RembAndRr { estimator, rr_interval: rr } => {
+                remb = Some(GccPaperReceiver::new(*estimator));
+                rr_interval = rr;
             }
-            FeedbackMode::RembAndRr { estimator, rr_interval } => {
-                (None, Some(GccPaperReceiver::new(*estimator)), rr_interval)
-            }
-        };
+        }
         MediaReceiver {
             twcc,
+            ccfb,
             remb,
             rr_interval,
             next_rr: None,
@@ -88,6 +93,11 @@ impl MediaReceiver {
         self.bytes_received += pkt.size as u64;
         if let Some(g) = &mut self.twcc {
             g.on_packet(now, pkt.seq);
+        }
+        if let Some(g) = &mut self.ccfb {
+            let marker =
+                matches!(pkt.info, PacketInfo::Media { index, count, .. } if index + 1 == count);
+            g.on_packet(now, pkt.seq, marker);
         }
         if self.remb.is_some() {
             let send_ns = self.unwrap_abs_send_time(pkt.sent_at);
@@ -134,14 +144,23 @@ impl MediaReceiver {
                 self.pending.push_back(MediaFeedback::Twcc(fb));
             }
         }
+        if let Some(g) = &mut self.ccfb {
+            if let Ok(Some(fb)) = g.poll_feedback(now) {
+                self.pending.push_back(MediaFeedback::Ccfb(fb));
+            }
+        }
         self.pending.pop_front()
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.twcc.as_ref().and_then(|g| g.poll_timeout()), self.next_rr]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.twcc.as_ref().and_then(|g| g.poll_timeout()),
+            self.ccfb.as_ref().and_then(|g| g.poll_timeout()),
+            self.next_rr,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The paper receiver's estimator (for time series).
@@ -155,6 +174,7 @@ pub fn feedback_wire_size(fb: &MediaFeedback) -> u32 {
     use rtclab_wire::rtcp::{Remb, RtcpPacket};
     let rtcp = match fb {
         MediaFeedback::Twcc(t) => RtcpPacket::TransportFeedback(t.clone()),
+        MediaFeedback::Ccfb(c) => RtcpPacket::CongestionControlFeedback(c.clone()),
         MediaFeedback::Remb(bps) => {
             RtcpPacket::Remb(Remb { sender_ssrc: 0, bitrate_bps: *bps, ssrcs: vec![1] })
         }

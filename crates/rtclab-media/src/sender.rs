@@ -5,11 +5,11 @@
 
 use crate::encoder::{EncoderConfig, VideoEncoder};
 use crate::history::SendHistory;
-use crate::pacer::Pacer;
+use crate::pacer::{Paced, Pacer};
 use crate::packetizer::{packetize, PacketizerConfig};
-use rtclab_cc::{AnyController, CongestionController};
+use rtclab_cc::{AnyController, CongestionController, SentPacket};
 use rtclab_core::{FlowId, Packet, PacketInfo, Rate, RngStream, Time};
-use rtclab_wire::rtcp::TransportFeedback;
+use rtclab_wire::rtcp::{CongestionControlFeedback, TransportFeedback};
 
 /// What a media receiver tells its sender.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +18,8 @@ pub enum MediaFeedback {
     Twcc(TransportFeedback),
     /// Receiver-estimated maximum bitrate, bit/s.
     Remb(u64),
+    /// RFC 8888 congestion control feedback (send-side estimation).
+    Ccfb(CongestionControlFeedback),
     /// Receiver report: fraction of packets lost since the previous report.
     ReceiverReport { fraction_lost: f64 },
 }
@@ -27,6 +29,8 @@ pub struct MediaSenderConfig {
     pub encoder: EncoderConfig,
     pub packetizer: PacketizerConfig,
     pub start_bitrate: Rate,
+    /// Pacer bursts (the 2017 paper's 5 ms pacer); None = smooth pacing.
+    pub pacer_burst: Option<rtclab_core::TimeDelta>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,6 +39,9 @@ pub struct MediaSenderStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub feedbacks: u64,
+    pub padding_packets: u64,
+    pub padding_bytes: u64,
+    pub probe_clusters: u64,
 }
 
 pub struct MediaSender {
@@ -50,11 +57,14 @@ pub struct MediaSender {
 impl MediaSender {
     pub fn new(flow: FlowId, cfg: MediaSenderConfig, cc: AnyController, rng: RngStream) -> Self {
         let encoder = VideoEncoder::new(cfg.encoder.clone(), cfg.start_bitrate, rng);
+        let pacer = Pacer::new(Rate::ZERO)
+            .with_bursts(cfg.pacer_burst)
+            .with_max_padding(cfg.packetizer.max_payload + cfg.packetizer.overhead);
         let mut s = MediaSender {
             flow,
             cfg,
             encoder,
-            pacer: Pacer::default(),
+            pacer,
             history: SendHistory::default(),
             cc,
             stats: MediaSenderStats::default(),
@@ -79,12 +89,23 @@ impl MediaSender {
     pub fn stop(&mut self) {
         self.encoder.stop();
     }
+    pub fn frames_dropped(&self) -> u64 {
+        self.encoder.frames_dropped
+    }
 
     fn apply_target(&mut self) {
         let t = self.cc.target();
         let target = t.target_rate.unwrap_or(self.cfg.start_bitrate);
-        self.encoder.set_target(target);
+        self.encoder.set_target_with_drop(target, t.frame_drop_ratio);
         self.pacer.set_rate(t.pacing_rate.unwrap_or(target));
+    }
+
+    /// Hands the controller's probe clusters to the pacer.
+    fn take_probes(&mut self, now: Time) {
+        while let Some(c) = self.cc.poll_probe(now) {
+            self.stats.probe_clusters += 1;
+            self.pacer.add_probe_cluster(now, c);
+        }
     }
 
     pub fn handle_feedback(&mut self, now: Time, fb: &MediaFeedback) {
@@ -94,16 +115,26 @@ impl MediaSender {
                 let results = self.history.on_transport_feedback(t);
                 self.cc.on_transport_feedback(now, &results);
             }
+            MediaFeedback::Ccfb(c) => {
+                let mut results = Vec::new();
+                for (base, arrivals) in crate::ccfb::arrivals(c, &self.history) {
+                    results.extend(self.history.results(base, arrivals));
+                }
+                self.cc.on_transport_feedback(now, &results);
+            }
             MediaFeedback::Remb(bps) => self.cc.on_receiver_estimate(now, Rate::from_bps(*bps)),
             MediaFeedback::ReceiverReport { fraction_lost } => {
                 self.cc.on_loss_report(now, *fraction_lost, None)
             }
         }
         self.apply_target();
+        self.take_probes(now);
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
         self.cc.handle_timeout(now);
+        self.apply_target();
+        self.take_probes(now);
     }
 
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
@@ -113,17 +144,37 @@ impl MediaSender {
                 self.pacer.enqueue(now, p);
             }
         }
-        let mp = self.pacer.poll_transmit(now)?;
-        let seq = self.history.on_sent(now, mp.size);
-        let mut p = Packet::data(self.flow, seq, mp.size, now);
-        p.echo = mp.capture_time;
-        p.info = PacketInfo::Media {
-            frame_id: mp.frame_id as u32,
-            index: mp.index.min(u16::MAX as u32) as u16,
-            count: mp.count.min(u16::MAX as u32) as u16,
-        };
+        self.take_probes(now);
+        let Paced { media, size, probe_cluster } = self.pacer.poll_transmit(now)?;
+        let seq = self.history.on_sent(now, size, probe_cluster);
+        self.cc.on_packet_sent(
+            now,
+            &SentPacket {
+                seq,
+                size,
+                retransmit: false,
+                bytes_in_flight: self.history.in_flight_bytes(),
+                probe_cluster,
+            },
+        );
+        let mut p = Packet::data(self.flow, seq, size, now);
+        match media {
+            Some(mp) => {
+                p.echo = mp.capture_time;
+                p.info = PacketInfo::Media {
+                    frame_id: mp.frame_id as u32,
+                    index: mp.index.min(u16::MAX as u32) as u16,
+                    count: mp.count.min(u16::MAX as u32) as u16,
+                };
+            }
+            None => {
+                p.info = PacketInfo::Padding;
+                self.stats.padding_packets += 1;
+                self.stats.padding_bytes += size as u64;
+            }
+        }
         self.stats.packets_sent += 1;
-        self.stats.bytes_sent += mp.size as u64;
+        self.stats.bytes_sent += size as u64;
         Some(p)
     }
 

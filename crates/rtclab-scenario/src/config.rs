@@ -186,6 +186,17 @@ pub enum FeedbackName {
     Twcc,
     /// REMB from the receiver's estimator, plus receiver reports.
     Remb,
+    /// RFC 8888 congestion control feedback (per packet, 1/1024 s arrival times).
+    #[serde(rename = "rfc8888", alias = "ccfb")]
+    Ccfb,
+}
+
+/// A controller parameter value in `[flows.media.gcc]`.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Bool(bool),
+    Num(f64),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -206,6 +217,15 @@ pub struct MediaParams {
     pub threshold: Option<f64>,
     /// gcc_paper: floor the loss-based decrease at the TFRC rate (the 2013 implementation).
     pub tfrc_floor: Option<bool>,
+    /// Pacer bursts, e.g. "5ms" (the 2017 paper's pacer); "0s" or absent = smooth pacing.
+    pub pacer_burst: Option<Duration>,
+    /// Frame sizes replayed from a file: one size in bytes per line, looping.
+    pub frame_sizes: Option<String>,
+    /// true (default): the file gives the frame-size pattern, scaled to the target rate;
+    /// false: sizes are sent as recorded whatever the target.
+    pub frame_sizes_scaled: Option<bool>,
+    /// Any controller parameter by name (see docs/scenario.md for the list and ranges).
+    pub gcc: Option<std::collections::BTreeMap<String, ParamValue>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -179,7 +179,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
             ));
         }
         let kind = match f.kind {
-            FlowKind::Media => media_spec(f, &at)?,
+            FlowKind::Media => media_spec(f, &at, base_dir)?,
             FlowKind::Tcp => {
                 if f.rate.is_some() {
                     return Err(ConfigError::new(
@@ -310,7 +310,60 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
     })
 }
 
-fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpec, ConfigError> {
+/// Reads a frame-size file: one size in bytes per line; blank lines and `#` comments skipped.
+fn read_frame_sizes(base_dir: &Path, path: &str, at: &str) -> Result<Vec<u32>, ConfigError> {
+    let full = base_dir.join(path);
+    let text = std::fs::read_to_string(&full).map_err(|e| {
+        ConfigError::new(at, format!("cannot read frame-size file {}: {e}", full.display()))
+    })?;
+    let mut sizes = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        match l.parse::<u32>() {
+            Ok(v) if v > 0 && v <= 10_000_000 => sizes.push(v),
+            _ => {
+                return Err(ConfigError::new(
+                    at,
+                    format!(
+                        "{path}:{}: expected a frame size in bytes (1..=10000000), got {l:?}",
+                        i + 1
+                    ),
+                ))
+            }
+        }
+    }
+    if sizes.is_empty() {
+        return Err(ConfigError::new(at, format!("{path} holds no frame sizes")));
+    }
+    Ok(sizes)
+}
+
+fn apply_params<C>(
+    table: &[rtclab_cc::gcc::params::Param<C>],
+    cfg: &mut C,
+    given: Option<&std::collections::BTreeMap<String, crate::config::ParamValue>>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    use rtclab_cc::gcc::params::{set, Value};
+    for (name, v) in given.into_iter().flatten() {
+        let v = match *v {
+            crate::config::ParamValue::Bool(b) => Value::Bool(b),
+            crate::config::ParamValue::Num(x) => Value::Num(x),
+        };
+        set(table, cfg, name, v)
+            .map_err(|e| ConfigError::new(at(&format!("media.gcc.{name}")), e))?;
+    }
+    Ok(())
+}
+
+fn media_spec(
+    f: &FlowConfig,
+    at: &dyn Fn(&str) -> String,
+    base_dir: &Path,
+) -> Result<FlowKindSpec, ConfigError> {
     use rtclab_cc::gcc::detector::DetectorConfig;
     use rtclab_cc::gcc::{GccConfig, GccPaperConfig};
     use rtclab_media::encoder::EncoderConfig;
@@ -381,7 +434,7 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
     };
     let feedback_name = p.and_then(|p| p.feedback);
     let (ccspec, feedback) = match (cc, feedback_name) {
-        (CcName::Gcc, None | Some(FeedbackName::Twcc)) => {
+        (CcName::Gcc, None | Some(FeedbackName::Twcc) | Some(FeedbackName::Ccfb)) => {
             let mut g = GccConfig {
                 start_bitrate_bps: start.as_bps() as f64,
                 min_bitrate_bps: min.as_bps() as f64,
@@ -392,11 +445,26 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
             if p.and_then(|p| p.tfrc_floor).is_some() {
                 return Err(ConfigError::new(at("media.tfrc_floor"), "applies to cc = \"gcc_paper\" only (the 2013 loss rule)"));
             }
-            let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
-            if interval <= rtclab_core::TimeDelta::ZERO {
-                return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+            apply_params(rtclab_cc::gcc::params::GCC_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), at)?;
+            if g.loss.low_loss > g.loss.high_loss {
+                return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
             }
-            (MediaCcSpec::Gcc(g), FeedbackMode::Twcc { interval })
+            if g.trendline.detector.min_threshold > g.trendline.detector.max_threshold {
+                return Err(ConfigError::new(at("media.gcc"), "need min_threshold <= max_threshold"));
+            }
+            let feedback = if feedback_name == Some(FeedbackName::Ccfb) {
+                if p.and_then(|p| p.feedback_interval).is_some() {
+                    return Err(ConfigError::new(at("media.feedback_interval"), "applies to twcc feedback only (RFC 8888 feedback follows frames and its 500 kbit/s budget)"));
+                }
+                FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
+            } else {
+                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
+                if interval <= rtclab_core::TimeDelta::ZERO {
+                    return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+                }
+                FeedbackMode::Twcc { interval }
+            };
+            (MediaCcSpec::Gcc(g), feedback)
         }
         (CcName::GccPaper, None | Some(FeedbackName::Remb)) => {
             if p.and_then(|p| p.feedback_interval).is_some() {
@@ -410,6 +478,10 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
             };
             g.detector = tune(g.detector);
             g.loss.tfrc_floor = p.and_then(|p| p.tfrc_floor).unwrap_or(false);
+            apply_params(rtclab_cc::gcc::params::GCC_PAPER_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), at)?;
+            if g.loss.low_loss > g.loss.high_loss {
+                return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
+            }
             (MediaCcSpec::GccPaper(g), FeedbackMode::RembAndRr { estimator: Box::new(g), rr_interval: rtclab_core::TimeDelta::from_secs(1) })
         }
         (CcName::Gcc, Some(FeedbackName::Remb)) => {
@@ -422,6 +494,12 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
             return Err(ConfigError::new(
                 at("media.feedback"),
                 "\"twcc\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
+            ))
+        }
+        (CcName::GccPaper, Some(FeedbackName::Ccfb)) => {
+            return Err(ConfigError::new(
+                at("media.feedback"),
+                "\"rfc8888\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
             ))
         }
         _ => unreachable!("cc is gcc or gcc_paper here"),
@@ -438,10 +516,26 @@ fn media_spec(f: &FlowConfig, at: &dyn Fn(&str) -> String) -> Result<FlowKindSpe
         },
         ..EncoderConfig::default()
     };
+    let mut encoder = encoder;
+    if let Some(path) = p.and_then(|p| p.frame_sizes.as_deref()) {
+        encoder.size_trace = read_frame_sizes(base_dir, path, &at("media.frame_sizes"))?;
+        encoder.size_trace_scaled = p.and_then(|p| p.frame_sizes_scaled).unwrap_or(true);
+    } else if p.and_then(|p| p.frame_sizes_scaled).is_some() {
+        return Err(ConfigError::new(at("media.frame_sizes_scaled"), "needs media.frame_sizes"));
+    }
+    let pacer_burst =
+        p.and_then(|p| p.pacer_burst).map(|d| d.0).filter(|d| *d > rtclab_core::TimeDelta::ZERO);
+    if pacer_burst.is_some_and(|d| d > rtclab_core::TimeDelta::from_secs(1)) {
+        return Err(ConfigError::new(
+            at("media.pacer_burst"),
+            "is out of range: accepted 0s..=1s (the paper uses 5ms)",
+        ));
+    }
     let sender = MediaSenderConfig {
         encoder,
         packetizer: PacketizerConfig::default(),
         start_bitrate: start,
+        pacer_burst,
     };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
 }

@@ -170,3 +170,83 @@ fn controllers_match_flow_kinds() {
     let e = err(&format!("{MEDIA}media = {{ start_bitrate = \"5Mbps\" }}\n"));
     assert_eq!(e.path, "flows[0].media");
 }
+
+#[test]
+fn rfc8888_pairs_with_gcc_only() {
+    let s =
+        from_toml_str(&format!("{MEDIA}media = {{ feedback = \"rfc8888\" }}\n"), Path::new("."))
+            .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => {
+            assert!(matches!(m.feedback, rtclab_media::receiver::FeedbackMode::Ccfb(_)))
+        }
+        _ => panic!("not media"),
+    }
+    let e = err(&format!("{MEDIA}cc = \"gcc_paper\"\nmedia = {{ feedback = \"rfc8888\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.feedback");
+    assert!(e.message.contains("REMB"), "{e}");
+    let e = err(&format!(
+        "{MEDIA}media = {{ feedback = \"rfc8888\", feedback_interval = \"50ms\" }}\n"
+    ));
+    assert_eq!(e.path, "flows[0].media.feedback_interval");
+}
+
+#[test]
+fn controller_parameters_by_name_with_ranges() {
+    let s = from_toml_str(
+        &format!(
+            "{MEDIA}media = {{ gcc = {{ beta = 0.9, probing = false, trendline_window = 30 }} }}\n"
+        ),
+        Path::new("."),
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => match &m.cc {
+            MediaCcSpec::Gcc(g) => {
+                assert_eq!(g.aimd.beta, 0.9);
+                assert!(!g.probe.enabled);
+                assert_eq!(g.trendline.window_size, 30);
+            }
+            _ => panic!("not gcc"),
+        },
+        _ => panic!("not media"),
+    }
+    let e = err(&format!("{MEDIA}media = {{ gcc = {{ beta = 0 }} }}\n"));
+    assert_eq!(e.path, "flows[0].media.gcc.beta");
+    assert!(e.message.contains("accepted 0.05..=0.99"), "{e}");
+    let e = err(&format!("{MEDIA}media = {{ gcc = {{ kalman_initial_var_noise = 5.0 }} }}\n"));
+    assert!(e.message.contains("unknown parameter"), "{e}");
+    let e = err(&format!("{MEDIA}cc = \"gcc_paper\"\nmedia = {{ gcc = {{ k_down = -1 }} }}\n"));
+    assert_eq!(e.path, "flows[0].media.gcc.k_down");
+    let e = err(&format!("{MEDIA}media = {{ gcc = {{ loss_low = 0.5, loss_high = 0.2 }} }}\n"));
+    assert!(e.message.contains("loss_low <= loss_high"), "{e}");
+}
+
+#[test]
+fn frame_size_files_are_checked() {
+    let dir = std::env::temp_dir().join(format!("rtclab-fs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ok.txt"), "# bytes per frame\n1200\n\n3400 # key\n").unwrap();
+    std::fs::write(dir.join("bad.txt"), "1200\nabc\n").unwrap();
+    let s = from_toml_str(
+        &format!("{MEDIA}media = {{ frame_sizes = \"ok.txt\", frame_sizes_scaled = false }}\n"),
+        &dir,
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => {
+            assert_eq!(m.sender.encoder.size_trace, vec![1200, 3400]);
+            assert!(!m.sender.encoder.size_trace_scaled);
+        }
+        _ => panic!("not media"),
+    }
+    let e = from_toml_str(&format!("{MEDIA}media = {{ frame_sizes = \"bad.txt\" }}\n"), &dir)
+        .unwrap_err();
+    assert!(e.message.contains("bad.txt:2"), "{e}");
+    let e = from_toml_str(&format!("{MEDIA}media = {{ frame_sizes = \"none.txt\" }}\n"), &dir)
+        .unwrap_err();
+    assert_eq!(e.path, "flows[0].media.frame_sizes");
+    let e = err(&format!("{MEDIA}media = {{ pacer_burst = \"2s\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.pacer_burst");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -161,6 +161,10 @@ pub struct CcSample {
     pub threshold: f64,
     pub delay_based_mbps: f64,
     pub loss_based_mbps: f64,
+    /// gcc: 1 while the application-limited region detector is on.
+    pub alr: f64,
+    /// gcc: the congestion-window pushback rate.
+    pub pushback_mbps: f64,
 }
 
 impl Default for CcSample {
@@ -174,6 +178,8 @@ impl Default for CcSample {
             threshold: f64::NAN,
             delay_based_mbps: f64::NAN,
             loss_based_mbps: f64::NAN,
+            alr: f64::NAN,
+            pushback_mbps: f64::NAN,
         }
     }
 }
@@ -364,6 +370,8 @@ impl Meters {
             "threshold",
             "delay_based_mbps",
             "loss_based_mbps",
+            "alr",
+            "pushback_mbps",
         ]);
         let secs = self.bin.as_secs_f64();
         let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
@@ -394,6 +402,8 @@ impl Meters {
                     f.col_cc[b].threshold,
                     f.col_cc[b].delay_based_mbps,
                     f.col_cc[b].loss_based_mbps,
+                    f.col_cc[b].alr,
+                    f.col_cc[b].pushback_mbps,
                 ]);
             }
         }

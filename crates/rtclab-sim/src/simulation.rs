@@ -366,6 +366,8 @@ impl Simulation {
                             c.threshold = g.trendline().threshold();
                             c.delay_based_mbps = g.delay_based_bps() / 1e6;
                             c.loss_based_mbps = g.loss_based_bps() / 1e6;
+                            c.alr = g.in_alr() as u8 as f64;
+                            c.pushback_mbps = g.pushback_bps() / 1e6;
                         }
                         AnyController::GccPaper(g) => {
                             c.loss_based_mbps = g.loss_based_bps() / 1e6;
@@ -601,10 +603,13 @@ impl Simulation {
             .flows
             .iter()
             .map(|f| match &f.ep {
-                Endpoint::Media { receiver, .. } => Some(summary::MediaSummary {
+                Endpoint::Media { sender, receiver } => Some(summary::MediaSummary {
                     stalls: receiver.frames.stats.stalls,
                     stall_time_s: receiver.frames.stats.stall_time.as_secs_f64(),
                     incomplete_frames: receiver.frames.stats.incomplete,
+                    frames_dropped_by_sender: sender.frames_dropped(),
+                    padding_bytes: sender.stats.padding_bytes,
+                    probe_clusters: sender.stats.probe_clusters,
                 }),
                 _ => None,
             })

@@ -83,6 +83,9 @@ pub struct MediaSummary {
     pub stalls: u64,
     pub stall_time_s: f64,
     pub incomplete_frames: u64,
+    pub frames_dropped_by_sender: u64,
+    pub padding_bytes: u64,
+    pub probe_clusters: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -122,6 +125,9 @@ pub fn build(
                 "incomplete_frames": ms.incomplete_frames,
                 "stalls": ms.stalls,
                 "stall_time_s": num(ms.stall_time_s),
+                "frames_dropped_by_sender": ms.frames_dropped_by_sender,
+                "padding_bytes": ms.padding_bytes,
+                "probe_clusters": ms.probe_clusters,
             })
         });
         flows.push(json!({

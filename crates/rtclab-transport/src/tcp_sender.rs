@@ -533,8 +533,10 @@ impl TcpSender {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size as u64;
         let in_flight = self.packets_in_flight() * size as u64;
-        self.cc
-            .on_packet_sent(now, &SentPacket { seq, size, retransmit, bytes_in_flight: in_flight });
+        self.cc.on_packet_sent(
+            now,
+            &SentPacket { seq, size, retransmit, bytes_in_flight: in_flight, probe_cluster: None },
+        );
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rto());
         }

@@ -90,6 +90,7 @@ mod tests {
             send_time: Time::from_millis(send_ms),
             arrival: Some(Time::from_millis(arrival_ms)),
             size: 1000,
+            probe_cluster: None,
         }
     }
 

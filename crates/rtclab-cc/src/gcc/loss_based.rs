@@ -83,6 +83,13 @@ impl LossBasedControl {
         self.last_loss
     }
 
+    /// A probe result: jump to `bps` and forget the 1 s minimum history (libwebrtc
+    /// `SetSendBitrate`).
+    pub fn reset_to(&mut self, now: Time, bps: f64) {
+        self.history.clear();
+        self.set_target(now, bps);
+    }
+
     /// Replaces the target (e.g. capped by the delay-based estimate), keeping the history.
     pub fn set_target(&mut self, now: Time, bps: f64) {
         self.target_bps = bps.clamp(self.cfg.min_bitrate_bps, self.cfg.max_bitrate_bps);

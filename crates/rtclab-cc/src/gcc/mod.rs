@@ -11,6 +11,8 @@
 //!   timer.
 //! - Rate control: [`aimd`] (`AimdRateControl`) with [`link_capacity`]
 //!   (`LinkCapacityEstimator`).
+//! - Around today's estimator: [`probe_controller`], [`probe_estimator`] (probing),
+//!   [`alr_detector`], [`pushback`] (congestion-window pushback).
 //!
 //! Lineage: Carlucci, De Cicco, Holmer, Mascolo, "Analysis and Design of the Google Congestion
 //! Control for Web Real-time Communication (WebRTC)", MMSys 2016 / ACM TOMM 2017;
@@ -20,11 +22,16 @@
 
 pub mod acked_bitrate;
 pub mod aimd;
+pub mod alr_detector;
 pub mod detector;
 pub mod inter_arrival;
 pub mod kalman;
 pub mod link_capacity;
 pub mod loss_based;
+pub mod params;
+pub mod probe_controller;
+pub mod probe_estimator;
+pub mod pushback;
 pub mod receive_side;
 pub mod send_side;
 pub mod trendline;

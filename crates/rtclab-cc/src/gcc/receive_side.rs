@@ -243,6 +243,8 @@ impl CongestionController for GccPaper {
                 None,
                 None,
                 None,
+                None,
+                None,
             ],
             ..Default::default()
         }

@@ -1,23 +1,63 @@
 //! Today's send-side GCC ("goog_cc"): per-packet transport feedback → inter-arrival groups →
 //! trendline → detector → AIMD (with link capacity), acknowledged bitrate, classic loss rule,
-//! REMB as a cap (spec `gcc.md` §2.1-2.8).
+//! REMB as a cap, probing, ALR detection, congestion-window pushback and RTT backoff (spec
+//! `gcc.md` §2.1-2.12; upstream `goog_cc_network_control.cc`).
 //!
-//! Implemented: everything above, the initial halving while no acknowledged rate exists
-//! (`InitialTimeToReduceFurther`), pacing factor 2.5 before the first feedback and 1.1 after.
-//! Not yet: probing (initial exponential probes, ALR probes) and its estimator, the ALR
-//! detector, congestion-window pushback, RTT backoff, LossBasedBweV2 (the classic RR rule is
-//! used on loss measured from transport feedback instead).
+//! Per feedback, in libwebrtc's order: outstanding bytes and RTTs; ALR end; acknowledged rate;
+//! probe results (floored at min(delay-based, 0.85 × acked)); the delay-based update (over-use
+//! decreases; else a probe result sets the estimate; else AIMD); the loss rule; the combined
+//! target; pushback and the probe controller. Every 25 ms (`OnProcessInterval`): RTT backoff
+//! and probe timeouts / ALR probes. Initial probes go out with the first media packet.
+//!
+//! Not here: LossBasedBweV2 (the classic RR rule of §2.7a runs on loss measured from transport
+//! feedback instead), the network-state estimator, allocation probing.
 
 use super::acked_bitrate::AckedBitrateEstimator;
 use super::aimd::{AimdConfig, AimdRateControl};
+use super::alr_detector::{AlrConfig, AlrDetector};
 use super::inter_arrival::InterArrival;
 use super::loss_based::{LossBasedConfig, LossBasedControl};
+use super::probe_controller::{
+    LimitedCause, ProbeConfig, ProbeController, DEFAULT_MAX_PROBING_BPS,
+};
+use super::probe_estimator::ProbeBitrateEstimator;
+use super::pushback::{CongestionWindowPushback, PushbackConfig};
 use super::trendline::{Trendline, TrendlineConfig};
 use super::BandwidthUsage;
 use crate::{
     CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport, PacketResult,
+    ProbeCluster, SentPacket,
 };
 use rtclab_core::{Rate, Time, TimeDelta};
+use std::collections::VecDeque;
+
+const PROCESS_INTERVAL: TimeDelta = TimeDelta::from_millis(25);
+/// Probe results are floored at this fraction of the acknowledged rate.
+const PROBE_DROP_THROUGHPUT_FRACTION: f64 = 0.85;
+
+/// RTT backoff (`WebRTC-Bwe-MaxRttLimit`, on by default): when the propagation RTT plus the
+/// time since the last feedback exceeds `limit`, cut the target by `drop_fraction` every
+/// `drop_interval`, not below `floor_bps`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RttBackoffConfig {
+    pub enabled: bool,
+    pub limit: TimeDelta,
+    pub drop_fraction: f64,
+    pub drop_interval: TimeDelta,
+    pub floor_bps: f64,
+}
+
+impl Default for RttBackoffConfig {
+    fn default() -> Self {
+        RttBackoffConfig {
+            enabled: true,
+            limit: TimeDelta::from_secs(3),
+            drop_fraction: 0.8,
+            drop_interval: TimeDelta::from_secs(1),
+            floor_bps: 5_000.0,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GccConfig {
@@ -31,6 +71,13 @@ pub struct GccConfig {
     pub pacing_factor: f64,
     /// Loss is evaluated once this many packets were reported (libwebrtc kLimitNumPackets).
     pub loss_report_packets: u32,
+    pub probe: ProbeConfig,
+    /// Probes never exceed this (libwebrtc: the transport's max bitrate, 5 Mbit/s if unset),
+    /// nor twice `max_bitrate_bps` (the encoder's maximum allocation).
+    pub max_probe_bitrate_bps: f64,
+    pub alr: AlrConfig,
+    pub pushback: PushbackConfig,
+    pub rtt_backoff: RttBackoffConfig,
 }
 
 impl Default for GccConfig {
@@ -45,6 +92,11 @@ impl Default for GccConfig {
             initial_pacing_factor: 2.5,
             pacing_factor: 1.1,
             loss_report_packets: 20,
+            probe: ProbeConfig::default(),
+            max_probe_bitrate_bps: DEFAULT_MAX_PROBING_BPS,
+            alr: AlrConfig::default(),
+            pushback: PushbackConfig::default(),
+            rtt_backoff: RttBackoffConfig::default(),
         }
     }
 }
@@ -57,11 +109,25 @@ pub struct Gcc {
     aimd: AimdRateControl,
     acked: AckedBitrateEstimator,
     loss: LossBasedControl,
+    probe_controller: ProbeController,
+    probe_estimator: ProbeBitrateEstimator,
+    pending_probes: VecDeque<ProbeCluster>,
+    alr: AlrDetector,
+    previously_in_alr: bool,
+    pushback: Option<CongestionWindowPushback>,
+    pushback_bps: f64,
     delay_based_bps: f64,
     receiver_limit_bps: f64,
     target_bps: f64,
     rtt: TimeDelta,
     got_feedback: bool,
+    network_up: bool,
+    next_process: Option<Time>,
+    last_packet_sent: Option<Time>,
+    last_rtt_update: Option<Time>,
+    last_rtt_decrease: Option<Time>,
+    last_probe_bps: Option<f64>,
+    probes_started: u32,
     lost: u32,
     expected: u32,
 }
@@ -89,11 +155,30 @@ impl Gcc {
             aimd,
             acked: AckedBitrateEstimator::default(),
             loss,
+            probe_controller: ProbeController::new(
+                cfg.probe,
+                cfg.start_bitrate_bps,
+                cfg.max_probe_bitrate_bps,
+                cfg.max_bitrate_bps,
+            ),
+            probe_estimator: ProbeBitrateEstimator::default(),
+            pending_probes: VecDeque::new(),
+            alr: AlrDetector::new(cfg.alr, cfg.start_bitrate_bps),
+            previously_in_alr: false,
+            pushback: cfg.pushback.enabled.then(|| CongestionWindowPushback::new(cfg.pushback)),
+            pushback_bps: cfg.start_bitrate_bps,
             delay_based_bps: cfg.start_bitrate_bps,
             receiver_limit_bps: f64::INFINITY,
             target_bps: cfg.start_bitrate_bps,
             rtt: TimeDelta::from_millis(200),
             got_feedback: false,
+            network_up: false,
+            next_process: None,
+            last_packet_sent: None,
+            last_rtt_update: None,
+            last_rtt_decrease: None,
+            last_probe_bps: None,
+            probes_started: 0,
             lost: 0,
             expected: 0,
         }
@@ -114,6 +199,53 @@ impl Gcc {
     pub fn loss_based_bps(&self) -> f64 {
         self.loss.target_bps()
     }
+    pub fn in_alr(&self) -> bool {
+        self.alr.alr_start().is_some()
+    }
+    /// The rate congestion-window pushback allows (the target when pushback is off).
+    pub fn pushback_bps(&self) -> f64 {
+        self.pushback_bps
+    }
+    /// Probe clusters requested so far.
+    pub fn probes_started(&self) -> u32 {
+        self.probes_started
+    }
+
+    fn queue_probes(&mut self, clusters: Vec<ProbeCluster>) {
+        for c in clusters {
+            self.probe_estimator.on_cluster_created(&c);
+            self.probes_started += 1;
+            self.pending_probes.push_back(c);
+        }
+        // libwebrtc's BitrateProber keeps at most 5 pending clusters.
+        while self.pending_probes.len() > 5 {
+            self.pending_probes.pop_front();
+        }
+    }
+
+    /// Propagation RTT plus the time packets have gone out without feedback.
+    fn corrected_rtt(&self) -> TimeDelta {
+        let since = match (self.last_packet_sent, self.last_rtt_update) {
+            (Some(s), Some(u)) if s > u => s - u,
+            _ => TimeDelta::ZERO,
+        };
+        self.rtt + since
+    }
+    fn rtt_above_limit(&self) -> bool {
+        self.cfg.rtt_backoff.enabled
+            && self.last_rtt_update.is_some()
+            && self.corrected_rtt() > self.cfg.rtt_backoff.limit
+    }
+
+    fn limited_cause(&self) -> LimitedCause {
+        match self.trendline.state() {
+            BandwidthUsage::Overusing | BandwidthUsage::Underusing => {
+                LimitedCause::DelayLimitedDelayIncreased
+            }
+            BandwidthUsage::Normal if self.rtt_above_limit() => LimitedCause::RttBackoff,
+            BandwidthUsage::Normal => LimitedCause::DelayLimited,
+        }
+    }
 
     fn update_target(&mut self, now: Time) {
         let t = self.loss.target_bps().min(self.delay_based_bps).min(self.receiver_limit_bps);
@@ -121,6 +253,41 @@ impl Gcc {
         // The loss-based target never runs ahead of the delay-based limit (libwebrtc
         // UpdateTargetBitrate); REMB only caps the output.
         self.loss.set_target(now, self.loss.target_bps().min(self.delay_based_bps));
+    }
+
+    /// libwebrtc `MaybeTriggerOnNetworkChanged`: pushback, ALR budget, probe controller.
+    fn on_target_changed(&mut self, now: Time) {
+        self.update_pushback();
+        self.alr.set_estimate(self.target_bps);
+        let cause = self.limited_cause();
+        let probes = self.probe_controller.set_estimate(now, self.target_bps, cause);
+        self.queue_probes(probes);
+    }
+
+    fn update_pushback(&mut self) {
+        self.pushback_bps = match &mut self.pushback {
+            Some(p) => p.update_target(self.target_bps).max(self.cfg.min_bitrate_bps),
+            None => self.target_bps,
+        };
+    }
+
+    fn process(&mut self, now: Time) {
+        // RTT backoff (SendSideBandwidthEstimation::UpdateEstimate).
+        if self.rtt_above_limit() {
+            let rb = self.cfg.rtt_backoff;
+            let due = self.last_rtt_decrease.is_none_or(|t| now - t >= rb.drop_interval);
+            if due && self.target_bps > rb.floor_bps {
+                self.last_rtt_decrease = Some(now);
+                let new = (self.target_bps * rb.drop_fraction).max(rb.floor_bps);
+                self.loss.set_target(now, new);
+                self.delay_based_bps = self.delay_based_bps.min(new);
+                self.target_bps = new.max(self.cfg.min_bitrate_bps.min(rb.floor_bps));
+                self.on_target_changed(now);
+            }
+        }
+        self.probe_controller.set_alr(self.alr.alr_start(), self.alr.alr_ended());
+        let probes = self.probe_controller.process(now);
+        self.queue_probes(probes);
     }
 }
 
@@ -132,6 +299,17 @@ impl CongestionController for Gcc {
     fn on_feedback(&mut self, _now: Time, _fb: &FeedbackReport) {}
     fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {}
 
+    fn on_packet_sent(&mut self, now: Time, pkt: &SentPacket) {
+        self.last_packet_sent = Some(now);
+        self.alr.on_bytes_sent(now, pkt.size as u64);
+        if let Some(p) = &mut self.pushback {
+            p.set_outstanding(pkt.bytes_in_flight);
+        }
+        if self.pushback.is_some() {
+            self.update_pushback();
+        }
+    }
+
     fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
         if packets.is_empty() {
             return;
@@ -141,19 +319,42 @@ impl CongestionController for Gcc {
         let mut received: Vec<&PacketResult> =
             packets.iter().filter(|p| p.arrival.is_some()).collect();
         received.sort_by_key(|p| p.arrival);
-        // Propagation RTT: feedback RTT minus the time the packet waited for the feedback.
+        // Propagation RTT: feedback RTT minus the time the packet waited for the feedback;
+        // the largest feedback RTT feeds the pushback window.
         if let Some(max_arrival) = received.last().and_then(|p| p.arrival) {
             let rtt = received
                 .iter()
                 .filter_map(|p| p.arrival.map(|a| (now - p.send_time) - (max_arrival - a)))
                 .min()
                 .unwrap_or(self.rtt);
+            let max_rtt = received.iter().map(|p| now - p.send_time).max();
+            if let (Some(p), Some(m)) = (&mut self.pushback, max_rtt) {
+                p.on_feedback_rtt(m);
+            }
             if rtt > TimeDelta::ZERO {
                 self.rtt = rtt;
                 self.aimd.set_rtt_ms(rtt.as_millis_f64());
             }
+            self.last_rtt_update = Some(now);
         }
+        // ALR end, acknowledged rate, probe results.
+        let alr_start = self.alr.alr_start();
+        if self.previously_in_alr && alr_start.is_none() {
+            self.probe_controller.set_alr(None, Some(now));
+        }
+        self.previously_in_alr = alr_start.is_some();
         self.acked.on_feedback(packets);
+        let acked = self.acked.bitrate_bps();
+        for p in &received {
+            self.probe_estimator.on_probe_packet(p);
+        }
+        let mut probe_bps = self.probe_estimator.take_estimate();
+        if let (Some(pb), Some(a)) = (probe_bps, acked) {
+            let floor = self.delay_based_bps.min(a * PROBE_DROP_THROUGHPUT_FRACTION);
+            probe_bps = Some(pb.max(floor));
+        }
+        // Delay-based estimate.
+        let prev_state = self.trendline.state();
         for p in &received {
             let arrival = p.arrival.unwrap_or(now).as_nanos() as i64;
             let send = p.send_time.as_nanos() as i64;
@@ -168,7 +369,7 @@ impl CongestionController for Gcc {
             }
         }
         let state = self.trendline.state();
-        let acked = self.acked.bitrate_bps();
+        let mut probe_applied = false;
         if state == BandwidthUsage::Overusing {
             match acked {
                 Some(a) => {
@@ -183,8 +384,17 @@ impl CongestionController for Gcc {
                     self.delay_based_bps = self.aimd.estimate_bps();
                 }
             }
+        } else if let Some(pb) = probe_bps {
+            self.aimd.set_estimate(pb, now_ms);
+            self.delay_based_bps = self.aimd.estimate_bps();
+            self.last_probe_bps = Some(pb);
+            probe_applied = true;
         } else {
             self.delay_based_bps = self.aimd.update(state, acked, now_ms);
+        }
+        if probe_applied {
+            // SetSendBitrate: the loss-based side jumps too.
+            self.loss.reset_to(now, self.delay_based_bps);
         }
         self.lost += packets.iter().filter(|p| p.arrival.is_none()).count() as u32;
         self.expected += packets.len() as u32;
@@ -194,18 +404,61 @@ impl CongestionController for Gcc {
             self.expected = 0;
         }
         self.update_target(now);
+        if let Some(p) = &mut self.pushback {
+            p.update_window(self.target_bps);
+        }
+        self.on_target_changed(now);
+        let recovered = prev_state == BandwidthUsage::Underusing && state == BandwidthUsage::Normal;
+        if recovered && !probe_applied {
+            self.probe_controller.set_alr(self.alr.alr_start(), None);
+            let probes = self.probe_controller.request_probe(now);
+            self.queue_probes(probes);
+        }
     }
 
     fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
         self.receiver_limit_bps =
             if bitrate == Rate::ZERO { f64::INFINITY } else { bitrate.as_bps() as f64 };
         self.update_target(now);
+        self.on_target_changed(now);
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        let Some(due) = self.next_process else { return };
+        if now >= due {
+            self.process(now);
+            self.next_process = Some(due.max(now - PROCESS_INTERVAL) + PROCESS_INTERVAL);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.next_process
+    }
+
+    fn poll_probe(&mut self, now: Time) -> Option<ProbeCluster> {
+        if !self.network_up {
+            // The transport is up once the sender asks: initial exponential probing.
+            self.network_up = true;
+            self.next_process = Some(now + PROCESS_INTERVAL);
+            let probes = self.probe_controller.on_network_available(now);
+            self.queue_probes(probes);
+        }
+        self.pending_probes.pop_front()
     }
 
     fn target(&self) -> CcTarget {
         let factor =
             if self.got_feedback { self.cfg.pacing_factor } else { self.cfg.initial_pacing_factor };
-        crate::rate_target(self.target_bps, factor)
+        let mut t = crate::rate_target(self.target_bps, factor);
+        if self.cfg.pushback.drop_frame_only {
+            if self.target_bps > 0.0 {
+                t.frame_drop_ratio =
+                    ((self.target_bps - self.pushback_bps) / self.target_bps).clamp(0.0, 1.0);
+            }
+        } else {
+            t.target_rate = Some(Rate::from_bps(self.pushback_bps as u64));
+        }
+        t
     }
 
     fn metrics(&self) -> CcMetrics {
@@ -221,8 +474,99 @@ impl CongestionController for Gcc {
                 Some(("loss_based_bps", self.loss.target_bps())),
                 self.acked.bitrate_bps().map(|a| ("acked_bps", a)),
                 Some(("rtt_ms", self.rtt.as_millis_f64())),
+                Some(("in_alr", self.in_alr() as u8 as f64)),
+                Some(("pushback_bps", self.pushback_bps)),
             ],
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feedback(g: &mut Gcc, from: u64, n: u64, t_ms: u64) {
+        let pkts: Vec<PacketResult> = (from..from + n)
+            .map(|s| PacketResult {
+                seq: s,
+                send_time: Time::from_millis(t_ms - 100 + s % 10),
+                arrival: Some(Time::from_millis(t_ms - 50 + s % 10)),
+                size: 1000,
+                probe_cluster: None,
+            })
+            .collect();
+        g.on_transport_feedback(Time::from_millis(t_ms), &pkts);
+    }
+
+    #[test]
+    fn rtt_backoff_when_feedback_stops() {
+        // libwebrtc LimitsToFloorIfRttIsHighInTrial / NoRttBackoffCollapseWhenVideoStops.
+        let cfg = GccConfig {
+            probe: ProbeConfig { enabled: false, ..ProbeConfig::default() },
+            ..GccConfig::default()
+        };
+        let mut g = Gcc::new(cfg);
+        g.poll_probe(Time::ZERO);
+        let mut seq = 0;
+        for k in 1..=20u64 {
+            feedback(&mut g, seq, 10, k * 100);
+            seq += 10;
+        }
+        let before = g.target_bps();
+        // Packets keep going out; feedback has stopped at 2 s.
+        let sent = |g: &mut Gcc, t: Time| {
+            let p = SentPacket {
+                seq: 0,
+                size: 1000,
+                retransmit: false,
+                bytes_in_flight: 0,
+                probe_cluster: None,
+            };
+            g.on_packet_sent(t, &p);
+            g.handle_timeout(t);
+        };
+        let mut t = Time::from_millis(2_000);
+        while t < Time::from_millis(4_500) {
+            sent(&mut g, t);
+            t += TimeDelta::from_millis(25);
+        }
+        assert_eq!(g.target_bps(), before, "no backoff while RTT + silence < 3 s");
+        while t < Time::from_secs(12) {
+            sent(&mut g, t);
+            t += TimeDelta::from_millis(25);
+        }
+        let after = g.target_bps();
+        assert!(after < 0.3 * before && after >= 5_000.0, "{before} -> {after}");
+    }
+
+    #[test]
+    fn no_rtt_backoff_when_the_sender_stops() {
+        let cfg = GccConfig {
+            probe: ProbeConfig { enabled: false, ..ProbeConfig::default() },
+            ..GccConfig::default()
+        };
+        let mut g = Gcc::new(cfg);
+        g.poll_probe(Time::ZERO);
+        for k in 1..=20u64 {
+            feedback(&mut g, (k - 1) * 10, 10, k * 100);
+        }
+        let before = g.target_bps();
+        let mut t = Time::from_millis(2_000);
+        while t < Time::from_secs(12) {
+            g.handle_timeout(t);
+            t += TimeDelta::from_millis(25);
+        }
+        assert_eq!(g.target_bps(), before);
+    }
+
+    #[test]
+    fn initial_probes_are_requested_once_the_sender_polls() {
+        let mut g = Gcc::new(GccConfig::default());
+        let a = g.poll_probe(Time::ZERO).unwrap();
+        let b = g.poll_probe(Time::ZERO).unwrap();
+        assert_eq!((a.rate.as_bps(), b.rate.as_bps()), (900_000, 1_800_000));
+        assert!(g.poll_probe(Time::ZERO).is_none());
+        assert_eq!(g.poll_timeout(), Some(Time::from_millis(25)));
     }
 }

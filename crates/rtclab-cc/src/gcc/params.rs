@@ -1,0 +1,719 @@
+//! Every tunable of both GCC generations by name, with its meaning and valid range, so a
+//! scenario can set any of them (`[flows.media.gcc]`) and a bad value is rejected with the
+//! range in the message. The tables double as the reference in `docs/scenario.md`.
+
+use super::{GccConfig, GccPaperConfig};
+use rtclab_core::TimeDelta;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Real,
+    Integer,
+    Bool,
+}
+
+/// One named parameter of a controller config `C`.
+pub struct Param<C> {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    /// Inclusive range (for booleans 0..=1).
+    pub min: f64,
+    pub max: f64,
+    set: fn(&mut C, f64),
+    get: fn(&C) -> f64,
+}
+
+impl<C> Param<C> {
+    pub fn get(&self, c: &C) -> f64 {
+        (self.get)(c)
+    }
+}
+
+/// A value from a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Num(f64),
+    Bool(bool),
+}
+
+/// Sets `name` to `value`, checking kind and range.
+pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
+    let Some(p) = table.iter().find(|p| p.name == name) else {
+        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
+        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
+    };
+    let v = match (p.kind, value) {
+        (Kind::Bool, Value::Bool(b)) => b as u8 as f64,
+        (Kind::Bool, Value::Num(_)) => return Err(format!("{name} takes true or false")),
+        (_, Value::Bool(_)) => return Err(format!("{name} takes a number")),
+        (Kind::Integer, Value::Num(x)) if x.fract() != 0.0 => {
+            return Err(format!("{name} takes a whole number, got {x}"))
+        }
+        (_, Value::Num(x)) => x,
+    };
+    if !(v.is_finite() && v >= p.min && v <= p.max) {
+        return Err(format!(
+            "{name} = {v} is out of range: accepted {}..={} ({})",
+            p.min, p.max, p.help
+        ));
+    }
+    (p.set)(cfg, v);
+    Ok(())
+}
+
+fn ms(v: f64) -> TimeDelta {
+    TimeDelta::from_secs_f64(v / 1000.0)
+}
+
+macro_rules! p {
+    ($C:ty, $name:literal, $help:literal, $kind:ident, $min:expr, $max:expr, |$c:ident| $field:expr, |$cc:ident, $v:ident| $set:expr) => {
+        Param::<$C> {
+            name: $name,
+            help: $help,
+            kind: Kind::$kind,
+            min: $min,
+            max: $max,
+            set: |$cc: &mut $C, $v: f64| $set,
+            get: |$c: &$C| $field,
+        }
+    };
+}
+
+/// `gcc` (send-side, today's libwebrtc).
+pub static GCC_PARAMS: &[Param<GccConfig>] = &[
+    p!(
+        GccConfig,
+        "trendline_window",
+        "packet groups in the trendline regression (20)",
+        Integer,
+        2.0,
+        1000.0,
+        |c| c.trendline.window_size as f64,
+        |c, v| c.trendline.window_size = v as usize
+    ),
+    p!(
+        GccConfig,
+        "trendline_smoothing",
+        "EWMA coefficient of the accumulated delay (0.9)",
+        Real,
+        0.0,
+        0.999,
+        |c| c.trendline.smoothing_coef,
+        |c, v| c.trendline.smoothing_coef = v
+    ),
+    p!(
+        GccConfig,
+        "trendline_threshold_gain",
+        "slope gain in the statistic (4)",
+        Real,
+        0.01,
+        100.0,
+        |c| c.trendline.threshold_gain,
+        |c, v| c.trendline.threshold_gain = v
+    ),
+    p!(
+        GccConfig,
+        "k_up",
+        "threshold gain when |T| is above it, per ms (0.0087)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.trendline.detector.k_up,
+        |c, v| c.trendline.detector.k_up = v
+    ),
+    p!(
+        GccConfig,
+        "k_down",
+        "threshold gain when |T| is below it, per ms (0.039)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.trendline.detector.k_down,
+        |c, v| c.trendline.detector.k_down = v
+    ),
+    p!(
+        GccConfig,
+        "min_threshold",
+        "threshold clamp, low (6)",
+        Real,
+        0.0,
+        1000.0,
+        |c| c.trendline.detector.min_threshold,
+        |c, v| c.trendline.detector.min_threshold = v
+    ),
+    p!(
+        GccConfig,
+        "max_threshold",
+        "threshold clamp, high (600)",
+        Real,
+        0.0,
+        10000.0,
+        |c| c.trendline.detector.max_threshold,
+        |c, v| c.trendline.detector.max_threshold = v
+    ),
+    p!(
+        GccConfig,
+        "max_adapt_offset",
+        "|T| beyond threshold + this freezes adaptation, ms (15)",
+        Real,
+        0.0,
+        1000.0,
+        |c| c.trendline.detector.max_adapt_offset,
+        |c, v| c.trendline.detector.max_adapt_offset = v
+    ),
+    p!(
+        GccConfig,
+        "overuse_time_ms",
+        "time above the threshold before over-use, ms (10)",
+        Real,
+        0.0,
+        10000.0,
+        |c| c.trendline.detector.overusing_time_threshold_ms,
+        |c, v| c.trendline.detector.overusing_time_threshold_ms = v
+    ),
+    p!(
+        GccConfig,
+        "beta",
+        "multiplicative decrease of the acked rate (0.85)",
+        Real,
+        0.05,
+        0.99,
+        |c| c.aimd.beta,
+        |c, v| c.aimd.beta = v
+    ),
+    p!(
+        GccConfig,
+        "increase_factor",
+        "multiplicative increase per second (1.08)",
+        Real,
+        1.0,
+        2.0,
+        |c| c.aimd.increase_factor_per_s,
+        |c, v| c.aimd.increase_factor_per_s = v
+    ),
+    p!(
+        GccConfig,
+        "loss_low",
+        "loss below which the loss rule increases (0.02)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.loss.low_loss,
+        |c, v| c.loss.low_loss = v
+    ),
+    p!(
+        GccConfig,
+        "loss_high",
+        "loss above which the loss rule decreases (0.10)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.loss.high_loss,
+        |c, v| c.loss.high_loss = v
+    ),
+    p!(
+        GccConfig,
+        "loss_report_packets",
+        "packets per loss evaluation (20)",
+        Integer,
+        1.0,
+        100000.0,
+        |c| c.loss_report_packets as f64,
+        |c, v| c.loss_report_packets = v as u32
+    ),
+    p!(
+        GccConfig,
+        "initial_pacing_factor",
+        "pacing factor before the first feedback (2.5)",
+        Real,
+        0.1,
+        100.0,
+        |c| c.initial_pacing_factor,
+        |c, v| c.initial_pacing_factor = v
+    ),
+    p!(
+        GccConfig,
+        "pacing_factor",
+        "pacing rate / target (1.1)",
+        Real,
+        0.1,
+        100.0,
+        |c| c.pacing_factor,
+        |c, v| c.pacing_factor = v
+    ),
+    p!(
+        GccConfig,
+        "probing",
+        "probe clusters at all (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.probe.enabled as u8 as f64,
+        |c, v| c.probe.enabled = v != 0.0
+    ),
+    p!(
+        GccConfig,
+        "probe_first_scale",
+        "first initial probe / start rate (3)",
+        Real,
+        0.0,
+        100.0,
+        |c| c.probe.first_exponential_scale,
+        |c, v| c.probe.first_exponential_scale = v
+    ),
+    p!(
+        GccConfig,
+        "probe_second_scale",
+        "second initial probe / start rate, 0 = none (6)",
+        Real,
+        0.0,
+        100.0,
+        |c| c.probe.second_exponential_scale,
+        |c, v| c.probe.second_exponential_scale = v
+    ),
+    p!(
+        GccConfig,
+        "probe_further_scale",
+        "further probe / estimate (2)",
+        Real,
+        1.0,
+        100.0,
+        |c| c.probe.further_scale,
+        |c, v| c.probe.further_scale = v
+    ),
+    p!(
+        GccConfig,
+        "probe_further_threshold",
+        "estimate / last probe needed to probe further (0.7)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.probe.further_probe_threshold,
+        |c, v| c.probe.further_probe_threshold = v
+    ),
+    p!(
+        GccConfig,
+        "alr_probing",
+        "periodic probes while application-limited (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.probe.periodic_alr_probing as u8 as f64,
+        |c, v| c.probe.periodic_alr_probing = v != 0.0
+    ),
+    p!(
+        GccConfig,
+        "alr_probe_interval_ms",
+        "ALR probe period, ms (5000)",
+        Real,
+        1.0,
+        3600000.0,
+        |c| c.probe.alr_interval.as_millis_f64(),
+        |c, v| c.probe.alr_interval = ms(v)
+    ),
+    p!(
+        GccConfig,
+        "alr_probe_scale",
+        "ALR probe / estimate (2)",
+        Real,
+        1.0,
+        100.0,
+        |c| c.probe.alr_scale,
+        |c, v| c.probe.alr_scale = v
+    ),
+    p!(
+        GccConfig,
+        "probe_min_packets",
+        "packets per probe cluster (5)",
+        Integer,
+        1.0,
+        1000.0,
+        |c| c.probe.min_probe_packets as f64,
+        |c, v| c.probe.min_probe_packets = v as u32
+    ),
+    p!(
+        GccConfig,
+        "probe_duration_ms",
+        "probe cluster duration, ms (15)",
+        Real,
+        1.0,
+        1000.0,
+        |c| c.probe.min_probe_duration.as_millis_f64(),
+        |c, v| c.probe.min_probe_duration = ms(v)
+    ),
+    p!(
+        GccConfig,
+        "max_probe_kbps",
+        "probe rate cap, kbit/s (5000)",
+        Real,
+        1.0,
+        1.0e7,
+        |c| c.max_probe_bitrate_bps / 1000.0,
+        |c, v| c.max_probe_bitrate_bps = v * 1000.0
+    ),
+    p!(
+        GccConfig,
+        "alr_bandwidth_usage",
+        "ALR budget rate / estimate (0.80)",
+        Real,
+        0.01,
+        10.0,
+        |c| c.alr.bandwidth_usage_ratio,
+        |c, v| c.alr.bandwidth_usage_ratio = v
+    ),
+    p!(
+        GccConfig,
+        "alr_start_ratio",
+        "unused budget that starts ALR (0.40)",
+        Real,
+        -1.0,
+        1.0,
+        |c| c.alr.start_budget_ratio,
+        |c, v| c.alr.start_budget_ratio = v
+    ),
+    p!(
+        GccConfig,
+        "alr_stop_ratio",
+        "unused budget that ends ALR (-0.60)",
+        Real,
+        -1.0,
+        1.0,
+        |c| c.alr.stop_budget_ratio,
+        |c, v| c.alr.stop_budget_ratio = v
+    ),
+    p!(
+        GccConfig,
+        "pushback",
+        "congestion-window pushback (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.pushback.enabled as u8 as f64,
+        |c, v| c.pushback.enabled = v != 0.0
+    ),
+    p!(
+        GccConfig,
+        "pushback_queue_ms",
+        "queue the window allows beyond the RTT, ms (350)",
+        Real,
+        0.0,
+        100000.0,
+        |c| c.pushback.accepted_queue.as_millis_f64(),
+        |c, v| c.pushback.accepted_queue = ms(v)
+    ),
+    p!(
+        GccConfig,
+        "pushback_min_kbps",
+        "pushback floor, kbit/s (30)",
+        Real,
+        0.0,
+        1.0e6,
+        |c| c.pushback.min_pushback_bps / 1000.0,
+        |c, v| c.pushback.min_pushback_bps = v * 1000.0
+    ),
+    p!(
+        GccConfig,
+        "pushback_drop_frames",
+        "drop frames instead of lowering the target (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.pushback.drop_frame_only as u8 as f64,
+        |c, v| c.pushback.drop_frame_only = v != 0.0
+    ),
+    p!(
+        GccConfig,
+        "rtt_backoff",
+        "back off when feedback stops (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.rtt_backoff.enabled as u8 as f64,
+        |c, v| c.rtt_backoff.enabled = v != 0.0
+    ),
+    p!(
+        GccConfig,
+        "rtt_limit_ms",
+        "corrected RTT that triggers backoff, ms (3000)",
+        Real,
+        1.0,
+        3600000.0,
+        |c| c.rtt_backoff.limit.as_millis_f64(),
+        |c, v| c.rtt_backoff.limit = ms(v)
+    ),
+    p!(
+        GccConfig,
+        "rtt_drop_fraction",
+        "target multiplier per backoff step (0.8)",
+        Real,
+        0.01,
+        1.0,
+        |c| c.rtt_backoff.drop_fraction,
+        |c, v| c.rtt_backoff.drop_fraction = v
+    ),
+    p!(
+        GccConfig,
+        "rtt_drop_interval_ms",
+        "time between backoff steps, ms (1000)",
+        Real,
+        1.0,
+        3600000.0,
+        |c| c.rtt_backoff.drop_interval.as_millis_f64(),
+        |c, v| c.rtt_backoff.drop_interval = ms(v)
+    ),
+    p!(
+        GccConfig,
+        "rtt_floor_kbps",
+        "backoff floor, kbit/s (5)",
+        Real,
+        0.0,
+        1.0e6,
+        |c| c.rtt_backoff.floor_bps / 1000.0,
+        |c, v| c.rtt_backoff.floor_bps = v * 1000.0
+    ),
+];
+
+/// `gcc_paper` (receiver-side Kalman, the 2017 paper).
+pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
+    p!(
+        GccPaperConfig,
+        "kalman_process_noise_slope",
+        "state noise of 1/C (1e-13)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.kalman.process_noise[0],
+        |c, v| c.kalman.process_noise[0] = v
+    ),
+    p!(
+        GccPaperConfig,
+        "kalman_process_noise_offset",
+        "state noise of m, ms^2 (1e-3)",
+        Real,
+        0.0,
+        1000.0,
+        |c| c.kalman.process_noise[1],
+        |c, v| c.kalman.process_noise[1] = v
+    ),
+    p!(
+        GccPaperConfig,
+        "kalman_initial_var_noise",
+        "initial measurement noise variance (50)",
+        Real,
+        1e-6,
+        1e6,
+        |c| c.kalman.initial_var_noise,
+        |c, v| c.kalman.initial_var_noise = v
+    ),
+    p!(
+        GccPaperConfig,
+        "kalman_initial_offset",
+        "initial m, ms (0)",
+        Real,
+        -1000.0,
+        1000.0,
+        |c| c.kalman.initial_offset,
+        |c, v| c.kalman.initial_offset = v
+    ),
+    p!(
+        GccPaperConfig,
+        "k_up",
+        "K_u, threshold gain above (0.01)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.detector.k_up,
+        |c, v| c.detector.k_up = v
+    ),
+    p!(
+        GccPaperConfig,
+        "k_down",
+        "K_d, threshold gain below (0.00018)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.detector.k_down,
+        |c, v| c.detector.k_down = v
+    ),
+    p!(
+        GccPaperConfig,
+        "min_threshold",
+        "threshold clamp, low (6)",
+        Real,
+        0.0,
+        1000.0,
+        |c| c.detector.min_threshold,
+        |c, v| c.detector.min_threshold = v
+    ),
+    p!(
+        GccPaperConfig,
+        "max_threshold",
+        "threshold clamp, high (600)",
+        Real,
+        0.0,
+        10000.0,
+        |c| c.detector.max_threshold,
+        |c, v| c.detector.max_threshold = v
+    ),
+    p!(
+        GccPaperConfig,
+        "max_adapt_offset",
+        "|m| beyond threshold + this freezes adaptation, ms (15)",
+        Real,
+        0.0,
+        1000.0,
+        |c| c.detector.max_adapt_offset,
+        |c, v| c.detector.max_adapt_offset = v
+    ),
+    p!(
+        GccPaperConfig,
+        "overuse_time_ms",
+        "time above the threshold before over-use, ms (10)",
+        Real,
+        0.0,
+        10000.0,
+        |c| c.detector.overusing_time_threshold_ms,
+        |c, v| c.detector.overusing_time_threshold_ms = v
+    ),
+    p!(
+        GccPaperConfig,
+        "beta",
+        "multiplicative decrease of the received rate (0.85)",
+        Real,
+        0.05,
+        0.99,
+        |c| c.aimd.beta,
+        |c, v| c.aimd.beta = v
+    ),
+    p!(
+        GccPaperConfig,
+        "increase_factor",
+        "multiplicative increase per second (1.08)",
+        Real,
+        1.0,
+        2.0,
+        |c| c.aimd.increase_factor_per_s,
+        |c, v| c.aimd.increase_factor_per_s = v
+    ),
+    p!(
+        GccPaperConfig,
+        "loss_low",
+        "loss below which the sender increases (0.02)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.loss.low_loss,
+        |c, v| c.loss.low_loss = v
+    ),
+    p!(
+        GccPaperConfig,
+        "loss_high",
+        "loss above which the sender decreases (0.10)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.loss.high_loss,
+        |c, v| c.loss.high_loss = v
+    ),
+    p!(
+        GccPaperConfig,
+        "incoming_rate_window_ms",
+        "window of the received rate, ms (500)",
+        Real,
+        10.0,
+        60000.0,
+        |c| c.incoming_rate_window.as_millis_f64(),
+        |c, v| c.incoming_rate_window = ms(v)
+    ),
+    p!(
+        GccPaperConfig,
+        "remb_interval_ms",
+        "REMB period, ms (1000)",
+        Real,
+        10.0,
+        60000.0,
+        |c| c.remb_interval.as_millis_f64(),
+        |c, v| c.remb_interval = ms(v)
+    ),
+    p!(
+        GccPaperConfig,
+        "remb_immediate_ratio",
+        "estimate / last REMB that sends at once (0.97)",
+        Real,
+        0.0,
+        1.0,
+        |c| c.remb_immediate_ratio,
+        |c, v| c.remb_immediate_ratio = v
+    ),
+    p!(
+        GccPaperConfig,
+        "cap_loss_by_remb",
+        "keep the loss-based rate at or below the REMB (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.cap_loss_by_remb as u8 as f64,
+        |c, v| c.cap_loss_by_remb = v != 0.0
+    ),
+    p!(
+        GccPaperConfig,
+        "pacing_factor",
+        "pacing rate / target (1.5)",
+        Real,
+        0.1,
+        100.0,
+        |c| c.pacing_factor,
+        |c, v| c.pacing_factor = v
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_is_inside_its_range_and_round_trips() {
+        let c = GccConfig::default();
+        for p in GCC_PARAMS {
+            let v = p.get(&c);
+            assert!(
+                v >= p.min && v <= p.max,
+                "{} default {v} outside {}..={}",
+                p.name,
+                p.min,
+                p.max
+            );
+            let mut d = c;
+            let val = if p.kind == Kind::Bool { Value::Bool(v != 0.0) } else { Value::Num(v) };
+            set(GCC_PARAMS, &mut d, p.name, val).unwrap();
+            assert_eq!(p.get(&d), v, "{}", p.name);
+        }
+        let c = GccPaperConfig::default();
+        for p in GCC_PAPER_PARAMS {
+            let v = p.get(&c);
+            assert!(
+                v >= p.min && v <= p.max,
+                "{} default {v} outside {}..={}",
+                p.name,
+                p.min,
+                p.max
+            );
+        }
+    }
+
+    #[test]
+    fn bad_values_name_the_problem() {
+        let mut c = GccConfig::default();
+        let e = set(GCC_PARAMS, &mut c, "beta", Value::Num(1.5)).unwrap_err();
+        assert!(e.contains("beta = 1.5 is out of range: accepted 0.05..=0.99"), "{e}");
+        let e = set(GCC_PARAMS, &mut c, "betta", Value::Num(0.5)).unwrap_err();
+        assert!(e.contains("unknown parameter \"betta\"") && e.contains("beta"), "{e}");
+        let e = set(GCC_PARAMS, &mut c, "probing", Value::Num(1.0)).unwrap_err();
+        assert!(e.contains("true or false"), "{e}");
+        let e = set(GCC_PARAMS, &mut c, "trendline_window", Value::Num(2.5)).unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        set(GCC_PARAMS, &mut c, "probing", Value::Bool(false)).unwrap();
+        assert!(!c.probe.enabled);
+    }
+}
