@@ -217,7 +217,8 @@ pub struct MediaParams {
     pub threshold: Option<f64>,
     /// gcc_paper: floor the loss-based decrease at the TFRC rate (the 2013 implementation).
     pub tfrc_floor: Option<bool>,
-    /// Pacer bursts, e.g. "5ms" (the 2017 paper's pacer); "0s" or absent = smooth pacing.
+    /// Pacer bursts: "5ms" (default for gcc_paper, the 2017 paper's pacer) or "0s" for smooth
+    /// pacing (default for gcc, as libwebrtc today).
     pub pacer_burst: Option<Duration>,
     /// Frame sizes replayed from a file: one size in bytes per line, looping.
     pub frame_sizes: Option<String>,

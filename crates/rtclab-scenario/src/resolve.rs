@@ -523,8 +523,15 @@ fn media_spec(
     } else if p.and_then(|p| p.frame_sizes_scaled).is_some() {
         return Err(ConfigError::new(at("media.frame_sizes_scaled"), "needs media.frame_sizes"));
     }
-    let pacer_burst =
-        p.and_then(|p| p.pacer_burst).map(|d| d.0).filter(|d| *d > rtclab_core::TimeDelta::ZERO);
+    // The 2017 paper's pacer sends 5 ms bursts; today's libwebrtc paces smoothly.
+    let default_burst = match cc {
+        CcName::GccPaper => Some(rtclab_core::TimeDelta::from_millis(5)),
+        _ => None,
+    };
+    let pacer_burst = p
+        .and_then(|p| p.pacer_burst)
+        .map_or(default_burst, |d| Some(d.0))
+        .filter(|d| *d > rtclab_core::TimeDelta::ZERO);
     if pacer_burst.is_some_and(|d| d > rtclab_core::TimeDelta::from_secs(1)) {
         return Err(ConfigError::new(
             at("media.pacer_burst"),

@@ -117,12 +117,29 @@ pub struct LinkMeter {
     col_q_max: Vec<u64>,
     col_drops_overflow: Vec<u64>,
     col_drops_random: Vec<u64>,
+    next_sample: Time,
+    /// Backlog in bytes every `QUEUE_SAMPLE_INTERVAL` from time zero: the queue a probe
+    /// arriving then would wait behind (the papers' RTT − RTT_min from periodic RTCP).
+    pub q_samples: Vec<u64>,
 }
 
+/// Spacing of the time-sampled queue (`q_samples`).
+pub const QUEUE_SAMPLE_INTERVAL: TimeDelta = TimeDelta::from_millis(10);
+
 impl LinkMeter {
+    /// Records the backlog at every sample instant before `t`.
+    #[inline]
+    fn sample_to(&mut self, t: Time) {
+        while self.next_sample < t {
+            self.q_samples.push(self.cur_bytes);
+            self.next_sample += QUEUE_SAMPLE_INTERVAL;
+        }
+    }
+
     #[inline]
     pub fn on_backlog(&mut self, now: Time, b: Backlog) {
         if b.bytes != self.cur_bytes {
+            self.sample_to(now);
             self.b_area += self.cur_bytes as u128 * (now - self.last_change).as_nanos() as u128;
             self.last_change = now;
             self.cur_bytes = b.bytes;
@@ -130,6 +147,7 @@ impl LinkMeter {
         }
     }
     fn close_bin(&mut self, end: Time, bin: TimeDelta, capacity_bits: f64) {
+        self.sample_to(end);
         self.b_area += self.cur_bytes as u128 * (end - self.last_change).as_nanos() as u128;
         self.last_change = end;
         self.col_capacity_bits.push(capacity_bits);
@@ -483,5 +501,9 @@ mod tests {
         m.close_bin(Time::from_millis(200), TimeDelta::from_millis(200), 1.0);
         assert_eq!(m.col_q_mean[0], 250.0);
         assert_eq!(m.col_q_max[0], 1000);
+        // Sampled every 10 ms from 0: 0..40 ms see 1000 B, 50..190 ms see an empty queue.
+        assert_eq!(m.q_samples.len(), 20);
+        assert_eq!(m.q_samples.iter().filter(|&&b| b == 1000).count(), 5);
+        assert!(m.q_samples[5..].iter().all(|&b| b == 0));
     }
 }

@@ -33,6 +33,28 @@ fn percentiles_ms(h: &LogHistogram) -> Value {
     Value::Object(m)
 }
 
+/// The forward queue's delay sampled every 10 ms over the measurement window (time-weighted,
+/// unlike the per-packet `queuing_delay_ms`), each sample's bytes converted at its bin's
+/// capacity.
+fn sampled_queue(s: &Scenario, m: &Meters) -> LogHistogram {
+    let mut h = LogHistogram::new();
+    let step = crate::metrics::QUEUE_SAMPLE_INTERVAL.as_nanos() as u64;
+    let bin = s.metrics.bin.as_nanos() as u64;
+    let (w0, w1) = (s.metrics.warmup.as_nanos() as u64, s.duration.as_nanos() as u64);
+    for (k, &bytes) in m.fwd.q_samples.iter().enumerate() {
+        let t = k as u64 * step;
+        if t < w0 || t >= w1 {
+            continue;
+        }
+        let Some(&bits) = m.fwd.col_capacity_bits.get((t / bin) as usize) else { continue };
+        if bits > 0.0 {
+            let rate_bps = bits / (bin as f64 / 1e9);
+            h.record((bytes as f64 * 8.0 / rate_bps * 1e9) as u64);
+        }
+    }
+    h
+}
+
 fn drops_json(d: &[u64]) -> Value {
     let mut m = Map::new();
     for r in DropReason::ALL {
@@ -189,6 +211,7 @@ pub fn build(
             "loss_ratio": num(if m.fwd.offered_packets > 0 { fwd_drops as f64 / m.fwd.offered_packets as f64 } else { 0.0 }),
             "drops": drops_json(&m.fwd.drops),
             "queuing_delay_ms": percentiles_ms(&all_q),
+            "queuing_delay_sampled_ms": percentiles_ms(&sampled_queue(s, m)),
         },
         "reverse_link": reverse,
         "fairness": {

@@ -115,7 +115,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
     p!(
         GccConfig,
         "k_up",
-        "threshold gain when |T| is above it, per ms (0.0087)",
+        "threshold gain when the statistic is above it, per ms (0.0087)",
         Real,
         0.0,
         1.0,
@@ -125,7 +125,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
     p!(
         GccConfig,
         "k_down",
-        "threshold gain when |T| is below it, per ms (0.039)",
+        "threshold gain when the statistic is below it, per ms (0.039)",
         Real,
         0.0,
         1.0,
@@ -155,7 +155,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
     p!(
         GccConfig,
         "max_adapt_offset",
-        "|T| beyond threshold + this freezes adaptation, ms (15)",
+        "statistic beyond threshold + this freezes adaptation, ms (15)",
         Real,
         0.0,
         1000.0,
@@ -559,7 +559,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     p!(
         GccPaperConfig,
         "max_adapt_offset",
-        "|m| beyond threshold + this freezes adaptation, ms (15)",
+        "statistic beyond threshold + this freezes adaptation, ms (15)",
         Real,
         0.0,
         1000.0,
@@ -715,5 +715,16 @@ mod tests {
         assert!(e.contains("whole number"), "{e}");
         set(GCC_PARAMS, &mut c, "probing", Value::Bool(false)).unwrap();
         assert!(!c.probe.enabled);
+    }
+
+    #[test]
+    fn the_scenario_reference_lists_every_parameter() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
+                .unwrap();
+        for name in GCC_PARAMS.iter().map(|p| p.name).chain(GCC_PAPER_PARAMS.iter().map(|p| p.name))
+        {
+            assert!(doc.contains(&format!("| `{name}` |")), "docs/scenario.md lacks {name} (regenerate with `cargo run -p rtclab-cc --example params_table`)");
+        }
     }
 }
