@@ -538,12 +538,19 @@ fn media_spec(
             "is out of range: accepted 0s..=1s (the paper uses 5ms)",
         ));
     }
-    let sender = MediaSenderConfig {
-        encoder,
-        packetizer: PacketizerConfig::default(),
-        start_bitrate: start,
-        pacer_burst,
-    };
+    // packet_size is the largest packet on the wire (the MTU the packetizer fills).
+    let mut packetizer = PacketizerConfig::default();
+    if let Some(size) = f.packet_size {
+        let min = packetizer.overhead as u64 + 52;
+        if size.0 < min || size.0 > 65_535 {
+            return Err(ConfigError::new(
+                at("packet_size"),
+                format!("{} B is out of range for media: accepted {min}..=65535 B (48 B of headers + payload)", size.0),
+            ));
+        }
+        packetizer.max_payload = size.0 as u32 - packetizer.overhead;
+    }
+    let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
 }
 

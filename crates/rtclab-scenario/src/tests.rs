@@ -250,3 +250,12 @@ fn frame_size_files_are_checked() {
     assert_eq!(e.path, "flows[0].media.pacer_burst");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn media_packet_size_sets_the_packetizer_mtu() {
+    let s = from_toml_str(&format!("{MEDIA}packet_size = \"1000B\"\n"), Path::new(".")).unwrap();
+    assert_eq!(s.flows[0].kind.packet_size(), 1000);
+    let e = err(&format!("{MEDIA}packet_size = \"64B\"\n"));
+    assert_eq!(e.path, "flows[0].packet_size");
+    assert!(e.message.contains("accepted 100..=65535"), "{e}");
+}
