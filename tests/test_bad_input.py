@@ -127,3 +127,37 @@ def test_media_flow_runs(cli, tmp_path):
     f = s["flows"][0]
     assert f["cc"] == "gcc" and f["kind"] == "media"
     assert f["media"]["frames"] > 100 and f["media"]["frame_delay_ms"]["p50"] > 20
+
+
+MEDIA_GCC = """
+duration = "5s"
+[link]
+capacity = "2Mbps"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "50ms"
+media = { start_bitrate = "300kbps" }
+"""
+
+BAD_MEDIA = [
+    ("controller parameter range", "start_bitrate", "gcc = { beta = 1.5 }, start_bitrate", ["flows[0].media.gcc.beta", "1.5", "0.05..=0.99"]),
+    ("unknown controller parameter", "start_bitrate", "gcc = { betta = 0.5 }, start_bitrate", ["flows[0].media.gcc.betta", "unknown parameter", "beta"]),
+    ("feedback pairing", 'cc = "gcc"', 'cc = "gcc_paper"\nmedia.feedback = "rfc8888"', ["flows[0].media.feedback", "rfc8888", "remb"]),
+    ("missing frame-size file", "start_bitrate", 'frame_sizes = "nope.txt", start_bitrate', ["flows[0].media.frame_sizes", "nope.txt"]),
+]
+
+
+@pytest.mark.parametrize("what,old,new,words", BAD_MEDIA, ids=[b[0] for b in BAD_MEDIA])
+def test_bad_media_scenario(cli, tmp_path, what, old, new, words):
+    assert old in MEDIA_GCC
+    text = MEDIA_GCC.replace(old, new, 1)
+    if what == "feedback pairing":
+        text = text.replace('\nmedia.feedback = "rfc8888"', "").replace('media = { start_bitrate = "300kbps" }', 'media = { feedback = "rfc8888", start_bitrate = "300kbps" }')
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    r = cli("validate", p)
+    assert r.returncode == 2, (what, r.stdout, r.stderr)
+    msg = r.stderr.strip().splitlines()[0]
+    for w in words:
+        assert w in msg, (w, msg)
