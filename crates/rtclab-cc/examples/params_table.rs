@@ -1,7 +1,8 @@
 //! Prints the controller parameter tables for docs/scenario.md:
 //! `cargo run -q -p rtclab-cc --example params_table`.
-use rtclab_cc::gcc::params::{Kind, Param, GCC_PAPER_PARAMS, GCC_PARAMS};
+use rtclab_cc::gcc::params::{GCC_PAPER_PARAMS, GCC_PARAMS};
 use rtclab_cc::gcc::{GccConfig, GccPaperConfig};
+use rtclab_cc::params::{Kind, Param};
 
 fn table<C>(title: &str, params: &[Param<C>], defaults: &C) {
     println!("{title}\n\n| name | default | accepted | meaning |\n|---|---|---|---|");
@@ -22,5 +23,10 @@ fn main() {
         "#### `gcc_paper` parameters (`media.gcc`)",
         GCC_PAPER_PARAMS,
         &GccPaperConfig::default(),
+    );
+    table(
+        "#### `copa` parameters (`copa`, tcp flows; defaults of the paper variant)",
+        rtclab_cc::copa::COPA_PARAMS,
+        &rtclab_cc::CopaConfig::paper(),
     );
 }

@@ -6,10 +6,13 @@
 //! controller answers with a window and/or a rate (`target`). Window-based TCP controllers
 //! (NewReno, CUBIC, BBR), rate-based media controllers (GCC) and hybrids (Copa) share it.
 
+pub mod copa;
 pub mod cubic;
 pub mod gcc;
+pub mod params;
 pub mod reno;
 
+pub use copa::{Copa, CopaConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::{Reno, RenoConfig};
 
@@ -138,6 +141,7 @@ pub trait CongestionController {
 pub enum AnyController {
     Reno(Reno),
     Cubic(Box<Cubic>),
+    Copa(Box<Copa>),
     Gcc(Box<gcc::Gcc>),
     GccPaper(Box<gcc::GccPaper>),
     Custom(Box<dyn CongestionController + Send + Sync>),
@@ -148,6 +152,7 @@ macro_rules! dispatch {
         match $self {
             AnyController::Reno($c) => $e,
             AnyController::Cubic($c) => $e,
+            AnyController::Copa($c) => $e,
             AnyController::Gcc($c) => $e,
             AnyController::GccPaper($c) => $e,
             AnyController::Custom($c) => $e,

@@ -172,6 +172,8 @@ pub enum CcName {
     #[serde(alias = "newreno")]
     Reno,
     Cubic,
+    /// Copa (NSDI'18), delay-based with a competitive mode.
+    Copa,
     /// Today's send-side GCC (media flows).
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).
@@ -192,11 +194,12 @@ pub enum FeedbackName {
 }
 
 /// A controller parameter value in `[flows.media.gcc]`.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum ParamValue {
     Bool(bool),
     Num(f64),
+    Str(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -254,6 +257,8 @@ pub struct FlowConfig {
     pub initial_window: Option<u32>,
     /// tcp + cubic: CUBIC parameters.
     pub cubic: Option<CubicParams>,
+    /// tcp + copa: `variant` ("paper", "genericcc", "mvfst") and any Copa parameter by name.
+    pub copa: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// cbr: sending rate.
     pub rate: Option<RateValue>,
     /// media: encoder and controller parameters.

@@ -68,6 +68,7 @@ pub enum MediaCcSpec {
 pub enum CcSpec {
     Reno(RenoConfig),
     Cubic(CubicConfig),
+    Copa(rtclab_cc::CopaConfig),
 }
 
 impl CcSpec {
@@ -75,6 +76,7 @@ impl CcSpec {
         match self {
             CcSpec::Reno(_) => "reno",
             CcSpec::Cubic(_) => "cubic",
+            CcSpec::Copa(_) => "copa",
         }
     }
 }
@@ -198,7 +200,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     c @ (CcName::Gcc | CcName::GccPaper) => {
                         return Err(ConfigError::new(
                             at("cc"),
-                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\" (or use kind = \"media\")").to_lowercase(),
+                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
                     CcName::Reno => {
@@ -209,6 +211,15 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                             ));
                         }
                         CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+                    }
+                    CcName::Copa => {
+                        if f.cubic.is_some() {
+                            return Err(ConfigError::new(
+                                at("cubic"),
+                                "CUBIC parameters given but cc is \"copa\"",
+                            ));
+                        }
+                        CcSpec::Copa(copa_config(f.copa.as_ref(), packet_size, iw, &at)?)
                     }
                     CcName::Cubic => CcSpec::Cubic(cubic_config(
                         f.cubic.as_ref(),
@@ -342,16 +353,22 @@ fn read_frame_sizes(base_dir: &Path, path: &str, at: &str) -> Result<Vec<u32>, C
 }
 
 fn apply_params<C>(
-    table: &[rtclab_cc::gcc::params::Param<C>],
+    table: &[rtclab_cc::params::Param<C>],
     cfg: &mut C,
     given: Option<&std::collections::BTreeMap<String, crate::config::ParamValue>>,
     at: &dyn Fn(&str) -> String,
 ) -> Result<(), ConfigError> {
-    use rtclab_cc::gcc::params::{set, Value};
+    use rtclab_cc::params::{set, Value};
     for (name, v) in given.into_iter().flatten() {
-        let v = match *v {
-            crate::config::ParamValue::Bool(b) => Value::Bool(b),
-            crate::config::ParamValue::Num(x) => Value::Num(x),
+        let v = match v {
+            crate::config::ParamValue::Bool(b) => Value::Bool(*b),
+            crate::config::ParamValue::Num(x) => Value::Num(*x),
+            crate::config::ParamValue::Str(s) => {
+                return Err(ConfigError::new(
+                    at(&format!("media.gcc.{name}")),
+                    format!("takes a number or true/false, got {s:?}"),
+                ))
+            }
         };
         set(table, cfg, name, v)
             .map_err(|e| ConfigError::new(at(&format!("media.gcc.{name}")), e))?;
@@ -552,6 +569,66 @@ fn media_spec(
     }
     let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
+}
+
+fn copa_config(
+    given: Option<&std::collections::BTreeMap<String, crate::config::ParamValue>>,
+    packet_size: u32,
+    iw: u32,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_cc::CopaConfig, ConfigError> {
+    use crate::config::ParamValue;
+    use rtclab_cc::copa::COPA_PARAMS;
+    use rtclab_cc::params::{set, Value};
+    use rtclab_cc::CopaConfig;
+    let mut c = match given.and_then(|g| g.get("variant")) {
+        None => CopaConfig::paper(),
+        Some(ParamValue::Str(v)) => match v.as_str() {
+            "paper" => CopaConfig::paper(),
+            "genericcc" => CopaConfig::genericcc(),
+            "mvfst" => CopaConfig::mvfst(),
+            other => {
+                return Err(ConfigError::new(
+                    at("copa.variant"),
+                    format!(
+                        "unknown variant {other:?}; accepted: \"paper\", \"genericcc\", \"mvfst\""
+                    ),
+                ))
+            }
+        },
+        Some(_) => {
+            return Err(ConfigError::new(
+                at("copa.variant"),
+                "takes a string: \"paper\", \"genericcc\" or \"mvfst\"",
+            ))
+        }
+    };
+    c.packet_size = packet_size;
+    c.initial_window = iw;
+    for (name, v) in given.into_iter().flatten() {
+        if name == "variant" {
+            continue;
+        }
+        let v = match v {
+            ParamValue::Bool(b) => Value::Bool(*b),
+            ParamValue::Num(x) => Value::Num(*x),
+            ParamValue::Str(s) => {
+                return Err(ConfigError::new(
+                    at(&format!("copa.{name}")),
+                    format!("takes a number or true/false, got {s:?}"),
+                ))
+            }
+        };
+        set(COPA_PARAMS, &mut c, name, v)
+            .map_err(|e| ConfigError::new(at(&format!("copa.{name}")), e))?;
+    }
+    if c.delta > c.delta_cap && c.mode_switch {
+        return Err(ConfigError::new(
+            at("copa"),
+            format!("need delta <= delta_cap with mode_switch, got {} > {}", c.delta, c.delta_cap),
+        ));
+    }
+    Ok(c)
 }
 
 fn cubic_config(

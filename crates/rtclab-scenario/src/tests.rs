@@ -259,3 +259,26 @@ fn media_packet_size_sets_the_packetizer_mtu() {
     assert_eq!(e.path, "flows[0].packet_size");
     assert!(e.message.contains("accepted 100..=65535"), "{e}");
 }
+
+#[test]
+fn copa_variants_and_parameters() {
+    let tcp = BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"copa\"");
+    let s = from_toml_str(
+        &format!("{tcp}copa = {{ variant = \"mvfst\", delta = 0.1 }}\n"),
+        Path::new("."),
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Tcp { cc: CcSpec::Copa(c), .. } => {
+            assert_eq!(c.delta, 0.1);
+            assert!(!c.mode_switch, "mvfst has no competitive mode");
+        }
+        _ => panic!("not copa"),
+    }
+    let e = err(&format!("{tcp}copa = {{ delta = 0 }}\n"));
+    assert_eq!(e.path, "flows[0].copa.delta");
+    assert!(e.message.contains("accepted 0.001..=10"), "{e}");
+    let e = err(&format!("{tcp}copa = {{ variant = \"bbr\" }}\n"));
+    assert_eq!(e.path, "flows[0].copa.variant");
+    assert!(e.message.contains("genericcc"), "{e}");
+}

@@ -153,6 +153,7 @@ impl Simulation {
                     let cc = match cc {
                         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
                         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
+                        CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
                     };
                     let scfg = TcpSenderConfig { packet_size: *packet_size, ..Default::default() };
                     let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };

@@ -120,6 +120,7 @@ pub struct TcpSender {
     rto_at: Option<Time>,
     backoff: u32,
     next_send: Time,
+    pacing_wait: bool,
     started: bool,
     has_data: bool,
     pub stats: TcpSenderStats,
@@ -148,6 +149,7 @@ impl TcpSender {
             rto_at: None,
             backoff: 0,
             next_send: Time::ZERO,
+            pacing_wait: false,
             started: false,
             has_data: false,
             stats: TcpSenderStats::default(),
@@ -504,7 +506,15 @@ impl TcpSender {
     }
 
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        if !self.started || now < self.next_send {
+        // The pacing timer is armed only while pacing (not the window) holds a packet back;
+        // a closed window waits for an ACK instead of spinning on a past pacing time.
+        self.pacing_wait = false;
+        if !self.started {
+            return None;
+        }
+        if now < self.next_send {
+            // (At most one spare wake-up if the window turns out to be closed then.)
+            self.pacing_wait = true;
             return None;
         }
         let seq = self.next_to_send()?;
@@ -547,7 +557,7 @@ impl TcpSender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        let pacing = (self.next_send > Time::ZERO).then_some(self.next_send);
+        let pacing = self.pacing_wait.then_some(self.next_send);
         match (self.rto_at, pacing) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -1,88 +1,12 @@
-//! Every tunable of both GCC generations by name, with its meaning and valid range, so a
-//! scenario can set any of them (`[flows.media.gcc]`) and a bad value is rejected with the
-//! range in the message. The tables double as the reference in `docs/scenario.md`.
+//! Every tunable of both GCC generations by name (see [`crate::params`]).
 
 use super::{GccConfig, GccPaperConfig};
-use rtclab_core::TimeDelta;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Real,
-    Integer,
-    Bool,
-}
-
-/// One named parameter of a controller config `C`.
-pub struct Param<C> {
-    pub name: &'static str,
-    pub help: &'static str,
-    pub kind: Kind,
-    /// Inclusive range (for booleans 0..=1).
-    pub min: f64,
-    pub max: f64,
-    set: fn(&mut C, f64),
-    get: fn(&C) -> f64,
-}
-
-impl<C> Param<C> {
-    pub fn get(&self, c: &C) -> f64 {
-        (self.get)(c)
-    }
-}
-
-/// A value from a scenario file.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    Num(f64),
-    Bool(bool),
-}
-
-/// Sets `name` to `value`, checking kind and range.
-pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
-    let Some(p) = table.iter().find(|p| p.name == name) else {
-        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
-        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
-    };
-    let v = match (p.kind, value) {
-        (Kind::Bool, Value::Bool(b)) => b as u8 as f64,
-        (Kind::Bool, Value::Num(_)) => return Err(format!("{name} takes true or false")),
-        (_, Value::Bool(_)) => return Err(format!("{name} takes a number")),
-        (Kind::Integer, Value::Num(x)) if x.fract() != 0.0 => {
-            return Err(format!("{name} takes a whole number, got {x}"))
-        }
-        (_, Value::Num(x)) => x,
-    };
-    if !(v.is_finite() && v >= p.min && v <= p.max) {
-        return Err(format!(
-            "{name} = {v} is out of range: accepted {}..={} ({})",
-            p.min, p.max, p.help
-        ));
-    }
-    (p.set)(cfg, v);
-    Ok(())
-}
-
-fn ms(v: f64) -> TimeDelta {
-    TimeDelta::from_secs_f64(v / 1000.0)
-}
-
-macro_rules! p {
-    ($C:ty, $name:literal, $help:literal, $kind:ident, $min:expr, $max:expr, |$c:ident| $field:expr, |$cc:ident, $v:ident| $set:expr) => {
-        Param::<$C> {
-            name: $name,
-            help: $help,
-            kind: Kind::$kind,
-            min: $min,
-            max: $max,
-            set: |$cc: &mut $C, $v: f64| $set,
-            get: |$c: &$C| $field,
-        }
-    };
-}
+use crate::params::{ms, param, Param};
+pub use crate::params::{set, Kind, Value};
 
 /// `gcc` (send-side, today's libwebrtc).
 pub static GCC_PARAMS: &[Param<GccConfig>] = &[
-    p!(
+    param!(
         GccConfig,
         "trendline_window",
         "packet groups in the trendline regression (20)",
@@ -92,7 +16,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.window_size as f64,
         |c, v| c.trendline.window_size = v as usize
     ),
-    p!(
+    param!(
         GccConfig,
         "trendline_smoothing",
         "EWMA coefficient of the accumulated delay (0.9)",
@@ -102,7 +26,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.smoothing_coef,
         |c, v| c.trendline.smoothing_coef = v
     ),
-    p!(
+    param!(
         GccConfig,
         "trendline_threshold_gain",
         "slope gain in the statistic (4)",
@@ -112,7 +36,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.threshold_gain,
         |c, v| c.trendline.threshold_gain = v
     ),
-    p!(
+    param!(
         GccConfig,
         "k_up",
         "threshold gain when the statistic is above it, per ms (0.0087)",
@@ -122,7 +46,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.k_up,
         |c, v| c.trendline.detector.k_up = v
     ),
-    p!(
+    param!(
         GccConfig,
         "k_down",
         "threshold gain when the statistic is below it, per ms (0.039)",
@@ -132,7 +56,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.k_down,
         |c, v| c.trendline.detector.k_down = v
     ),
-    p!(
+    param!(
         GccConfig,
         "min_threshold",
         "threshold clamp, low (6)",
@@ -142,7 +66,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.min_threshold,
         |c, v| c.trendline.detector.min_threshold = v
     ),
-    p!(
+    param!(
         GccConfig,
         "max_threshold",
         "threshold clamp, high (600)",
@@ -152,7 +76,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.max_threshold,
         |c, v| c.trendline.detector.max_threshold = v
     ),
-    p!(
+    param!(
         GccConfig,
         "max_adapt_offset",
         "statistic beyond threshold + this freezes adaptation, ms (15)",
@@ -162,7 +86,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.max_adapt_offset,
         |c, v| c.trendline.detector.max_adapt_offset = v
     ),
-    p!(
+    param!(
         GccConfig,
         "overuse_time_ms",
         "time above the threshold before over-use, ms (10)",
@@ -172,7 +96,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.trendline.detector.overusing_time_threshold_ms,
         |c, v| c.trendline.detector.overusing_time_threshold_ms = v
     ),
-    p!(
+    param!(
         GccConfig,
         "beta",
         "multiplicative decrease of the acked rate (0.85)",
@@ -182,7 +106,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.aimd.beta,
         |c, v| c.aimd.beta = v
     ),
-    p!(
+    param!(
         GccConfig,
         "increase_factor",
         "multiplicative increase per second (1.08)",
@@ -192,7 +116,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.aimd.increase_factor_per_s,
         |c, v| c.aimd.increase_factor_per_s = v
     ),
-    p!(
+    param!(
         GccConfig,
         "loss_low",
         "loss below which the loss rule increases (0.02)",
@@ -202,7 +126,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.loss.low_loss,
         |c, v| c.loss.low_loss = v
     ),
-    p!(
+    param!(
         GccConfig,
         "loss_high",
         "loss above which the loss rule decreases (0.10)",
@@ -212,7 +136,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.loss.high_loss,
         |c, v| c.loss.high_loss = v
     ),
-    p!(
+    param!(
         GccConfig,
         "loss_report_packets",
         "packets per loss evaluation (20)",
@@ -222,7 +146,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.loss_report_packets as f64,
         |c, v| c.loss_report_packets = v as u32
     ),
-    p!(
+    param!(
         GccConfig,
         "initial_pacing_factor",
         "pacing factor before the first feedback (2.5)",
@@ -232,7 +156,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.initial_pacing_factor,
         |c, v| c.initial_pacing_factor = v
     ),
-    p!(
+    param!(
         GccConfig,
         "pacing_factor",
         "pacing rate / target (1.1)",
@@ -242,7 +166,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.pacing_factor,
         |c, v| c.pacing_factor = v
     ),
-    p!(
+    param!(
         GccConfig,
         "probing",
         "probe clusters at all (true)",
@@ -252,7 +176,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.enabled as u8 as f64,
         |c, v| c.probe.enabled = v != 0.0
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_first_scale",
         "first initial probe / start rate (3)",
@@ -262,7 +186,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.first_exponential_scale,
         |c, v| c.probe.first_exponential_scale = v
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_second_scale",
         "second initial probe / start rate, 0 = none (6)",
@@ -272,7 +196,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.second_exponential_scale,
         |c, v| c.probe.second_exponential_scale = v
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_further_scale",
         "further probe / estimate (2)",
@@ -282,7 +206,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.further_scale,
         |c, v| c.probe.further_scale = v
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_further_threshold",
         "estimate / last probe needed to probe further (0.7)",
@@ -292,7 +216,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.further_probe_threshold,
         |c, v| c.probe.further_probe_threshold = v
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_probing",
         "periodic probes while application-limited (false)",
@@ -302,7 +226,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.periodic_alr_probing as u8 as f64,
         |c, v| c.probe.periodic_alr_probing = v != 0.0
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_probe_interval_ms",
         "ALR probe period, ms (5000)",
@@ -312,7 +236,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.alr_interval.as_millis_f64(),
         |c, v| c.probe.alr_interval = ms(v)
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_probe_scale",
         "ALR probe / estimate (2)",
@@ -322,7 +246,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.alr_scale,
         |c, v| c.probe.alr_scale = v
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_min_packets",
         "packets per probe cluster (5)",
@@ -332,7 +256,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.min_probe_packets as f64,
         |c, v| c.probe.min_probe_packets = v as u32
     ),
-    p!(
+    param!(
         GccConfig,
         "probe_duration_ms",
         "probe cluster duration, ms (15)",
@@ -342,7 +266,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.probe.min_probe_duration.as_millis_f64(),
         |c, v| c.probe.min_probe_duration = ms(v)
     ),
-    p!(
+    param!(
         GccConfig,
         "max_probe_kbps",
         "probe rate cap, kbit/s (5000)",
@@ -352,7 +276,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.max_probe_bitrate_bps / 1000.0,
         |c, v| c.max_probe_bitrate_bps = v * 1000.0
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_bandwidth_usage",
         "ALR budget rate / estimate (0.80)",
@@ -362,7 +286,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.alr.bandwidth_usage_ratio,
         |c, v| c.alr.bandwidth_usage_ratio = v
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_start_ratio",
         "unused budget that starts ALR (0.40)",
@@ -372,7 +296,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.alr.start_budget_ratio,
         |c, v| c.alr.start_budget_ratio = v
     ),
-    p!(
+    param!(
         GccConfig,
         "alr_stop_ratio",
         "unused budget that ends ALR (-0.60)",
@@ -382,7 +306,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.alr.stop_budget_ratio,
         |c, v| c.alr.stop_budget_ratio = v
     ),
-    p!(
+    param!(
         GccConfig,
         "pushback",
         "congestion-window pushback (true)",
@@ -392,7 +316,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.pushback.enabled as u8 as f64,
         |c, v| c.pushback.enabled = v != 0.0
     ),
-    p!(
+    param!(
         GccConfig,
         "pushback_queue_ms",
         "queue the window allows beyond the RTT, ms (350)",
@@ -402,7 +326,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.pushback.accepted_queue.as_millis_f64(),
         |c, v| c.pushback.accepted_queue = ms(v)
     ),
-    p!(
+    param!(
         GccConfig,
         "pushback_min_kbps",
         "pushback floor, kbit/s (30)",
@@ -412,7 +336,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.pushback.min_pushback_bps / 1000.0,
         |c, v| c.pushback.min_pushback_bps = v * 1000.0
     ),
-    p!(
+    param!(
         GccConfig,
         "pushback_drop_frames",
         "drop frames instead of lowering the target (true)",
@@ -422,7 +346,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.pushback.drop_frame_only as u8 as f64,
         |c, v| c.pushback.drop_frame_only = v != 0.0
     ),
-    p!(
+    param!(
         GccConfig,
         "rtt_backoff",
         "back off when feedback stops (true)",
@@ -432,7 +356,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.rtt_backoff.enabled as u8 as f64,
         |c, v| c.rtt_backoff.enabled = v != 0.0
     ),
-    p!(
+    param!(
         GccConfig,
         "rtt_limit_ms",
         "corrected RTT that triggers backoff, ms (3000)",
@@ -442,7 +366,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.rtt_backoff.limit.as_millis_f64(),
         |c, v| c.rtt_backoff.limit = ms(v)
     ),
-    p!(
+    param!(
         GccConfig,
         "rtt_drop_fraction",
         "target multiplier per backoff step (0.8)",
@@ -452,7 +376,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.rtt_backoff.drop_fraction,
         |c, v| c.rtt_backoff.drop_fraction = v
     ),
-    p!(
+    param!(
         GccConfig,
         "rtt_drop_interval_ms",
         "time between backoff steps, ms (1000)",
@@ -462,7 +386,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         |c| c.rtt_backoff.drop_interval.as_millis_f64(),
         |c, v| c.rtt_backoff.drop_interval = ms(v)
     ),
-    p!(
+    param!(
         GccConfig,
         "rtt_floor_kbps",
         "backoff floor, kbit/s (5)",
@@ -476,7 +400,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
 
 /// `gcc_paper` (receiver-side Kalman, the 2017 paper).
 pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
-    p!(
+    param!(
         GccPaperConfig,
         "kalman_process_noise_slope",
         "state noise of 1/C (1e-13)",
@@ -486,7 +410,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.kalman.process_noise[0],
         |c, v| c.kalman.process_noise[0] = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "kalman_process_noise_offset",
         "state noise of m, ms^2 (1e-3)",
@@ -496,7 +420,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.kalman.process_noise[1],
         |c, v| c.kalman.process_noise[1] = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "kalman_initial_var_noise",
         "initial measurement noise variance (50)",
@@ -506,7 +430,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.kalman.initial_var_noise,
         |c, v| c.kalman.initial_var_noise = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "kalman_initial_offset",
         "initial m, ms (0)",
@@ -516,7 +440,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.kalman.initial_offset,
         |c, v| c.kalman.initial_offset = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "k_up",
         "K_u, threshold gain above (0.01)",
@@ -526,7 +450,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.k_up,
         |c, v| c.detector.k_up = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "k_down",
         "K_d, threshold gain below (0.00018)",
@@ -536,7 +460,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.k_down,
         |c, v| c.detector.k_down = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "min_threshold",
         "threshold clamp, low (6)",
@@ -546,7 +470,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.min_threshold,
         |c, v| c.detector.min_threshold = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "max_threshold",
         "threshold clamp, high (600)",
@@ -556,7 +480,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.max_threshold,
         |c, v| c.detector.max_threshold = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "max_adapt_offset",
         "statistic beyond threshold + this freezes adaptation, ms (15)",
@@ -566,7 +490,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.max_adapt_offset,
         |c, v| c.detector.max_adapt_offset = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "overuse_time_ms",
         "time above the threshold before over-use, ms (10)",
@@ -576,7 +500,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.detector.overusing_time_threshold_ms,
         |c, v| c.detector.overusing_time_threshold_ms = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "beta",
         "multiplicative decrease of the received rate (0.85)",
@@ -586,7 +510,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.aimd.beta,
         |c, v| c.aimd.beta = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "increase_factor",
         "multiplicative increase per second (1.08)",
@@ -596,7 +520,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.aimd.increase_factor_per_s,
         |c, v| c.aimd.increase_factor_per_s = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "loss_low",
         "loss below which the sender increases (0.02)",
@@ -606,7 +530,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.loss.low_loss,
         |c, v| c.loss.low_loss = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "loss_high",
         "loss above which the sender decreases (0.10)",
@@ -616,7 +540,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.loss.high_loss,
         |c, v| c.loss.high_loss = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "incoming_rate_window_ms",
         "window of the received rate, ms (500)",
@@ -626,7 +550,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.incoming_rate_window.as_millis_f64(),
         |c, v| c.incoming_rate_window = ms(v)
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "remb_interval_ms",
         "REMB period, ms (1000)",
@@ -636,7 +560,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.remb_interval.as_millis_f64(),
         |c, v| c.remb_interval = ms(v)
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "remb_immediate_ratio",
         "estimate / last REMB that sends at once (0.97)",
@@ -646,7 +570,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.remb_immediate_ratio,
         |c, v| c.remb_immediate_ratio = v
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "cap_loss_by_remb",
         "keep the loss-based rate at or below the REMB (true)",
@@ -656,7 +580,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         |c| c.cap_loss_by_remb as u8 as f64,
         |c, v| c.cap_loss_by_remb = v != 0.0
     ),
-    p!(
+    param!(
         GccPaperConfig,
         "pacing_factor",
         "pacing rate / target (1.5)",
