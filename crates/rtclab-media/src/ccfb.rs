@@ -15,11 +15,11 @@
 //! One media SSRC whose RTP sequence numbers are the transport-wide ones: this model sends
 //! padding on the media SSRC, where libwebrtc would use RTX with its own sequence space.
 
+use crate::feedback::PendingArrivals;
 use crate::history::SendHistory;
 use rtclab_core::{Rate, Time, TimeDelta};
 use rtclab_wire::rtcp::{CcfbBlock, CcfbReport, CongestionControlFeedback, RtcpPacket};
 use rtclab_wire::WireError;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcfbConfig {
@@ -45,9 +45,7 @@ pub struct CcfbGenerator {
     cfg: CcfbConfig,
     sender_ssrc: u32,
     media_ssrc: u32,
-    /// Unreported arrivals: unwrapped seq → arrival.
-    pending: BTreeMap<u64, Time>,
-    next_base: Option<u64>,
+    pending: PendingArrivals,
     first_unreported: Option<Time>,
     marker_seen: bool,
     next_possible: Time,
@@ -66,8 +64,7 @@ impl CcfbGenerator {
             cfg,
             sender_ssrc,
             media_ssrc,
-            pending: BTreeMap::new(),
-            next_base: None,
+            pending: PendingArrivals::default(),
             first_unreported: None,
             marker_seen: false,
             next_possible: Time::ZERO,
@@ -77,12 +74,10 @@ impl CcfbGenerator {
     }
 
     pub fn on_packet(&mut self, now: Time, seq: u64, marker: bool) {
-        if self.next_base.is_some_and(|b| seq < b) {
-            return; // already reported as missing
+        if self.pending.insert(seq, now) {
+            self.first_unreported.get_or_insert(now);
+            self.marker_seen |= marker;
         }
-        self.pending.insert(seq, now);
-        self.first_unreported.get_or_insert(now);
-        self.marker_seen |= marker;
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -102,16 +97,14 @@ impl CcfbGenerator {
         if now < due {
             return Ok(None);
         }
-        let (Some((&first, _)), Some((&last, _))) =
-            (self.pending.first_key_value(), self.pending.last_key_value())
-        else {
+        let Some((base, arrivals)) = self.pending.take() else {
             self.first_unreported = None;
             return Ok(None);
         };
-        let base = self.next_base.unwrap_or(first).min(first);
-        let reports = (base..=last)
-            .map(|s| match self.pending.get(&s) {
-                Some(&t) => CcfbReport::received((now - t).as_nanos() / 1_000, 0),
+        let reports = arrivals
+            .into_iter()
+            .map(|a| match a {
+                Some(t) => CcfbReport::received((now - t).as_nanos() / 1_000, 0),
                 None => CcfbReport::default(),
             })
             .collect();
@@ -127,8 +120,6 @@ impl CcfbGenerator {
         let mut bytes = Vec::new();
         RtcpPacket::CongestionControlFeedback(fb.clone()).write(&mut bytes)?;
         self.account(now, bytes.len() as f64 + 28.0);
-        self.pending.clear();
-        self.next_base = Some(last + 1);
         self.first_unreported = None;
         self.marker_seen = false;
         Ok(Some(fb))

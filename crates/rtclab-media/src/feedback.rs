@@ -10,15 +10,44 @@ use rtclab_wire::rtcp::TransportFeedback;
 use rtclab_wire::WireError;
 use std::collections::BTreeMap;
 
+/// Arrivals not yet reported, by unwrapped sequence number, and where the next report starts
+/// (shared by the TWCC and RFC 8888 generators).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PendingArrivals {
+    pending: BTreeMap<u64, Time>,
+    next_base: Option<u64>,
+}
+
+impl PendingArrivals {
+    /// Records an arrival; false if its range was already reported (it is dropped).
+    pub(crate) fn insert(&mut self, seq: u64, now: Time) -> bool {
+        if self.next_base.is_some_and(|b| seq < b) {
+            return false;
+        }
+        self.pending.insert(seq, now);
+        true
+    }
+
+    /// Every sequence number from the first unreported to the highest received, with its
+    /// arrival (None: missing); the next report starts after it.
+    pub(crate) fn take(&mut self) -> Option<(u64, Vec<Option<Time>>)> {
+        let (&first, _) = self.pending.first_key_value()?;
+        let (&last, _) = self.pending.last_key_value()?;
+        let base = self.next_base.unwrap_or(first).min(first);
+        let arrivals = (base..=last).map(|s| self.pending.get(&s).copied()).collect();
+        self.pending.clear();
+        self.next_base = Some(last + 1);
+        Some((base, arrivals))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TwccGenerator {
     interval: TimeDelta,
     sender_ssrc: u32,
     media_ssrc: u32,
     next_due: Option<Time>,
-    /// Unreported arrivals: unwrapped seq → arrival.
-    pending: BTreeMap<u64, Time>,
-    next_base: Option<u64>,
+    pending: PendingArrivals,
     fb_count: u8,
 }
 
@@ -29,19 +58,16 @@ impl TwccGenerator {
             sender_ssrc,
             media_ssrc,
             next_due: None,
-            pending: BTreeMap::new(),
-            next_base: None,
+            pending: PendingArrivals::default(),
             fb_count: 0,
         }
     }
 
     /// A media packet with transport sequence number `seq` (unwrapped) arrived.
     pub fn on_packet(&mut self, now: Time, seq: u64) {
-        if self.next_base.is_some_and(|b| seq < b) {
-            return; // already reported as missing
+        if self.pending.insert(seq, now) {
+            self.next_due.get_or_insert(now + self.interval);
         }
-        self.pending.insert(seq, now);
-        self.next_due.get_or_insert(now + self.interval);
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -54,16 +80,12 @@ impl TwccGenerator {
         if now < due {
             return Ok(None);
         }
-        let (Some((&first, _)), Some((&last, _))) =
-            (self.pending.first_key_value(), self.pending.last_key_value())
-        else {
+        let Some((base, arrivals)) = self.pending.take() else {
             self.next_due = None;
             return Ok(None);
         };
-        let base = self.next_base.unwrap_or(first).min(first);
-        let arrivals: Vec<Option<i64>> = (base..=last)
-            .map(|s| self.pending.get(&s).map(|t| (t.as_nanos() / 1000) as i64))
-            .collect();
+        let arrivals: Vec<Option<i64>> =
+            arrivals.into_iter().map(|t| t.map(|t| (t.as_nanos() / 1000) as i64)).collect();
         let fb = TransportFeedback::from_arrivals(
             self.sender_ssrc,
             self.media_ssrc,
@@ -72,8 +94,6 @@ impl TwccGenerator {
             &arrivals,
         )?;
         self.fb_count = self.fb_count.wrapping_add(1);
-        self.pending.clear();
-        self.next_base = Some(last + 1);
         self.next_due = None;
         Ok(Some(fb))
     }

@@ -499,20 +499,24 @@ mod tests {
         g.on_transport_feedback(Time::from_millis(t_ms), &pkts);
     }
 
-    #[test]
-    fn rtt_backoff_when_feedback_stops() {
-        // libwebrtc LimitsToFloorIfRttIsHighInTrial / NoRttBackoffCollapseWhenVideoStops.
+    /// A controller without probes after 2 s of regular feedback (10 packets per 100 ms).
+    fn after_two_seconds_of_feedback() -> Gcc {
         let cfg = GccConfig {
             probe: ProbeConfig { enabled: false, ..ProbeConfig::default() },
             ..GccConfig::default()
         };
         let mut g = Gcc::new(cfg);
         g.poll_probe(Time::ZERO);
-        let mut seq = 0;
         for k in 1..=20u64 {
-            feedback(&mut g, seq, 10, k * 100);
-            seq += 10;
+            feedback(&mut g, (k - 1) * 10, 10, k * 100);
         }
+        g
+    }
+
+    #[test]
+    fn rtt_backoff_when_feedback_stops() {
+        // libwebrtc LimitsToFloorIfRttIsHighInTrial.
+        let mut g = after_two_seconds_of_feedback();
         let before = g.target_bps();
         // Packets keep going out; feedback has stopped at 2 s.
         let sent = |g: &mut Gcc, t: Time| {
@@ -542,15 +546,8 @@ mod tests {
 
     #[test]
     fn no_rtt_backoff_when_the_sender_stops() {
-        let cfg = GccConfig {
-            probe: ProbeConfig { enabled: false, ..ProbeConfig::default() },
-            ..GccConfig::default()
-        };
-        let mut g = Gcc::new(cfg);
-        g.poll_probe(Time::ZERO);
-        for k in 1..=20u64 {
-            feedback(&mut g, (k - 1) * 10, 10, k * 100);
-        }
+        // libwebrtc NoRttBackoffCollapseWhenVideoStops.
+        let mut g = after_two_seconds_of_feedback();
         let before = g.target_bps();
         let mut t = Time::from_millis(2_000);
         while t < Time::from_secs(12) {
