@@ -6,12 +6,14 @@
 //! controller answers with a window and/or a rate (`target`). Window-based TCP controllers
 //! (NewReno, CUBIC, BBR), rate-based media controllers (GCC) and hybrids (Copa) share it.
 
+pub mod bbr;
 pub mod copa;
 pub mod cubic;
 pub mod gcc;
 pub mod params;
 pub mod reno;
 
+pub use bbr::{Bbr, BbrConfig};
 pub use copa::{Copa, CopaConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::{Reno, RenoConfig};
@@ -60,6 +62,9 @@ pub struct FeedbackReport {
     pub in_recovery: bool,
     /// The sender had nothing to send (window growth must not happen).
     pub app_limited: bool,
+    /// Sequence number of the most recently sent packet among those newly delivered
+    /// (delivery-rate sampling, draft-cheng-iccrg-delivery-rate-estimation).
+    pub newest_acked: Option<u64>,
 }
 
 /// Per-packet transport feedback (TWCC / RFC 8888), as the sender reconstructs it from its
@@ -142,6 +147,7 @@ pub enum AnyController {
     Reno(Reno),
     Cubic(Box<Cubic>),
     Copa(Box<Copa>),
+    Bbr(Box<Bbr>),
     Gcc(Box<gcc::Gcc>),
     GccPaper(Box<gcc::GccPaper>),
     Custom(Box<dyn CongestionController + Send + Sync>),
@@ -153,6 +159,7 @@ macro_rules! dispatch {
             AnyController::Reno($c) => $e,
             AnyController::Cubic($c) => $e,
             AnyController::Copa($c) => $e,
+            AnyController::Bbr($c) => $e,
             AnyController::Gcc($c) => $e,
             AnyController::GccPaper($c) => $e,
             AnyController::Custom($c) => $e,

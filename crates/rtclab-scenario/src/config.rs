@@ -174,6 +174,8 @@ pub enum CcName {
     Cubic,
     /// Copa (NSDI'18), delay-based with a competitive mode.
     Copa,
+    /// BBR v1 (Linux tcp_bbr.c).
+    Bbr,
     /// Today's send-side GCC (media flows).
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).

@@ -69,6 +69,7 @@ pub enum CcSpec {
     Reno(RenoConfig),
     Cubic(CubicConfig),
     Copa(rtclab_cc::CopaConfig),
+    Bbr(rtclab_cc::BbrConfig),
 }
 
 impl CcSpec {
@@ -77,6 +78,7 @@ impl CcSpec {
             CcSpec::Reno(_) => "reno",
             CcSpec::Cubic(_) => "cubic",
             CcSpec::Copa(_) => "copa",
+            CcSpec::Bbr(_) => "bbr",
         }
     }
 }
@@ -200,7 +202,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     c @ (CcName::Gcc | CcName::GccPaper) => {
                         return Err(ConfigError::new(
                             at("cc"),
-                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\" (or use kind = \"media\")").to_lowercase(),
+                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
                     CcName::Reno => {
@@ -211,6 +213,19 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                             ));
                         }
                         CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+                    }
+                    CcName::Bbr => {
+                        if f.cubic.is_some() || f.copa.is_some() {
+                            return Err(ConfigError::new(
+                                at("cc"),
+                                "cubic/copa parameters given but cc is \"bbr\"",
+                            ));
+                        }
+                        CcSpec::Bbr(rtclab_cc::BbrConfig {
+                            packet_size,
+                            initial_window: iw,
+                            ..Default::default()
+                        })
                     }
                     CcName::Copa => {
                         if f.cubic.is_some() {
@@ -228,6 +243,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         &at("cubic"),
                     )?),
                 };
+                if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
+                    return Err(ConfigError::new(
+                        at("copa"),
+                        format!("Copa parameters given but cc is {:?}", cc.name()),
+                    ));
+                }
                 FlowKindSpec::Tcp {
                     cc,
                     packet_size,
@@ -241,10 +262,14 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         "cbr flows have no congestion control; remove `cc`",
                     ));
                 }
-                if f.cubic.is_some() || f.initial_window.is_some() || f.delayed_ack.is_some() {
+                if f.cubic.is_some()
+                    || f.copa.is_some()
+                    || f.initial_window.is_some()
+                    || f.delayed_ack.is_some()
+                {
                     return Err(ConfigError::new(
                         at("kind"),
-                        "cubic/initial_window/delayed_ack apply to tcp flows only",
+                        "cubic/copa/initial_window/delayed_ack apply to tcp flows only",
                     ));
                 }
                 let Some(rate) = f.rate else {
@@ -389,6 +414,7 @@ fn media_spec(
     use rtclab_media::sender::MediaSenderConfig;
     if f.rate.is_some()
         || f.cubic.is_some()
+        || f.copa.is_some()
         || f.initial_window.is_some()
         || f.delayed_ack.is_some()
     {

@@ -154,6 +154,13 @@ impl Simulation {
                         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
                         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
                         CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
+                        CcSpec::Bbr(c) => {
+                            let mut rng = seeds.stream(&format!("flow{}.cc", f.id));
+                            let seed = rng.next_u64();
+                            AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(
+                                rtclab_cc::BbrConfig { seed, ..*c },
+                            )))
+                        }
                     };
                     let scfg = TcpSenderConfig { packet_size: *packet_size, ..Default::default() };
                     let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };

@@ -30,3 +30,39 @@ rtt = "50ms"
     assert!(u > 0.9, "{u}");
     assert!(q50 <= 5.0, "{q50}");
 }
+
+/// BBR v1 alone on the same link: the pipe stays full and the window drops to 4 packets for
+/// PROBE_RTT about every 10 s (Linux `bbr_min_rtt_win_sec`).
+#[test]
+fn bbr_alone_fills_the_link_and_probes_rtt_every_ten_seconds() {
+    let s = parse(
+        r#"
+name = "bbr-alone"
+duration = "30s"
+[link]
+capacity = "12Mbps"
+queue = { limit = "1bdp" }
+[metrics]
+warmup = "5s"
+[[flows]]
+kind = "tcp"
+cc = "bbr"
+rtt = "50ms"
+"#,
+    );
+    let (out, _) = run(s, 1);
+    let u = out.summary["link"]["utilization"].as_f64().unwrap();
+    let time = col(&out.flows, "time_s");
+    let cwnd = col(&out.flows, "cwnd_packets");
+    // Bins with the window at 4 packets, adjacent bins merged into one episode.
+    let mut probe_rtt: Vec<f64> = Vec::new();
+    for (t, c) in time.iter().zip(cwnd) {
+        if *c <= 4.0 && probe_rtt.last().is_none_or(|last| t - last > 1.0) {
+            probe_rtt.push(*t);
+        }
+    }
+    println!("bbr alone, 12 Mbit/s: utilization {u:.3}, PROBE_RTT bins at {probe_rtt:?}");
+    assert!(u > 0.9, "{u}");
+    assert!((2..=3).contains(&probe_rtt.len()), "{probe_rtt:?}");
+    assert!(probe_rtt.windows(2).all(|w| (w[1] - w[0] - 10.0).abs() < 1.0), "{probe_rtt:?}");
+}

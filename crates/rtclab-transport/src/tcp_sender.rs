@@ -218,15 +218,23 @@ impl TcpSender {
         let prev_una = self.snd_una;
         let mut delivered = 0u64;
         let mut newest_sample: Option<Time> = None;
+        // The most recently sent of the newly delivered packets (rate sampling).
+        let mut newest_acked: Option<(Time, u64)> = None;
+        let mut note = |t: Time, seq: u64| {
+            if newest_acked.is_none_or(|(nt, _)| t >= nt) {
+                newest_acked = Some((t, seq));
+            }
+        };
 
         // Cumulative acknowledgement.
         if ack > self.snd_una {
-            for _ in 0..ack - self.snd_una {
+            for i in 0..ack - self.snd_una {
                 let s = self.segs.pop_front().expect("scoreboard covers [una, high)");
                 if s.sacked {
                     self.sacked_out -= 1;
                 } else {
                     delivered += 1;
+                    note(s.sent_at, prev_una + i);
                     if !s.retx {
                         newest_sample = Some(newest_sample.map_or(s.sent_at, |t| t.max(s.sent_at)));
                     }
@@ -262,6 +270,7 @@ impl TcpSender {
                     seg.retx_in_flight = false;
                     self.sacked_out += 1;
                     delivered += 1;
+                    note(sent_at, seq);
                     newly_sacked = true;
                     if was_lost {
                         self.lost_out -= 1;
@@ -350,6 +359,7 @@ impl TcpSender {
                 snd_nxt: self.high_sent,
                 in_recovery: was_in_recovery || self.recovery.is_some(),
                 app_limited: !self.has_data && self.lost_out == 0,
+                newest_acked: newest_acked.map(|x| x.1),
             };
             self.cc.on_feedback(now, &fb);
         }
