@@ -112,3 +112,15 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     assert "ours" in r.stdout and "paper" in r.stdout
     r = cli("repro", "gcc", "--runs", 0, "--out", tmp_path / "x")
     assert r.returncode == 2 and not (tmp_path / "x").exists()
+
+
+def test_repro_copa_writes_rows_and_report(cli, tmp_path):
+    r = cli("repro", "copa", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+    assert rows and all({"experiment", "variant", "metric", "ours", "paper"} <= row.keys() for row in rows)
+    exps = {row["experiment"].split(" (")[0] for row in rows}
+    assert {"dynamic flows, 100 Mbit/s", "RTT fairness, 20 flows 15-300 ms", "one flow, 12 Mbit/s"} <= exps
+    assert all(row["ours"] is not None for row in rows)
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Jain CDF" in html and html.count("data:image/png;base64,") >= 8

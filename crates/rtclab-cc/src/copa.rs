@@ -15,10 +15,11 @@
 //! AIMD on 1/δ (+1 per round without loss, δ doubled on loss at most once per round, δ ≤ 0.5),
 //! and is reset to the default when the queue empties again.
 //!
-//! Windows are exact (monotonic deques), not mvfst's 3-sample approximation. A retransmission
-//! timeout resets the window to the minimum (as mvfst's persistent congestion); in default
-//! mode loss is otherwise ignored (paper), or ×0.7 when more than 30 % of a 2-RTT interval
-//! was lost (genericCC's post-paper `ReduceOnLoss`, `loss_reduce`).
+//! Windows are exact (monotonic deques), not mvfst's 3-sample approximation. In default mode
+//! loss is ignored (paper; the reliable transport still retransmits), or the window is cut
+//! ×0.7 when more than 30 % of a 2-RTT interval was lost (genericCC's post-paper
+//! `ReduceOnLoss`, `loss_reduce`); a retransmission timeout resets the window to the minimum
+//! only with `timeout_reset` (mvfst's persistent congestion).
 
 use crate::{
     CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport, SentPacket,
@@ -74,6 +75,9 @@ pub struct CopaConfig {
     pub queue_delay: CopaQueueDelay,
     /// Increase only when λ < λ_t strictly (genericCC) instead of λ ≤ λ_t.
     pub strict_increase: bool,
+    /// A retransmission timeout resets the window to the minimum (mvfst's persistent
+    /// congestion); the paper ignores loss in default mode.
+    pub timeout_reset: bool,
 }
 
 impl Default for CopaConfig {
@@ -100,6 +104,7 @@ impl Default for CopaConfig {
             slow_start: CopaSlowStart::PerAck,
             queue_delay: CopaQueueDelay::Standing,
             strict_increase: false,
+            timeout_reset: false,
         }
     }
 }
@@ -131,6 +136,7 @@ impl CopaConfig {
             mode_switch: false,
             slow_start: CopaSlowStart::DoublePerSrtt,
             queue_delay: CopaQueueDelay::Latest,
+            timeout_reset: true,
             ..Self::default()
         }
     }
@@ -426,10 +432,12 @@ impl CongestionController for Copa {
                 }
             }
             CongestionEvent::Timeout => {
-                self.cwnd = self.cfg.min_cwnd;
-                self.velocity = 1.0;
-                self.same_dir_count = 0;
                 self.loss_in_round = true;
+                if self.cfg.timeout_reset {
+                    self.cwnd = self.cfg.min_cwnd;
+                    self.velocity = 1.0;
+                    self.same_dir_count = 0;
+                }
             }
         }
     }
@@ -635,6 +643,16 @@ pub static COPA_PARAMS: &[crate::params::Param<CopaConfig>] = {
             1000.0,
             |c| c.min_cwnd,
             |c, v| c.min_cwnd = v
+        ),
+        param!(
+            CopaConfig,
+            "timeout_reset",
+            "mvfst: a retransmission timeout resets the window to the minimum (false)",
+            Bool,
+            0.0,
+            1.0,
+            |c| c.timeout_reset as u8 as f64,
+            |c, v| c.timeout_reset = v != 0.0
         ),
         param!(
             CopaConfig,

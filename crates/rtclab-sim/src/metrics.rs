@@ -183,6 +183,8 @@ pub struct CcSample {
     pub alr: f64,
     /// gcc: the congestion-window pushback rate.
     pub pushback_mbps: f64,
+    /// copa: the velocity parameter v.
+    pub velocity: f64,
 }
 
 impl Default for CcSample {
@@ -198,6 +200,7 @@ impl Default for CcSample {
             loss_based_mbps: f64::NAN,
             alr: f64::NAN,
             pushback_mbps: f64::NAN,
+            velocity: f64::NAN,
         }
     }
 }
@@ -390,6 +393,7 @@ impl Meters {
             "loss_based_mbps",
             "alr",
             "pushback_mbps",
+            "velocity",
         ]);
         let secs = self.bin.as_secs_f64();
         let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
@@ -422,6 +426,7 @@ impl Meters {
                     f.col_cc[b].loss_based_mbps,
                     f.col_cc[b].alr,
                     f.col_cc[b].pushback_mbps,
+                    f.col_cc[b].velocity,
                 ]);
             }
         }

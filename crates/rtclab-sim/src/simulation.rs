@@ -362,6 +362,9 @@ impl Simulation {
                     c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
                         / self.scenario.flows[i].kind.packet_size() as f64;
                     c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+                    if let AnyController::Copa(k) = sender.controller() {
+                        c.velocity = k.velocity();
+                    }
                 }
                 Endpoint::Cbr { .. } => {}
                 Endpoint::Media { sender, receiver } => {

@@ -49,6 +49,8 @@ class Reproduction:
     #: (figure title, [job keys]) for the report
     figures: list[tuple[str, list[tuple]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: extra plots (results, output dir) -> [(title, png path)]
+    extra_plots: Callable[[dict[tuple, RunResult], Path], list[tuple[str, Path]]] | None = None
 
 
 def run_jobs(jobs: list[Job], workers: int | None = None, progress: bool | None = None) -> dict[tuple, RunResult]:
@@ -94,6 +96,8 @@ def write_outputs(repro: Reproduction, rows: list[Row], results: dict[tuple, Run
                 if k in results:
                     name = f"fig{i}-" + "-".join(str(x) for x in k).replace("/", "_") + ".png"
                     images.append((f"{title}: {' / '.join(str(x) for x in k)}", plots.plot_throughput(results[k], d / name)))
+        if repro.extra_plots is not None:
+            images.extend(repro.extra_plots(results, d))
         report.write_repro_report(repro, rows, images, d / "report.html", wall)
 
     return write_atomically(out_dir, fill)

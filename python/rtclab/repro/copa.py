@@ -1,0 +1,254 @@
+"""`rtclab repro copa`: the Copa paper's simulator-reproducible experiments.
+
+Arun and Balakrishnan, "Copa: Practical Delay-Based Congestion Control for the Internet",
+NSDI 2018, §3 and §5 (targets and set-ups from `shared/specs/copa-qlibra-tcp.md` §1.7 and §5).
+Copa runs the paper's algorithm (δ = 0.5 with competitive mode; "Copa D" without it); CUBIC,
+NewReno and BBR are the Linux-faithful models of this project. Every flow ACKs every packet
+(the paper's senders do), MSS 1500 B, i.i.d. loss on the data direction only.
+Not reproducible in a simulator: Pantheon (E2, the real Internet); the datacenter experiment
+(E5) needs DCTCP and the web-search workload and is not run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from rtclab.repro import Job, Reproduction, Row
+
+LOSSES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+
+
+def tcp_flow(cc: str, rtt_ms: float, name: str | None = None, start: float = 0.0, stop: float | None = None,
+             copa: dict | None = None) -> dict:
+    f = {"name": name or cc, "kind": "tcp", "cc": "copa" if cc == "copa_d" else cc, "rtt": f"{rtt_ms}ms",
+         "start": f"{start}s", "delayed_ack": False}
+    if stop is not None:
+        f["stop"] = f"{stop}s"
+    if cc == "copa_d":
+        f["copa"] = {"mode_switch": False}
+    if copa:
+        f["copa"] = {**f.get("copa", {}), **copa}
+    return f
+
+
+def scenario(name: str, duration: float, capacity: str, queue: dict, flows: list[dict], loss: float = 0.0,
+             warmup: float = 0.0, bin_s: str = "200ms") -> dict:
+    link: dict = {"capacity": capacity, "queue": queue}
+    if loss > 0:
+        link["loss"] = {"model": "iid", "rate": loss}
+    return {"name": name, "duration": f"{duration}s", "link": link, "flows": flows,
+            "metrics": {"warmup": f"{warmup}s", "bin": bin_s}}
+
+
+def jain(xs) -> float:
+    xs = np.asarray(xs, dtype=float)
+    s2 = float((xs * xs).sum())
+    return float(xs.sum() ** 2 / (len(xs) * s2)) if s2 > 0 else float("nan")
+
+
+def slot_jains(res, starts, stops, slots) -> list[float]:
+    """Jain's index per 1 s slot over the flows active for the whole slot."""
+    f = res.flows
+    out = []
+    for s in slots:
+        active = [i for i, (a, b) in enumerate(zip(starts, stops)) if a <= s and b >= s + 1]
+        if len(active) < 2:
+            continue
+        rates = [float(f[(f["flow"] == i) & (f["time_s"] > s) & (f["time_s"] <= s + 1)]["throughput_mbps"].mean())
+                 for i in active]
+        out.append(jain(np.nan_to_num(rates)))
+    return out
+
+
+def random_networks(n: int, seed: int = 7) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    nets = []
+    for _ in range(n):
+        nets.append({"capacity": float(rng.uniform(1, 50)), "rtt": float(rng.uniform(2, 100)),
+                     "buffer": float(rng.uniform(0.5, 5)), "n_cubic": int(rng.integers(1, 5)),
+                     "n_test": int(rng.integers(1, 5))})
+    return nets
+
+
+def queue_oscillation(res, rtt_s: float, packet: int = 1500, after: float = 5.0) -> tuple[float, float]:
+    """Dominant period of the bottleneck queue (in RTTs) and its p5-p95 swing (packets)."""
+    link = res.link[res.link["time_s"] > after]
+    q = link["queue_bytes_mean"].to_numpy() / packet
+    dt = float(link["time_s"].iloc[1] - link["time_s"].iloc[0])
+    x = q - q.mean()
+    spec = np.abs(np.fft.rfft(x))
+    freqs = np.fft.rfftfreq(len(x), dt)
+    band = (freqs > 1 / (20 * rtt_s)) & (freqs < 1 / (1.5 * rtt_s))
+    f0 = float(freqs[band][np.argmax(spec[band])]) if band.any() else float("nan")
+    return (1 / f0) / rtt_s, float(np.percentile(q, 95) - np.percentile(q, 5))
+
+
+def build(runs: int = 10) -> Reproduction:
+    jobs: list[Job] = []
+    # E1, §5.1: 100 Mbit/s, 20 ms, 1 BDP; a flow arrives every second for 10 s, then one leaves
+    # every second (first in, first out).
+    starts = list(range(10))
+    stops = [10 + i for i in starts]
+    for cc in ("copa", "cubic", "bbr"):
+        flows = [tcp_flow(cc, 20, f"{cc}-{i}", start=a, stop=b) for i, (a, b) in enumerate(zip(starts, stops))]
+        jobs.append(Job(("dynamic", cc), scenario(f"dynamic-{cc}", 20, "100Mbps", {"limit": "1bdp"}, flows)))
+    # E3, §5.3: 20 flows with RTT 15, 30, ..., 300 ms on 100 Mbit/s, 1 BDP at 300 ms, 100 s.
+    for cc in ("copa", "copa_d", "cubic", "reno"):
+        flows = [tcp_flow(cc, 15 * (i + 1), f"{cc}-{15 * (i + 1)}ms") for i in range(20)]
+        jobs.append(Job(("rtt-fairness", cc), scenario(f"rtt-fairness-{cc}", 100, "100Mbps",
+                                                       {"limit": "1bdp", "bdp_rtt": "300ms"}, flows, warmup=20)))
+    # E4, §5.4: 12 Mbit/s, 50 ms, random loss swept, 60 s per flow.
+    for cc in ("copa", "bbr", "cubic", "reno"):
+        for p in LOSSES:
+            jobs.append(Job(("loss", cc, p), scenario(f"loss-{cc}-{p}", 60, "12Mbps", {"limit": "1bdp"},
+                                                      [tcp_flow(cc, 50)], loss=p, warmup=5)))
+    # E6, §5.6: satellite, 42 Mbit/s, 800 ms, 1 BDP, 0.74 % loss, 2 senders, 100 s.
+    for cc in ("copa", "bbr", "cubic"):
+        flows = [tcp_flow(cc, 800, f"{cc}-{i}") for i in range(2)]
+        jobs.append(Job(("satellite", cc), scenario(f"satellite-{cc}", 100, "42Mbps", {"limit": "1bdp"}, flows,
+                                                    loss=0.0074)))
+    # E7, §5.7: coexistence with CUBIC on random networks.
+    nets = random_networks(max(5 * runs, 10))
+    for i, n in enumerate(nets):
+        for test in ("copa", "bbr", "cubic"):
+            flows = [tcp_flow("cubic", n["rtt"], f"cubic-{k}") for k in range(n["n_cubic"])]
+            flows += [tcp_flow(test, n["rtt"], f"test-{test}-{k}") for k in range(n["n_test"])]
+            jobs.append(Job(("coexist", test, i), scenario(f"coexist-{test}-{i}", 10, f"{n['capacity']:.3f}Mbps",
+                                                           {"limit": f"{n['buffer']:.3f}bdp"}, flows)))
+    # E8, §3: flows added one by one up to 100 on 100 Mbit/s, 20 ms one way, 5 BDP.
+    flows = [tcp_flow("copa", 40, f"copa-{i}", start=float(i)) for i in range(100)]
+    jobs.append(Job(("scale",), scenario("scale-100-copa", 110, "100Mbps", {"limit": "5bdp"}, flows, bin_s="100ms")))
+    # E9, Fig. 2: one flow on 12 Mbit/s, 10 ms bins to see the oscillation.
+    jobs.append(Job(("fig2",), scenario("fig2", 30, "12Mbps", {"limit": "1bdp"}, [tcp_flow("copa", 50)],
+                                        bin_s="10ms")))
+
+    def evaluate(res) -> list[Row]:
+        rows: list[Row] = []
+        paper = {"copa": "0.86", "cubic": "0.81", "bbr": "0.61"}
+        for cc in ("copa", "cubic", "bbr"):
+            js = slot_jains(res[("dynamic", cc)], starts, stops, range(20))
+            rows.append(Row("dynamic flows, 100 Mbit/s (§5.1)", cc, "median Jain over 1 s slots",
+                            float(np.median(js)) if js else None, paper[cc]))
+        paper = {"copa": "0.76", "copa_d": "≈ 1", "cubic": "0.12", "reno": "0.37"}
+        for cc in ("copa", "copa_d", "cubic", "reno"):
+            s = res[("rtt-fairness", cc)].summary
+            rates = [f["throughput_mbps"] for f in s["flows"]]
+            rows.append(Row("RTT fairness, 20 flows 15-300 ms (§5.3)", {"copa_d": "Copa D", "reno": "NewReno"}.get(cc, cc),
+                            "Jain", jain(rates), paper[cc]))
+        for cc in ("copa", "bbr", "cubic", "reno"):
+            expect = "insensitive" if cc in ("copa", "bbr") else "degrades"
+            for p in (0.0, 0.01, 0.05):
+                u = res[("loss", cc, p)].summary["link"]["utilization"]
+                rows.append(Row("random loss, 12 Mbit/s 50 ms (§5.4)", {"reno": "NewReno"}.get(cc, cc),
+                                f"utilization at {p:.0%} loss", u, expect if p > 0 else "–"))
+        paper_u = {"copa": "≈ 1", "bbr": "≈ 0.5", "cubic": "< 0.04"}
+        paper_q = {"copa": "≈ 1", "bbr": "≈ 100", "cubic": "–"}
+        for cc in ("copa", "bbr", "cubic"):
+            s = res[("satellite", cc)].summary
+            rows.append(Row("satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)", cc, "utilization", s["link"]["utilization"], paper_u[cc]))
+            rows.append(Row("satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)", cc, "mean queuing ms",
+                            s["link"]["queuing_delay_ms"]["mean"], paper_q[cc]))
+        for test in ("copa", "bbr", "cubic"):
+            cub, tst = [], []
+            for i, n in enumerate(nets):
+                s = res[("coexist", test, i)].summary
+                fair = n["capacity"] / (n["n_cubic"] + n["n_test"])
+                for f in s["flows"]:
+                    (cub if f["name"].startswith("cubic-") else tst).append(f["throughput_mbps"] / fair)
+            expect = {"copa": "CUBIC not hurt (≥ baseline)", "bbr": "takes from CUBIC", "cubic": "baseline"}[test]
+            rows.append(Row(f"coexistence with CUBIC, {len(nets)} random networks (§5.7)", f"{test} + cubic",
+                            "CUBIC throughput / fair share, mean", float(np.mean(cub)), expect))
+            rows.append(Row(f"coexistence with CUBIC, {len(nets)} random networks (§5.7)", f"{test} + cubic",
+                            f"{test} throughput / fair share, mean", float(np.mean(tst)), "–"))
+        r = res[("scale",)]
+        f = r.flows
+        vel = f["velocity"].dropna()
+        for n in (10, 50, 100):
+            t0, t1 = n - 1 + 0.5, (n if n < 100 else 110)
+            lk = r.link[(r.link["time_s"] > t0) & (r.link["time_s"] <= t1)]
+            mean_q = float(lk["queue_bytes_mean"].mean()) / 1500
+            rows.append(Row("100 flows added one per second (§3)", f"n = {n}", "mean queue / (1.25/δ̂ = 2.5n packets)",
+                            mean_q / (2.5 * n), "≈ 1 (queue between 0 and 2.5/δ̂)"))
+        rows.append(Row("100 flows added one per second (§3)", "copa", "share of (flow, bin) samples with v = 1",
+                        float((vel == 1.0).mean()) if len(vel) else None, "most of the time"))
+        rows.append(Row("100 flows added one per second (§3)", "copa", "utilization", r.summary["link"]["utilization"], "–"))
+        period, swing = queue_oscillation(res[("fig2",)], 0.05)
+        rows.append(Row("one flow, 12 Mbit/s (Fig. 2)", "copa", "queue period, RTTs", period, "≈ 5"))
+        rows.append(Row("one flow, 12 Mbit/s (Fig. 2)", "copa", "queue swing p5-p95, packets", swing, "≈ 5 (2.5/δ)"))
+        return rows
+
+    def extra_plots(res, d: Path) -> list[tuple[str, Path]]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        out = []
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for cc in ("copa", "cubic", "bbr"):
+            js = np.sort(slot_jains(res[("dynamic", cc)], starts, stops, range(20)))
+            if len(js):
+                ax.step(js, np.arange(1, len(js) + 1) / len(js), where="post", label=cc)
+        ax.set_xlabel("Jain's index per 1 s slot")
+        ax.set_ylabel("CDF")
+        ax.set_title("dynamic flows (§5.1)")
+        ax.legend()
+        p = d / "copa-dynamic-jain-cdf.png"
+        fig.savefig(p, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        out.append(("Dynamic flows: Jain CDF (paper medians Copa 0.86, Cubic 0.81, BBR 0.61)", p))
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for cc in ("copa", "bbr", "cubic", "reno"):
+            base = res[("loss", cc, 0.0)].summary["link"]["delivered_mbps"]
+            ys = [res[("loss", cc, p)].summary["link"]["delivered_mbps"] for p in LOSSES]
+            ax.plot([100 * p for p in LOSSES[1:]], ys[1:], marker="o", label=cc)
+            ax.axhline(base, lw=0.5, color="grey")
+        ax.set_xscale("log")
+        ax.set_xlabel("random loss (%)")
+        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_title("12 Mbit/s, 50 ms (§5.4)")
+        ax.legend()
+        p = d / "copa-loss.png"
+        fig.savefig(p, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        out.append(("Throughput vs random loss", p))
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for cc in ("copa", "copa_d", "cubic", "reno"):
+            s = res[("rtt-fairness", cc)].summary
+            ax.plot([f["rtt_ms"] for f in s["flows"]], [f["throughput_mbps"] for f in s["flows"]], marker=".", label=cc)
+        ax.set_yscale("log")
+        ax.set_xlabel("RTT (ms)")
+        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_title("RTT fairness (§5.3)")
+        ax.legend()
+        p = d / "copa-rtt-fairness.png"
+        fig.savefig(p, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        out.append(("RTT fairness: throughput vs RTT", p))
+        r = res[("fig2",)]
+        lk = r.link[(r.link["time_s"] > 10) & (r.link["time_s"] <= 12)]
+        fig, ax = plt.subplots(figsize=(7, 3))
+        ax.plot(lk["time_s"], lk["queue_bytes_mean"] / 1500)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("queue (packets)")
+        ax.set_title("one Copa flow on 12 Mbit/s (Fig. 2)")
+        p = d / "copa-fig2.png"
+        fig.savefig(p, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        out.append(("Fig. 2: queue of one Copa flow, 10 ms bins", p))
+        return out
+
+    figures = [
+        ("§5.1 dynamic flows", [("dynamic", cc) for cc in ("copa", "cubic", "bbr")]),
+        ("§5.6 satellite", [("satellite", cc) for cc in ("copa", "bbr", "cubic")]),
+    ]
+    notes = [
+        "E2 (Pantheon, real Internet paths) and E5 (datacenter, DCTCP + web-search workload) are not run.",
+        "RTT fairness: 'propagation delay' read as the two-way base RTT (15, 30, ..., 300 ms); buffer 1 BDP at 300 ms.",
+        f"Coexistence: {len(nets)} networks drawn uniformly (capacity 1-50 Mbit/s, RTT 2-100 ms, buffer 0.5-5 BDP, "
+        "1-4 CUBIC + 1-4 test flows, 10 s) with a fixed seed; the cubic + cubic row is the baseline.",
+        "100-flow run: the queue oracle compares the mean queue while n flows are active with 1.25/δ̂ = 2.5n packets.",
+    ]
+    return Reproduction("copa", "Copa (Arun and Balakrishnan, NSDI 2018)", jobs, evaluate, figures, notes, extra_plots)
