@@ -107,7 +107,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise UserError("--repeat must be at least 1")
     result = bench_sim(repeat=args.repeat)
-    keys = ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second", "ratio_vs_ns3", "median", "gcc_call_300s_2mbps")
+    keys = ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second", "ratio_vs_ns3", "median", "gcc_call_300s_2mbps", "copa_100_flows_100s")
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
         try:
