@@ -29,4 +29,9 @@ fn main() {
         rtclab_cc::copa::COPA_PARAMS,
         &rtclab_cc::CopaConfig::paper(),
     );
+    table(
+        "#### `qlibra` parameters (`qlibra`, tcp flows)",
+        rtclab_cc::qlibra::QLIBRA_PARAMS,
+        &rtclab_cc::QlibraConfig::default(),
+    );
 }

@@ -11,11 +11,13 @@ pub mod copa;
 pub mod cubic;
 pub mod gcc;
 pub mod params;
+pub mod qlibra;
 pub mod reno;
 
 pub use bbr::{Bbr, BbrConfig};
 pub use copa::{Copa, CopaConfig};
 pub use cubic::{Cubic, CubicConfig};
+pub use qlibra::{Qlibra, QlibraConfig};
 pub use reno::{Reno, RenoConfig};
 
 use rtclab_core::{Rate, Time, TimeDelta};
@@ -65,6 +67,8 @@ pub struct FeedbackReport {
     /// Sequence number of the most recently sent packet among those newly delivered
     /// (delivery-rate sampling, draft-cheng-iccrg-delivery-rate-estimation).
     pub newest_acked: Option<u64>,
+    /// Packets newly declared lost by the transport since the previous report.
+    pub lost_packets: u32,
 }
 
 /// Per-packet transport feedback (TWCC / RFC 8888), as the sender reconstructs it from its
@@ -148,6 +152,7 @@ pub enum AnyController {
     Cubic(Box<Cubic>),
     Copa(Box<Copa>),
     Bbr(Box<Bbr>),
+    Qlibra(Box<Qlibra>),
     Gcc(Box<gcc::Gcc>),
     GccPaper(Box<gcc::GccPaper>),
     Custom(Box<dyn CongestionController + Send + Sync>),
@@ -160,6 +165,7 @@ macro_rules! dispatch {
             AnyController::Cubic($c) => $e,
             AnyController::Copa($c) => $e,
             AnyController::Bbr($c) => $e,
+            AnyController::Qlibra($c) => $e,
             AnyController::Gcc($c) => $e,
             AnyController::GccPaper($c) => $e,
             AnyController::Custom($c) => $e,

@@ -176,6 +176,8 @@ pub enum CcName {
     Copa,
     /// BBR v1 (Linux tcp_bbr.c).
     Bbr,
+    /// QLibra: NewReno that ignores losses it did not cause.
+    Qlibra,
     /// Today's send-side GCC (media flows).
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).
@@ -261,6 +263,8 @@ pub struct FlowConfig {
     pub cubic: Option<CubicParams>,
     /// tcp + copa: `variant` ("paper", "genericcc", "mvfst") and any Copa parameter by name.
     pub copa: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// tcp + qlibra: any QLibra parameter by name.
+    pub qlibra: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// cbr: sending rate.
     pub rate: Option<RateValue>,
     /// media: encoder and controller parameters.

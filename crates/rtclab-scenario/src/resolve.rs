@@ -70,6 +70,7 @@ pub enum CcSpec {
     Cubic(CubicConfig),
     Copa(rtclab_cc::CopaConfig),
     Bbr(rtclab_cc::BbrConfig),
+    Qlibra(rtclab_cc::QlibraConfig),
 }
 
 impl CcSpec {
@@ -79,6 +80,7 @@ impl CcSpec {
             CcSpec::Cubic(_) => "cubic",
             CcSpec::Copa(_) => "copa",
             CcSpec::Bbr(_) => "bbr",
+            CcSpec::Qlibra(_) => "qlibra",
         }
     }
 }
@@ -202,7 +204,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     c @ (CcName::Gcc | CcName::GccPaper) => {
                         return Err(ConfigError::new(
                             at("cc"),
-                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\" (or use kind = \"media\")").to_lowercase(),
+                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
                     CcName::Reno => {
@@ -213,6 +215,21 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                             ));
                         }
                         CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+                    }
+                    CcName::Qlibra => {
+                        let mut q = rtclab_cc::QlibraConfig {
+                            packet_size,
+                            initial_window: iw,
+                            ..Default::default()
+                        };
+                        apply_params(
+                            rtclab_cc::qlibra::QLIBRA_PARAMS,
+                            &mut q,
+                            f.qlibra.as_ref(),
+                            "qlibra",
+                            &at,
+                        )?;
+                        CcSpec::Qlibra(q)
                     }
                     CcName::Bbr => {
                         if f.cubic.is_some() || f.copa.is_some() {
@@ -243,6 +260,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         &at("cubic"),
                     )?),
                 };
+                if f.qlibra.is_some() && !matches!(cc, CcSpec::Qlibra(_)) {
+                    return Err(ConfigError::new(
+                        at("qlibra"),
+                        format!("QLibra parameters given but cc is {:?}", cc.name()),
+                    ));
+                }
                 if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
                     return Err(ConfigError::new(
                         at("copa"),
@@ -264,6 +287,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 }
                 if f.cubic.is_some()
                     || f.copa.is_some()
+                    || f.qlibra.is_some()
                     || f.initial_window.is_some()
                     || f.delayed_ack.is_some()
                 {
@@ -381,6 +405,7 @@ fn apply_params<C>(
     table: &[rtclab_cc::params::Param<C>],
     cfg: &mut C,
     given: Option<&std::collections::BTreeMap<String, crate::config::ParamValue>>,
+    prefix: &str,
     at: &dyn Fn(&str) -> String,
 ) -> Result<(), ConfigError> {
     use rtclab_cc::params::{set, Value};
@@ -390,13 +415,13 @@ fn apply_params<C>(
             crate::config::ParamValue::Num(x) => Value::Num(*x),
             crate::config::ParamValue::Str(s) => {
                 return Err(ConfigError::new(
-                    at(&format!("media.gcc.{name}")),
+                    at(&format!("{prefix}.{name}")),
                     format!("takes a number or true/false, got {s:?}"),
                 ))
             }
         };
         set(table, cfg, name, v)
-            .map_err(|e| ConfigError::new(at(&format!("media.gcc.{name}")), e))?;
+            .map_err(|e| ConfigError::new(at(&format!("{prefix}.{name}")), e))?;
     }
     Ok(())
 }
@@ -415,6 +440,7 @@ fn media_spec(
     if f.rate.is_some()
         || f.cubic.is_some()
         || f.copa.is_some()
+        || f.qlibra.is_some()
         || f.initial_window.is_some()
         || f.delayed_ack.is_some()
     {
@@ -488,7 +514,7 @@ fn media_spec(
             if p.and_then(|p| p.tfrc_floor).is_some() {
                 return Err(ConfigError::new(at("media.tfrc_floor"), "applies to cc = \"gcc_paper\" only (the 2013 loss rule)"));
             }
-            apply_params(rtclab_cc::gcc::params::GCC_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), at)?;
+            apply_params(rtclab_cc::gcc::params::GCC_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), "media.gcc", at)?;
             if g.loss.low_loss > g.loss.high_loss {
                 return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
             }
@@ -521,7 +547,7 @@ fn media_spec(
             };
             g.detector = tune(g.detector);
             g.loss.tfrc_floor = p.and_then(|p| p.tfrc_floor).unwrap_or(false);
-            apply_params(rtclab_cc::gcc::params::GCC_PAPER_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), at)?;
+            apply_params(rtclab_cc::gcc::params::GCC_PAPER_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), "media.gcc", at)?;
             if g.loss.low_loss > g.loss.high_loss {
                 return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
             }

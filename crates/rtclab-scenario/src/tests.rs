@@ -282,3 +282,25 @@ fn copa_variants_and_parameters() {
     assert_eq!(e.path, "flows[0].copa.variant");
     assert!(e.message.contains("genericcc"), "{e}");
 }
+
+#[test]
+fn qlibra_parameters() {
+    let tcp = BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"qlibra\"");
+    let s = from_toml_str(
+        &format!("{tcp}qlibra = {{ threshold = 0.05, text_rule = true }}\n"),
+        Path::new("."),
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Tcp { cc: CcSpec::Qlibra(q), .. } => {
+            assert_eq!(q.threshold, 0.05);
+            assert_eq!(q.rule, rtclab_cc::qlibra::QlibraRule::Text);
+        }
+        _ => panic!("not qlibra"),
+    }
+    let e = err(&format!("{tcp}qlibra = {{ slot_ms = 0 }}\n"));
+    assert_eq!(e.path, "flows[0].qlibra.slot_ms");
+    assert!(e.message.contains("accepted 1..=600000"), "{e}");
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\nqlibra = { md = 0.7 }"));
+    assert_eq!(e.path, "flows[0].qlibra");
+}

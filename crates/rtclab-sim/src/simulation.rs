@@ -154,6 +154,9 @@ impl Simulation {
                         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
                         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
                         CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
+                        CcSpec::Qlibra(c) => {
+                            AnyController::Qlibra(Box::new(rtclab_cc::Qlibra::new(*c)))
+                        }
                         CcSpec::Bbr(c) => {
                             let mut rng = seeds.stream(&format!("flow{}.cc", f.id));
                             let seed = rng.next_u64();

@@ -121,6 +121,8 @@ pub struct TcpSender {
     backoff: u32,
     next_send: Time,
     pacing_wait: bool,
+    /// Packets declared lost since the last report to the controller.
+    newly_lost: u32,
     started: bool,
     has_data: bool,
     pub stats: TcpSenderStats,
@@ -150,6 +152,7 @@ impl TcpSender {
             backoff: 0,
             next_send: Time::ZERO,
             pacing_wait: false,
+            newly_lost: 0,
             started: false,
             has_data: false,
             stats: TcpSenderStats::default(),
@@ -326,6 +329,7 @@ impl TcpSender {
                         } else {
                             // Partial ACK: retransmit the next hole, deflate, add one back.
                             self.retransmit_now = Some(self.snd_una);
+                            self.newly_lost += 1;
                             rec.inflation = (rec.inflation - (ack - prev_una) as i64 + 1).max(0);
                             restart_timer = !rec.partial_seen;
                             rec.partial_seen = true;
@@ -342,6 +346,7 @@ impl TcpSender {
                     {
                         self.enter_recovery(now);
                         self.retransmit_now = Some(self.snd_una);
+                        self.newly_lost += 1;
                     }
                 }
             }
@@ -360,6 +365,7 @@ impl TcpSender {
                 in_recovery: was_in_recovery || self.recovery.is_some(),
                 app_limited: !self.has_data && self.lost_out == 0,
                 newest_acked: newest_acked.map(|x| x.1),
+                lost_packets: std::mem::take(&mut self.newly_lost),
             };
             self.cc.on_feedback(now, &fb);
         }
@@ -402,6 +408,7 @@ impl TcpSender {
             } else if sacked_above >= thresh && !seg.lost && !seg.retx_in_flight {
                 seg.lost = true;
                 self.lost_out += 1;
+                self.newly_lost += 1;
                 self.retx_cursor = self.retx_cursor.min(seq);
             } else if seg.lost && sacked_above >= thresh && seq < self.retx_cursor {
                 break;
