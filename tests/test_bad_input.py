@@ -105,7 +105,8 @@ rtt = "40ms"
     [
         ('media = { feedback = "remb" }', "flows[0].media.feedback", "twcc"),
         ('cc = "gcc_paper"\nmedia = { feedback = "twcc" }', "flows[0].media.feedback", "remb"),
-        ('cc = "cubic"', "flows[0].cc", "gcc_paper"),
+        ('cc = "cubic"\nmedia = { feedback = "remb" }', "flows[0].media.feedback", "rfc8888"),
+        ('cc = "bbr"\nmedia = { threshold = 20.0 }', "flows[0].media", "GCC only"),
         ('media = { fps = 0.0 }', "flows[0].media.fps", "(0, 240]"),
     ],
 )

@@ -44,6 +44,11 @@ impl SendHistory {
         seq
     }
 
+    /// The next sequence number to be sent.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Bytes sent and not yet covered by feedback (libwebrtc's data in flight).
     pub fn in_flight_bytes(&self) -> u64 {
         self.in_flight

@@ -10,6 +10,7 @@
 //!   cluster; turns feedback into per-packet results and tracks the bytes in flight.
 //! - [`feedback::TwccGenerator`]: receiver-side transport-wide feedback at a fixed cadence.
 //! - [`ccfb`]: RFC 8888 feedback, generator (receiver) and adapter (sender).
+//! - [`window`]: window-based controllers (NewReno, CUBIC, Copa, BBR, QLibra) on media flows.
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
 
@@ -22,3 +23,4 @@ pub mod pacer;
 pub mod packetizer;
 pub mod receiver;
 pub mod sender;
+pub mod window;

@@ -7,6 +7,7 @@ use crate::encoder::{EncoderConfig, VideoEncoder};
 use crate::history::SendHistory;
 use crate::pacer::{Paced, Pacer};
 use crate::packetizer::{packetize, PacketizerConfig};
+use crate::window::WindowAdapter;
 use rtclab_cc::{AnyController, CongestionController, SentPacket};
 use rtclab_core::{FlowId, Packet, PacketInfo, Rate, RngStream, Time};
 use rtclab_wire::rtcp::{CongestionControlFeedback, TransportFeedback};
@@ -51,6 +52,9 @@ pub struct MediaSender {
     pacer: Pacer,
     history: SendHistory,
     cc: AnyController,
+    /// Set for window-based controllers (see [`crate::window`]).
+    window: Option<WindowAdapter>,
+    window_blocked: bool,
     pub stats: MediaSenderStats,
 }
 
@@ -60,6 +64,9 @@ impl MediaSender {
         let pacer = Pacer::new(Rate::ZERO)
             .with_bursts(cfg.pacer_burst)
             .with_max_padding(cfg.packetizer.max_payload + cfg.packetizer.overhead);
+        let t = cc.target();
+        let window =
+            (t.cwnd_bytes.is_some() && t.target_rate.is_none()).then(WindowAdapter::default);
         let mut s = MediaSender {
             flow,
             cfg,
@@ -67,6 +74,8 @@ impl MediaSender {
             pacer,
             history: SendHistory::default(),
             cc,
+            window,
+            window_blocked: false,
             stats: MediaSenderStats::default(),
         };
         s.apply_target();
@@ -95,6 +104,18 @@ impl MediaSender {
 
     fn apply_target(&mut self) {
         let t = self.cc.target();
+        if let (Some(w), Some(cwnd)) = (&self.window, t.cwnd_bytes) {
+            // Window controllers: the encoder follows 0.9 × cwnd / srtt, paced at the
+            // controller's rate or 1.25 × cwnd / srtt.
+            let srtt = w.srtt().unwrap_or(rtclab_core::TimeDelta::from_millis(100));
+            let per_rtt = Rate::from_bytes_per(cwnd, srtt);
+            let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9) as u64);
+            self.encoder.set_target(target.min(self.cfg.encoder.max_bitrate));
+            let pacing =
+                t.pacing_rate.unwrap_or(Rate::from_bps((per_rtt.as_bps() as f64 * 1.25) as u64));
+            self.pacer.set_rate(pacing.max(Rate::from_kbps(1)));
+            return;
+        }
         let target = t.target_rate.unwrap_or(self.cfg.start_bitrate);
         self.encoder.set_target_with_drop(target, t.frame_drop_ratio);
         self.pacer.set_rate(t.pacing_rate.unwrap_or(target));
@@ -113,14 +134,14 @@ impl MediaSender {
         match fb {
             MediaFeedback::Twcc(t) => {
                 let results = self.history.on_transport_feedback(t);
-                self.cc.on_transport_feedback(now, &results);
+                self.on_results(now, &results);
             }
             MediaFeedback::Ccfb(c) => {
                 let mut results = Vec::new();
                 for (base, arrivals) in crate::ccfb::arrivals(c, &self.history) {
                     results.extend(self.history.results(base, arrivals));
                 }
-                self.cc.on_transport_feedback(now, &results);
+                self.on_results(now, &results);
             }
             MediaFeedback::Remb(bps) => self.cc.on_receiver_estimate(now, Rate::from_bps(*bps)),
             MediaFeedback::ReceiverReport { fraction_lost } => {
@@ -129,6 +150,17 @@ impl MediaSender {
         }
         self.apply_target();
         self.take_probes(now);
+    }
+
+    fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult]) {
+        match &mut self.window {
+            Some(w) => {
+                let (in_flight, next) = (self.history.in_flight_bytes(), self.history.next_seq());
+                w.on_results(now, results, in_flight, next, &mut self.cc);
+                self.window_blocked = false;
+            }
+            None => self.cc.on_transport_feedback(now, results),
+        }
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
@@ -145,6 +177,13 @@ impl MediaSender {
             }
         }
         self.take_probes(now);
+        if self.window.is_some() {
+            let cwnd = self.cc.target().cwnd_bytes.unwrap_or(u64::MAX);
+            self.window_blocked = self.history.in_flight_bytes() >= cwnd;
+            if self.window_blocked {
+                return None; // wait for feedback to open the window
+            }
+        }
         let Paced { media, size, probe_cluster } = self.pacer.poll_transmit(now)?;
         let seq = self.history.on_sent(now, size, probe_cluster);
         self.cc.on_packet_sent(
@@ -179,9 +218,7 @@ impl MediaSender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.encoder.poll_timeout(), self.pacer.poll_timeout(), self.cc.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        let pacer = if self.window_blocked { None } else { self.pacer.poll_timeout() };
+        [self.encoder.poll_timeout(), pacer, self.cc.poll_timeout()].into_iter().flatten().min()
     }
 }

@@ -62,6 +62,8 @@ pub struct MediaSpec {
 pub enum MediaCcSpec {
     Gcc(rtclab_cc::gcc::GccConfig),
     GccPaper(rtclab_cc::gcc::GccPaperConfig),
+    /// A window-based controller on a media flow (encoder follows cwnd/srtt).
+    Window(CcSpec),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -111,6 +113,7 @@ impl FlowKindSpec {
             FlowKindSpec::Media(m) => match m.cc {
                 MediaCcSpec::Gcc(_) => "gcc",
                 MediaCcSpec::GccPaper(_) => "gcc_paper",
+                MediaCcSpec::Window(c) => c.name(),
             },
         }
     }
@@ -207,71 +210,8 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                             format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
-                    CcName::Reno => {
-                        if f.cubic.is_some() {
-                            return Err(ConfigError::new(
-                                at("cubic"),
-                                "CUBIC parameters given but cc is \"reno\"",
-                            ));
-                        }
-                        CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
-                    }
-                    CcName::Qlibra => {
-                        let mut q = rtclab_cc::QlibraConfig {
-                            packet_size,
-                            initial_window: iw,
-                            ..Default::default()
-                        };
-                        apply_params(
-                            rtclab_cc::qlibra::QLIBRA_PARAMS,
-                            &mut q,
-                            f.qlibra.as_ref(),
-                            "qlibra",
-                            &at,
-                        )?;
-                        CcSpec::Qlibra(q)
-                    }
-                    CcName::Bbr => {
-                        if f.cubic.is_some() || f.copa.is_some() {
-                            return Err(ConfigError::new(
-                                at("cc"),
-                                "cubic/copa parameters given but cc is \"bbr\"",
-                            ));
-                        }
-                        CcSpec::Bbr(rtclab_cc::BbrConfig {
-                            packet_size,
-                            initial_window: iw,
-                            ..Default::default()
-                        })
-                    }
-                    CcName::Copa => {
-                        if f.cubic.is_some() {
-                            return Err(ConfigError::new(
-                                at("cubic"),
-                                "CUBIC parameters given but cc is \"copa\"",
-                            ));
-                        }
-                        CcSpec::Copa(copa_config(f.copa.as_ref(), packet_size, iw, &at)?)
-                    }
-                    CcName::Cubic => CcSpec::Cubic(cubic_config(
-                        f.cubic.as_ref(),
-                        packet_size,
-                        iw,
-                        &at("cubic"),
-                    )?),
+                    c => window_cc_spec(f, c, packet_size, iw, &at)?,
                 };
-                if f.qlibra.is_some() && !matches!(cc, CcSpec::Qlibra(_)) {
-                    return Err(ConfigError::new(
-                        at("qlibra"),
-                        format!("QLibra parameters given but cc is {:?}", cc.name()),
-                    ));
-                }
-                if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
-                    return Err(ConfigError::new(
-                        at("copa"),
-                        format!("Copa parameters given but cc is {:?}", cc.name()),
-                    ));
-                }
                 FlowKindSpec::Tcp {
                     cc,
                     packet_size,
@@ -437,32 +377,23 @@ fn media_spec(
     use rtclab_media::packetizer::PacketizerConfig;
     use rtclab_media::receiver::FeedbackMode;
     use rtclab_media::sender::MediaSenderConfig;
-    if f.rate.is_some()
-        || f.cubic.is_some()
-        || f.copa.is_some()
-        || f.qlibra.is_some()
-        || f.initial_window.is_some()
-        || f.delayed_ack.is_some()
+    if f.rate.is_some() || f.delayed_ack.is_some() {
+        return Err(ConfigError::new(at("kind"), "rate/delayed_ack do not apply to media flows"));
+    }
+    let p = f.media.as_ref();
+    let cc = f.cc.unwrap_or(CcName::Gcc);
+    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper);
+    if is_gcc
+        && (f.cubic.is_some()
+            || f.copa.is_some()
+            || f.qlibra.is_some()
+            || f.initial_window.is_some())
     {
         return Err(ConfigError::new(
             at("kind"),
-            "rate/cubic/initial_window/delayed_ack do not apply to media flows",
+            "cubic/copa/qlibra/initial_window apply to window controllers, not GCC",
         ));
     }
-    let p = f.media.as_ref();
-    let cc = match f.cc {
-        Some(CcName::Gcc) | None => CcName::Gcc,
-        Some(CcName::GccPaper) => CcName::GccPaper,
-        Some(other) => {
-            return Err(ConfigError::new(
-                at("cc"),
-                format!(
-                "{other:?} is not a media controller; media flows accept \"gcc\", \"gcc_paper\""
-            )
-                .to_lowercase(),
-            ))
-        }
-    };
     let rate = |v: Option<RateValue>, default: Rate, field: &str| -> Result<Rate, ConfigError> {
         let r = v.map_or(default, |r| r.0);
         if r == Rate::ZERO {
@@ -571,7 +502,44 @@ fn media_spec(
                 "\"rfc8888\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
             ))
         }
-        _ => unreachable!("cc is gcc or gcc_paper here"),
+        (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
+            if fb == Some(FeedbackName::Remb) {
+                return Err(ConfigError::new(
+                    at("media.feedback"),
+                    format!("\"remb\" cannot drive cc = {:?}, a window controller that needs per-packet acknowledgements; use feedback = \"twcc\" or \"rfc8888\"", format!("{c:?}").to_lowercase()),
+                ));
+            }
+            let gcc_only = p.is_some_and(|p| {
+                p.threshold.is_some() || p.adaptive_threshold.is_some() || p.tfrc_floor.is_some() || p.gcc.is_some()
+            });
+            if gcc_only {
+                return Err(ConfigError::new(
+                    at("media"),
+                    "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only",
+                ));
+            }
+            let iw = f.initial_window.unwrap_or(10);
+            if iw == 0 || iw > 1000 {
+                return Err(ConfigError::new(
+                    at("initial_window"),
+                    format!("{iw} is out of range: accepted 1..=1000 packets"),
+                ));
+            }
+            let packet = f.packet_size.map_or(1248, |s| s.0.min(65_535) as u32);
+            let spec = window_cc_spec(f, c, packet, iw, at)?;
+            let feedback = if fb == Some(FeedbackName::Ccfb) {
+                FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
+            } else {
+                // Acknowledgement cadence of a QUIC receiver (max_ack_delay 25 ms).
+                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(25), |d| d.0);
+                if interval <= rtclab_core::TimeDelta::ZERO {
+                    return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+                }
+                FeedbackMode::Twcc { interval }
+            };
+            (MediaCcSpec::Window(spec), feedback)
+        }
+        _ => unreachable!("every controller is covered above"),
     };
     let key = p.and_then(|p| p.key_frame_interval).map(|d| d.0);
     let encoder = EncoderConfig {
@@ -621,6 +589,78 @@ fn media_spec(
     }
     let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
+}
+
+/// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
+fn window_cc_spec(
+    f: &FlowConfig,
+    name: CcName,
+    packet_size: u32,
+    iw: u32,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CcSpec, ConfigError> {
+    let cc = match name {
+        CcName::Gcc | CcName::GccPaper => unreachable!("GCC is not a window controller"),
+        CcName::Reno => {
+            if f.cubic.is_some() {
+                return Err(ConfigError::new(
+                    at("cubic"),
+                    "CUBIC parameters given but cc is \"reno\"",
+                ));
+            }
+            CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+        }
+        CcName::Qlibra => {
+            let mut q =
+                rtclab_cc::QlibraConfig { packet_size, initial_window: iw, ..Default::default() };
+            apply_params(
+                rtclab_cc::qlibra::QLIBRA_PARAMS,
+                &mut q,
+                f.qlibra.as_ref(),
+                "qlibra",
+                &at,
+            )?;
+            CcSpec::Qlibra(q)
+        }
+        CcName::Bbr => {
+            if f.cubic.is_some() || f.copa.is_some() {
+                return Err(ConfigError::new(
+                    at("cc"),
+                    "cubic/copa parameters given but cc is \"bbr\"",
+                ));
+            }
+            CcSpec::Bbr(rtclab_cc::BbrConfig {
+                packet_size,
+                initial_window: iw,
+                ..Default::default()
+            })
+        }
+        CcName::Copa => {
+            if f.cubic.is_some() {
+                return Err(ConfigError::new(
+                    at("cubic"),
+                    "CUBIC parameters given but cc is \"copa\"",
+                ));
+            }
+            CcSpec::Copa(copa_config(f.copa.as_ref(), packet_size, iw, &at)?)
+        }
+        CcName::Cubic => {
+            CcSpec::Cubic(cubic_config(f.cubic.as_ref(), packet_size, iw, &at("cubic"))?)
+        }
+    };
+    if f.qlibra.is_some() && !matches!(cc, CcSpec::Qlibra(_)) {
+        return Err(ConfigError::new(
+            at("qlibra"),
+            format!("QLibra parameters given but cc is {:?}", cc.name()),
+        ));
+    }
+    if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
+        return Err(ConfigError::new(
+            at("copa"),
+            format!("Copa parameters given but cc is {:?}", cc.name()),
+        ));
+    }
+    Ok(cc)
 }
 
 fn copa_config(

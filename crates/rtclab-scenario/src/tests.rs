@@ -162,9 +162,12 @@ fn feedback_must_suit_the_controller() {
 
 #[test]
 fn controllers_match_flow_kinds() {
-    let e = err(&format!("{MEDIA}cc = \"cubic\"\n"));
-    assert_eq!(e.path, "flows[0].cc");
-    assert!(e.message.contains("gcc_paper"), "{e}");
+    // Window controllers may drive media flows (their encoder follows cwnd/srtt)…
+    assert!(from_toml_str(&format!("{MEDIA}cc = \"cubic\"\n"), Path::new(".")).is_ok());
+    // …but not with REMB, which carries no per-packet acknowledgements.
+    let e = err(&format!("{MEDIA}cc = \"cubic\"\nmedia = {{ feedback = \"remb\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.feedback");
+    assert!(e.message.contains("twcc"), "{e}");
     let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"gcc\""));
     assert_eq!(e.path, "flows[0].cc");
     let e = err(&format!("{MEDIA}media = {{ start_bitrate = \"5Mbps\" }}\n"));
@@ -303,4 +306,29 @@ fn qlibra_parameters() {
     assert!(e.message.contains("accepted 1..=600000"), "{e}");
     let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\nqlibra = { md = 0.7 }"));
     assert_eq!(e.path, "flows[0].qlibra");
+}
+
+#[test]
+fn window_controllers_on_media_flows() {
+    let s =
+        from_toml_str(&format!("{MEDIA}cc = \"copa\"\ncopa = {{ delta = 0.1 }}\n"), Path::new("."))
+            .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => {
+            assert!(matches!(m.cc, MediaCcSpec::Window(CcSpec::Copa(_))));
+            assert_eq!(
+                m.feedback,
+                rtclab_media::receiver::FeedbackMode::Twcc {
+                    interval: rtclab_core::TimeDelta::from_millis(25)
+                }
+            );
+        }
+        _ => panic!("not media"),
+    }
+    let e = err(&format!("{MEDIA}cc = \"reno\"\nmedia = {{ feedback = \"remb\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.feedback");
+    let e = err(&format!("{MEDIA}cc = \"bbr\"\nmedia = {{ threshold = 20.0 }}\n"));
+    assert_eq!(e.path, "flows[0].media");
+    let e = err(&format!("{MEDIA}copa = {{ delta = 0.1 }}\n"));
+    assert!(e.message.contains("not GCC"), "{e}");
 }

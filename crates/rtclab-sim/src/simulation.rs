@@ -150,21 +150,7 @@ impl Simulation {
             let id = FlowId(f.id);
             let ep = match &f.kind {
                 FlowKindSpec::Tcp { cc, packet_size, ack_every } => {
-                    let cc = match cc {
-                        CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
-                        CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
-                        CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
-                        CcSpec::Qlibra(c) => {
-                            AnyController::Qlibra(Box::new(rtclab_cc::Qlibra::new(*c)))
-                        }
-                        CcSpec::Bbr(c) => {
-                            let mut rng = seeds.stream(&format!("flow{}.cc", f.id));
-                            let seed = rng.next_u64();
-                            AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(
-                                rtclab_cc::BbrConfig { seed, ..*c },
-                            )))
-                        }
-                    };
+                    let cc = window_controller(cc, &seeds, f.id);
                     let scfg = TcpSenderConfig { packet_size: *packet_size, ..Default::default() };
                     let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
                     Endpoint::Tcp {
@@ -186,6 +172,7 @@ impl Simulation {
                         MediaCcSpec::GccPaper(c) => {
                             AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(c)))
                         }
+                        MediaCcSpec::Window(c) => window_controller(&c, &seeds, f.id),
                     };
                     let rng = seeds.stream(&format!("flow{}.encoder", f.id));
                     Endpoint::Media {
@@ -639,5 +626,20 @@ impl Simulation {
             self.stats(),
         );
         RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
+    }
+}
+
+/// A window-based controller for a tcp flow, or a media flow driven by one.
+fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyController {
+    match cc {
+        CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
+        CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
+        CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
+        CcSpec::Qlibra(c) => AnyController::Qlibra(Box::new(rtclab_cc::Qlibra::new(*c))),
+        CcSpec::Bbr(c) => {
+            let mut rng = seeds.stream(&format!("flow{}.cc", flow));
+            let seed = rng.next_u64();
+            AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(rtclab_cc::BbrConfig { seed, ..*c })))
+        }
     }
 }
