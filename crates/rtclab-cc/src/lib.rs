@@ -106,6 +106,9 @@ pub struct CcTarget {
     /// Media senders: fraction of frames the encoder should drop because too much data is
     /// unacknowledged (libwebrtc congestion-window pushback in `DropFrame` mode), 0..1.
     pub frame_drop_ratio: f64,
+    /// Media senders: forward-error-correction packets per media packet of a frame (0 = none);
+    /// any `count` of a frame's media + FEC packets recover it (a systematic erasure code).
+    pub fec_ratio: f64,
 }
 
 /// Internal state for time series; never read by control logic.
@@ -242,6 +245,7 @@ pub(crate) fn rate_target(target_bps: f64, pacing_factor: f64) -> CcTarget {
         pacing_rate: Some(Rate::from_bps((target_bps * pacing_factor) as u64)),
         target_rate: Some(Rate::from_bps(target_bps as u64)),
         frame_drop_ratio: 0.0,
+        fec_ratio: 0.0,
     }
 }
 

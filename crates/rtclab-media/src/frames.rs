@@ -130,4 +130,17 @@ mod tests {
         let p50 = a.stats.delay.quantile(0.5).unwrap() as f64;
         assert!((p50 / 41e6 - 1.0).abs() < 0.008, "{p50}");
     }
+
+    #[test]
+    fn fec_packets_recover_a_lost_media_packet() {
+        // 3 media packets + 1 FEC: media packet 1 is lost, FEC (index 3) arrives.
+        let mut a = FrameAssembler::new(None);
+        let c = Time::ZERO;
+        assert!(a.on_packet(Time::from_millis(10), 0, c, 3).is_none());
+        assert!(a.on_packet(Time::from_millis(12), 0, c, 3).is_none());
+        assert_eq!(a.on_packet(Time::from_millis(13), 0, c, 3), Some(TimeDelta::from_millis(13)));
+        // The redundant packet of a recovered frame is ignored.
+        assert!(a.on_packet(Time::from_millis(14), 0, c, 3).is_none());
+        assert_eq!(a.stats.completed, 1);
+    }
 }

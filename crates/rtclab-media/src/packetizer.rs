@@ -50,6 +50,23 @@ pub fn packetize(frame: &Frame, cfg: PacketizerConfig) -> Vec<MediaPacket> {
         .collect()
 }
 
+/// Appends `ceil(n × ratio)` FEC packets to a frame's `n` media packets. They carry the
+/// frame's id and media packet count (indices from `n` on), are as large as its largest media
+/// packet, and any `n` of the frame's packets recover it.
+pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64) -> u32 {
+    let Some(first) = packets.first().copied() else { return 0 };
+    if ratio.is_nan() || ratio <= 0.0 {
+        return 0;
+    }
+    let n = first.count;
+    let k = (n as f64 * ratio).ceil() as u32;
+    let size = packets.iter().map(|p| p.size).max().unwrap_or(first.size);
+    for i in 0..k {
+        packets.push(MediaPacket { index: n + i, size, ..first });
+    }
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +81,17 @@ mod tests {
         assert_eq!(payload, 2500);
         assert!(p.iter().all(|x| x.size - 48 <= 1200 && x.size - 48 >= 833));
         assert!(p[2].marker() && !p[0].marker());
+    }
+
+    #[test]
+    fn fec_packets_follow_the_frame() {
+        let f = Frame { id: 3, capture_time: Time::ZERO, size: 2500, key: false };
+        let mut p = packetize(&f, PacketizerConfig::default());
+        assert_eq!(add_fec(&mut p, 0.3), 1); // ceil(3 × 0.3)
+        assert_eq!(p.len(), 4);
+        assert_eq!((p[3].index, p[3].count, p[3].frame_id), (3, 3, 3));
+        assert_eq!(p[3].size, p[0].size);
+        assert!(!p[3].marker() && p[2].marker());
+        assert_eq!(add_fec(&mut p, 0.0), 0);
     }
 }

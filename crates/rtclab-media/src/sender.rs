@@ -41,6 +41,7 @@ pub struct MediaSenderStats {
     pub bytes_sent: u64,
     pub feedbacks: u64,
     pub padding_packets: u64,
+    pub fec_packets: u64,
     pub padding_bytes: u64,
     pub probe_clusters: u64,
 }
@@ -172,7 +173,10 @@ impl MediaSender {
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         while let Some(frame) = self.encoder.poll_frame(now) {
             self.stats.frames += 1;
-            for p in packetize(&frame, self.cfg.packetizer) {
+            let mut packets = packetize(&frame, self.cfg.packetizer);
+            let fec = crate::packetizer::add_fec(&mut packets, self.cc.target().fec_ratio);
+            self.stats.fec_packets += fec as u64;
+            for p in packets {
                 self.pacer.enqueue(now, p);
             }
         }
