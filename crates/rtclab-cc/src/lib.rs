@@ -13,12 +13,14 @@ pub mod gcc;
 pub mod params;
 pub mod qlibra;
 pub mod reno;
+pub mod zoom_like;
 
 pub use bbr::{Bbr, BbrConfig};
 pub use copa::{Copa, CopaConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use qlibra::{Qlibra, QlibraConfig};
 pub use reno::{Reno, RenoConfig};
+pub use zoom_like::{ZoomLike, ZoomLikeConfig};
 
 use rtclab_core::{Rate, Time, TimeDelta};
 
@@ -156,6 +158,7 @@ pub enum AnyController {
     Copa(Box<Copa>),
     Bbr(Box<Bbr>),
     Qlibra(Box<Qlibra>),
+    ZoomLike(Box<ZoomLike>),
     Gcc(Box<gcc::Gcc>),
     GccPaper(Box<gcc::GccPaper>),
     Custom(Box<dyn CongestionController + Send + Sync>),
@@ -169,6 +172,7 @@ macro_rules! dispatch {
             AnyController::Copa($c) => $e,
             AnyController::Bbr($c) => $e,
             AnyController::Qlibra($c) => $e,
+            AnyController::ZoomLike($c) => $e,
             AnyController::Gcc($c) => $e,
             AnyController::GccPaper($c) => $e,
             AnyController::Custom($c) => $e,

@@ -178,6 +178,9 @@ pub enum CcName {
     Bbr,
     /// QLibra: NewReno that ignores losses it did not cause.
     Qlibra,
+    /// The fairness study's "Zoom-like" conferencing model (media flows).
+    #[serde(rename = "zoom_like")]
+    ZoomLike,
     /// Today's send-side GCC (media flows).
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).

@@ -58,12 +58,14 @@ pub struct MediaSpec {
     pub feedback: rtclab_media::receiver::FeedbackMode,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum MediaCcSpec {
     Gcc(rtclab_cc::gcc::GccConfig),
     GccPaper(rtclab_cc::gcc::GccPaperConfig),
     /// A window-based controller on a media flow (encoder follows cwnd/srtt).
     Window(CcSpec),
+    /// The fairness study's Zoom-like application model.
+    ZoomLike(rtclab_cc::ZoomLikeConfig),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -110,10 +112,11 @@ impl FlowKindSpec {
         match self {
             FlowKindSpec::Tcp { cc, .. } => cc.name(),
             FlowKindSpec::Cbr { .. } => "none",
-            FlowKindSpec::Media(m) => match m.cc {
+            FlowKindSpec::Media(m) => match &m.cc {
                 MediaCcSpec::Gcc(_) => "gcc",
                 MediaCcSpec::GccPaper(_) => "gcc_paper",
                 MediaCcSpec::Window(c) => c.name(),
+                MediaCcSpec::ZoomLike(_) => "zoom_like",
             },
         }
     }
@@ -204,7 +207,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     ));
                 }
                 let cc = match f.cc.unwrap_or(CcName::Cubic) {
-                    c @ (CcName::Gcc | CcName::GccPaper) => {
+                    c @ (CcName::Gcc | CcName::GccPaper | CcName::ZoomLike) => {
                         return Err(ConfigError::new(
                             at("cc"),
                             format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
@@ -382,7 +385,7 @@ fn media_spec(
     }
     let p = f.media.as_ref();
     let cc = f.cc.unwrap_or(CcName::Gcc);
-    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper);
+    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper | CcName::ZoomLike);
     if is_gcc
         && (f.cubic.is_some()
             || f.copa.is_some()
@@ -502,6 +505,36 @@ fn media_spec(
                 "\"rfc8888\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
             ))
         }
+        (CcName::ZoomLike, fb) => {
+            if fb == Some(FeedbackName::Remb) {
+                return Err(ConfigError::new(
+                    at("media.feedback"),
+                    "\"remb\" cannot drive cc = \"zoom_like\", which needs per-packet feedback; use \"twcc\" or \"rfc8888\"",
+                ));
+            }
+            let gcc_only = p.is_some_and(|p| {
+                p.threshold.is_some() || p.adaptive_threshold.is_some() || p.tfrc_floor.is_some() || p.gcc.is_some()
+            });
+            if gcc_only {
+                return Err(ConfigError::new(at("media"), "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only"));
+            }
+            let z = rtclab_cc::ZoomLikeConfig {
+                max_media_bps: max.as_bps() as f64,
+                min_media_bps: min.as_bps() as f64,
+                start_media_bps: start.as_bps() as f64,
+                ..Default::default()
+            };
+            let feedback = if fb == Some(FeedbackName::Ccfb) {
+                FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
+            } else {
+                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
+                if interval <= rtclab_core::TimeDelta::ZERO {
+                    return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+                }
+                FeedbackMode::Twcc { interval }
+            };
+            (MediaCcSpec::ZoomLike(z), feedback)
+        }
         (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
             if fb == Some(FeedbackName::Remb) {
                 return Err(ConfigError::new(
@@ -600,7 +633,9 @@ fn window_cc_spec(
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
     let cc = match name {
-        CcName::Gcc | CcName::GccPaper => unreachable!("GCC is not a window controller"),
+        CcName::Gcc | CcName::GccPaper | CcName::ZoomLike => {
+            unreachable!("not a window controller")
+        }
         CcName::Reno => {
             if f.cubic.is_some() {
                 return Err(ConfigError::new(

@@ -332,3 +332,21 @@ fn window_controllers_on_media_flows() {
     let e = err(&format!("{MEDIA}copa = {{ delta = 0.1 }}\n"));
     assert!(e.message.contains("not GCC"), "{e}");
 }
+
+#[test]
+fn zoom_like_is_a_media_model() {
+    let s = from_toml_str(
+        &format!("{MEDIA}cc = \"zoom_like\"\nmedia = {{ max_bitrate = \"900kbps\" }}\n"),
+        Path::new("."),
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => match &m.cc {
+            MediaCcSpec::ZoomLike(z) => assert_eq!(z.max_media_bps, 900_000.0),
+            _ => panic!("not zoom_like"),
+        },
+        _ => panic!("not media"),
+    }
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"zoom_like\""));
+    assert_eq!(e.path, "flows[0].cc");
+}

@@ -165,14 +165,17 @@ impl Simulation {
                     ),
                 },
                 FlowKindSpec::Media(m) => {
-                    let cc = match m.cc {
+                    let cc = match &m.cc {
                         MediaCcSpec::Gcc(c) => {
-                            AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(c)))
+                            AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c)))
                         }
                         MediaCcSpec::GccPaper(c) => {
-                            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(c)))
+                            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
                         }
-                        MediaCcSpec::Window(c) => window_controller(&c, &seeds, f.id),
+                        MediaCcSpec::Window(c) => window_controller(c, &seeds, f.id),
+                        MediaCcSpec::ZoomLike(c) => {
+                            AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
+                        }
                     };
                     let rng = seeds.stream(&format!("flow{}.encoder", f.id));
                     Endpoint::Media {
