@@ -124,3 +124,11 @@ def test_repro_copa_writes_rows_and_report(cli, tmp_path):
     assert all(row["ours"] is not None for row in rows)
     html = (tmp_path / "r" / "report.html").read_text()
     assert "Jain CDF" in html and html.count("data:image/png;base64,") >= 8
+
+
+def test_repro_qlibra_writes_rows(cli, tmp_path):
+    r = cli("repro", "qlibra", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+    assert len({row["experiment"] for row in rows}) == 4
+    assert all(row["ours"] is not None for row in rows)

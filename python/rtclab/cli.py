@@ -130,8 +130,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.gcc import build
     elif args.paper == "copa":
         from rtclab.repro.copa import build
+    elif args.paper == "qlibra":
+        from rtclab.repro.qlibra import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra)")
     repro = build(runs=args.runs)
     t0 = time.perf_counter()
     results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False)
@@ -171,10 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa"], help="which paper")
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra"], help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
-                    help="gcc: runs per grid cell; copa: 5x this many random coexistence networks (default: %(default)s)")
+                    help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
+                         "qlibra: seeds per phase, at most 3 (default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     rp.set_defaults(func=cmd_repro)

@@ -44,6 +44,15 @@ impl SendHistory {
         seq
     }
 
+    /// Treats everything in flight as lost (a probe timeout): later feedback about those
+    /// packets no longer counts them twice.
+    pub fn abandon_in_flight(&mut self) {
+        for e in self.sent.iter_mut() {
+            e.reported = true;
+        }
+        self.in_flight = 0;
+    }
+
     /// The next sequence number to be sent.
     pub fn next_seq(&self) -> u64 {
         self.next_seq

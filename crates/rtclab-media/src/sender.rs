@@ -42,6 +42,8 @@ pub struct MediaSenderStats {
     pub feedbacks: u64,
     pub padding_packets: u64,
     pub fec_packets: u64,
+    /// Probe timeouts (window controllers only).
+    pub ptos: u64,
     pub padding_bytes: u64,
     pub probe_clusters: u64,
 }
@@ -56,6 +58,10 @@ pub struct MediaSender {
     /// Set for window-based controllers (see [`crate::window`]).
     window: Option<WindowAdapter>,
     window_blocked: bool,
+    /// Probe timeout for window controllers (RFC 9002 §6.2): fires when feedback stops while
+    /// data is in flight.
+    pto_at: Option<Time>,
+    pto_count: u32,
     pub stats: MediaSenderStats,
 }
 
@@ -77,6 +83,8 @@ impl MediaSender {
             cc,
             window,
             window_blocked: false,
+            pto_at: None,
+            pto_count: 0,
             stats: MediaSenderStats::default(),
         };
         s.apply_target();
@@ -159,12 +167,38 @@ impl MediaSender {
                 let (in_flight, next) = (self.history.in_flight_bytes(), self.history.next_seq());
                 w.on_results(now, results, in_flight, next, &mut self.cc);
                 self.window_blocked = false;
+                self.pto_count = 0;
+                self.arm_pto(now);
             }
             None => self.cc.on_transport_feedback(now, results),
         }
     }
 
+    /// PTO = 2 × srtt + 25 ms (max_ack_delay), at least 100 ms, doubled per consecutive
+    /// expiry; armed while anything is in flight.
+    fn arm_pto(&mut self, now: Time) {
+        let Some(w) = &self.window else { return };
+        if self.history.in_flight_bytes() == 0 {
+            self.pto_at = None;
+            return;
+        }
+        let srtt = w.srtt().unwrap_or(rtclab_core::TimeDelta::from_millis(333));
+        let base = (srtt.mul_f64(2.0) + rtclab_core::TimeDelta::from_millis(25))
+            .max(rtclab_core::TimeDelta::from_millis(100));
+        self.pto_at = Some(now + base.mul_f64(f64::from(1u32 << self.pto_count.min(6))));
+    }
+
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.pto_at.is_some_and(|t| now >= t) {
+            // No feedback for a PTO: what is in flight is presumed lost (persistent
+            // congestion), the window restarts from the controller's minimum.
+            self.history.abandon_in_flight();
+            self.cc.on_congestion_event(now, &rtclab_cc::CongestionEvent::Timeout);
+            self.window_blocked = false;
+            self.pto_count += 1;
+            self.pto_at = None;
+            self.stats.ptos += 1;
+        }
         self.cc.handle_timeout(now);
         self.apply_target();
         self.take_probes(now);
@@ -190,6 +224,9 @@ impl MediaSender {
         }
         let Paced { media, size, probe_cluster } = self.pacer.poll_transmit(now)?;
         let seq = self.history.on_sent(now, size, probe_cluster);
+        if self.window.is_some() && self.pto_at.is_none() {
+            self.arm_pto(now);
+        }
         self.cc.on_packet_sent(
             now,
             &SentPacket {
@@ -223,6 +260,9 @@ impl MediaSender {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let pacer = if self.window_blocked { None } else { self.pacer.poll_timeout() };
-        [self.encoder.poll_timeout(), pacer, self.cc.poll_timeout()].into_iter().flatten().min()
+        [self.encoder.poll_timeout(), pacer, self.cc.poll_timeout(), self.pto_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -13,6 +13,9 @@
 //!   rate or 1.25 × cwnd / srtt (RFC 9002 §7.7), never more than cwnd bytes in flight.
 //! - Reports are never marked application-limited: the encoder follows the window, so it is
 //!   always just below it.
+//! - The sender arms a probe timeout (2 × srtt + 25 ms, ≥ 100 ms, doubling) while data is in
+//!   flight; if it fires, what is in flight is presumed lost and the controller sees a
+//!   retransmission timeout (persistent congestion).
 
 use rtclab_cc::{CongestionController, CongestionEvent, FeedbackReport, PacketResult};
 use rtclab_core::{Time, TimeDelta};

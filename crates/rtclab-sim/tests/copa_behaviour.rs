@@ -143,3 +143,46 @@ media = {{ max_bitrate = "900kbps" }}
         assert!(fps > 20.0, "{cc}: {fps}");
     }
 }
+
+/// A window-controlled media flow whose feedback stops entirely (its packets all lost behind a
+/// flow that floods the link) must not wait forever: the probe timeout restarts it.
+#[test]
+fn media_window_flow_recovers_from_total_loss_by_probe_timeout() {
+    let s = parse(
+        r#"
+name = "pto"
+duration = "30s"
+[link]
+capacity = "1000kbps"
+queue = { limit = "25KB" }
+[[flows]]
+name = "reno-video"
+kind = "media"
+cc = "reno"
+rtt = "40ms"
+media = { max_bitrate = "900kbps" }
+[[flows]]
+name = "flood"
+kind = "cbr"
+rate = "3Mbps"
+rtt = "40ms"
+start = "5s"
+stop = "15s"
+"#,
+    );
+    let (out, _) = run(s, 1);
+    let f = &out.flows;
+    let time = col(f, "time_s");
+    let flow = col(f, "flow");
+    let sent = col(f, "sending_rate_mbps");
+    let after: f64 = time
+        .iter()
+        .zip(flow)
+        .zip(sent)
+        .filter(|((t, fl), _)| **fl == 0.0 && **t > 20.0)
+        .map(|(_, s)| *s)
+        .sum::<f64>()
+        / 50.0;
+    println!("reno video after the flood ends: {after:.3} Mbit/s");
+    assert!(after > 0.5, "{after}");
+}
