@@ -705,16 +705,7 @@ mod tests {
         assert!(e.contains("delta = 0 is out of range: accepted 0.001..=10"), "{e}");
         set(COPA_PARAMS, &mut c, "queue_delay_latest", Value::Bool(true)).unwrap();
         assert_eq!(c.queue_delay, CopaQueueDelay::Latest);
-        let doc =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
-                .unwrap();
-        for p in COPA_PARAMS {
-            assert!(
-                doc.contains(&format!("| `{}` |", p.name)),
-                "docs/scenario.md lacks {}",
-                p.name
-            );
-        }
+        crate::params::assert_documented(COPA_PARAMS);
     }
 
     fn ack(c: &mut Copa, now_ms: u64, rtt_ms: u64, una: u64, nxt: u64) {

@@ -325,22 +325,13 @@ pub static QLIBRA_PARAMS: &[crate::params::Param<QlibraConfig>] = {
 mod tests {
     use super::*;
 
-    /// The spec's unit-test vectors (§2.4): threshold 0.02, literal rule, ratio speedup capped
-    /// at 2.
     #[test]
     fn every_parameter_is_documented() {
-        let doc =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
-                .unwrap();
-        for p in QLIBRA_PARAMS {
-            assert!(
-                doc.contains(&format!("| `{}` |", p.name)),
-                "docs/scenario.md lacks {}",
-                p.name
-            );
-        }
+        crate::params::assert_documented(QLIBRA_PARAMS);
     }
 
+    /// The spec's unit-test vectors (§2.4): threshold 0.02, literal rule, ratio speedup capped
+    /// at 2.
     #[test]
     fn algorithm_1_vectors() {
         let mut q = Qlibra::new(QlibraConfig::default());

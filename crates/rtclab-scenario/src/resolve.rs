@@ -506,51 +506,19 @@ fn media_spec(
             ))
         }
         (CcName::ZoomLike, fb) => {
-            if fb == Some(FeedbackName::Remb) {
-                return Err(ConfigError::new(
-                    at("media.feedback"),
-                    "\"remb\" cannot drive cc = \"zoom_like\", which needs per-packet feedback; use \"twcc\" or \"rfc8888\"",
-                ));
-            }
-            let gcc_only = p.is_some_and(|p| {
-                p.threshold.is_some() || p.adaptive_threshold.is_some() || p.tfrc_floor.is_some() || p.gcc.is_some()
-            });
-            if gcc_only {
-                return Err(ConfigError::new(at("media"), "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only"));
-            }
+            let feedback = per_packet_feedback(p, fb, "zoom_like", 100, at)?;
             let z = rtclab_cc::ZoomLikeConfig {
                 max_media_bps: max.as_bps() as f64,
                 min_media_bps: min.as_bps() as f64,
                 start_media_bps: start.as_bps() as f64,
                 ..Default::default()
             };
-            let feedback = if fb == Some(FeedbackName::Ccfb) {
-                FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
-            } else {
-                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
-                if interval <= rtclab_core::TimeDelta::ZERO {
-                    return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
-                }
-                FeedbackMode::Twcc { interval }
-            };
             (MediaCcSpec::ZoomLike(z), feedback)
         }
         (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
-            if fb == Some(FeedbackName::Remb) {
-                return Err(ConfigError::new(
-                    at("media.feedback"),
-                    format!("\"remb\" cannot drive cc = {:?}, a window controller that needs per-packet acknowledgements; use feedback = \"twcc\" or \"rfc8888\"", format!("{c:?}").to_lowercase()),
-                ));
-            }
-            let gcc_only = p.is_some_and(|p| {
-                p.threshold.is_some() || p.adaptive_threshold.is_some() || p.tfrc_floor.is_some() || p.gcc.is_some()
-            });
-            if gcc_only {
-                return Err(ConfigError::new(
-                    at("media"),
-                    "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only",
-                ));
-            }
+            let name = format!("{c:?}").to_lowercase();
+            // Acknowledgement cadence of a QUIC receiver (max_ack_delay 25 ms).
+            let feedback = per_packet_feedback(p, fb, &name, 25, at)?;
             let iw = f.initial_window.unwrap_or(10);
             if iw == 0 || iw > 1000 {
                 return Err(ConfigError::new(
@@ -559,18 +527,7 @@ fn media_spec(
                 ));
             }
             let packet = f.packet_size.map_or(1248, |s| s.0.min(65_535) as u32);
-            let spec = window_cc_spec(f, c, packet, iw, at)?;
-            let feedback = if fb == Some(FeedbackName::Ccfb) {
-                FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
-            } else {
-                // Acknowledgement cadence of a QUIC receiver (max_ack_delay 25 ms).
-                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(25), |d| d.0);
-                if interval <= rtclab_core::TimeDelta::ZERO {
-                    return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
-                }
-                FeedbackMode::Twcc { interval }
-            };
-            (MediaCcSpec::Window(spec), feedback)
+            (MediaCcSpec::Window(window_cc_spec(f, c, packet, iw, at)?), feedback)
         }
         _ => unreachable!("every controller is covered above"),
     };
@@ -622,6 +579,45 @@ fn media_spec(
     }
     let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
+}
+
+/// Feedback for a media controller that is not GCC (it needs per-packet reports): TWCC at
+/// `default_ms` or RFC 8888; GCC-only parameters and REMB are rejected.
+fn per_packet_feedback(
+    p: Option<&crate::config::MediaParams>,
+    fb: Option<FeedbackName>,
+    cc: &str,
+    default_ms: i64,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_media::receiver::FeedbackMode, ConfigError> {
+    use rtclab_media::receiver::FeedbackMode;
+    if fb == Some(FeedbackName::Remb) {
+        return Err(ConfigError::new(
+            at("media.feedback"),
+            format!("\"remb\" cannot drive cc = {cc:?}, which needs per-packet feedback; use feedback = \"twcc\" or \"rfc8888\""),
+        ));
+    }
+    if p.is_some_and(|p| {
+        p.threshold.is_some()
+            || p.adaptive_threshold.is_some()
+            || p.tfrc_floor.is_some()
+            || p.gcc.is_some()
+    }) {
+        return Err(ConfigError::new(
+            at("media"),
+            "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only",
+        ));
+    }
+    if fb == Some(FeedbackName::Ccfb) {
+        return Ok(FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default()));
+    }
+    let interval = p
+        .and_then(|p| p.feedback_interval)
+        .map_or(rtclab_core::TimeDelta::from_millis(default_ms), |d| d.0);
+    if interval <= rtclab_core::TimeDelta::ZERO {
+        return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
+    }
+    Ok(FeedbackMode::Twcc { interval })
 }
 
 /// A window-based controller (tcp flows, or media flows driven by one) with its parameters.

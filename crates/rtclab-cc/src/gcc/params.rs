@@ -643,12 +643,7 @@ mod tests {
 
     #[test]
     fn the_scenario_reference_lists_every_parameter() {
-        let doc =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
-                .unwrap();
-        for name in GCC_PARAMS.iter().map(|p| p.name).chain(GCC_PAPER_PARAMS.iter().map(|p| p.name))
-        {
-            assert!(doc.contains(&format!("| `{name}` |")), "docs/scenario.md lacks {name} (regenerate with `cargo run -p rtclab-cc --example params_table`)");
-        }
+        crate::params::assert_documented(GCC_PARAMS);
+        crate::params::assert_documented(GCC_PAPER_PARAMS);
     }
 }
