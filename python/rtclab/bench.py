@@ -28,14 +28,19 @@ BENCH_SCENARIO = "bench-10-cubic"
 NS3_DELIVERED_PER_WALL_SECOND = 32_500
 
 
-def run_once(seed: int) -> dict:
-    src = load_scenario(BENCH_SCENARIO)
-    sim = _core.Simulation(src.text, src.format, src.base_dir, seed)
+def timed_run(text: str, fmt: str, base_dir: str, seed: int) -> tuple[float, dict]:
+    """Runs one scenario to the end; returns (wall seconds of the simulation loop, summary)."""
+    sim = _core.Simulation(text, fmt, base_dir, seed)
     t0 = time.perf_counter()
     while not sim.step(10_000_000):
         pass
     wall = time.perf_counter() - t0
-    summary = json.loads(sim.finish()[0])
+    return wall, json.loads(sim.finish()[0])
+
+
+def run_once(seed: int) -> dict:
+    src = load_scenario(BENCH_SCENARIO)
+    wall, summary = timed_run(src.text, src.format, src.base_dir, seed)
     st = summary["engine_stats"]
     return {
         "wall_time_s": wall,
@@ -62,14 +67,9 @@ media = {{ max_bitrate = "2500kbps" }}
 
 
 def gcc_call(cc: str, repeat: int, seed: int) -> dict:
-    walls = []
-    for _ in range(repeat):
-        sim = _core.Simulation(GCC_CALL_TOML.format(cc=cc), "toml", ".", seed)
-        t0 = time.perf_counter()
-        while not sim.step(10_000_000):
-            pass
-        walls.append(time.perf_counter() - t0)
-        summary = json.loads(sim.finish()[0])
+    runs = [timed_run(GCC_CALL_TOML.format(cc=cc), "toml", ".", seed) for _ in range(repeat)]
+    walls = [w for w, _ in runs]
+    summary = runs[-1][1]
     best = min(walls)
     return {
         "controller": cc,
@@ -85,14 +85,9 @@ def copa_100_flows(repeat: int, seed: int) -> dict:
     flows = "".join(f'[[flows]]\nname = "copa-{i}"\nkind = "tcp"\ncc = "copa"\nrtt = "40ms"\nstart = "{i}s"\n'
                     f"delayed_ack = false\n" for i in range(100))
     text = f'name = "bench-copa-100"\nduration = "100s"\n[link]\ncapacity = "100Mbps"\nqueue = {{ limit = "5bdp" }}\n{flows}'
-    walls = []
-    for _ in range(repeat):
-        sim = _core.Simulation(text, "toml", ".", seed)
-        t0 = time.perf_counter()
-        while not sim.step(10_000_000):
-            pass
-        walls.append(time.perf_counter() - t0)
-        summary = json.loads(sim.finish()[0])
+    runs = [timed_run(text, "toml", ".", seed) for _ in range(repeat)]
+    walls = [w for w, _ in runs]
+    summary = runs[-1][1]
     return {"wall_time_s": min(walls), "median_wall_time_s": statistics.median(walls),
             "delivered_packets": summary["engine_stats"]["delivered_packets"]}
 

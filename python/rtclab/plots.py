@@ -31,6 +31,17 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, legend: bool = True) -> Path:
+    """Axes labels, title and legend for a figure that is not a run's time series, then save."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if legend:
+        _legend(ax)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
 def _finish(fig, ax, path: Path, result: RunResult, ylabel: str, what: str, ylim=(0, None), legend: bool = True) -> Path:
     """Common axes dressing, then save."""
     ax.set_xlabel("time (s)")

@@ -180,10 +180,9 @@ def build(runs: int = 10) -> Reproduction:
         return rows
 
     def extra_plots(res, d: Path) -> list[tuple[str, Path]]:
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        from rtclab.plots import finish_figure
 
         out = []
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -191,14 +190,9 @@ def build(runs: int = 10) -> Reproduction:
             js = np.sort(slot_jains(res[("dynamic", cc)], starts, stops, range(20)))
             if len(js):
                 ax.step(js, np.arange(1, len(js) + 1) / len(js), where="post", label=cc)
-        ax.set_xlabel("Jain's index per 1 s slot")
-        ax.set_ylabel("CDF")
-        ax.set_title("dynamic flows (§5.1)")
-        ax.legend()
-        p = d / "copa-dynamic-jain-cdf.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        out.append(("Dynamic flows: Jain CDF (paper medians Copa 0.86, Cubic 0.81, BBR 0.61)", p))
+        out.append(("Dynamic flows: Jain CDF (paper medians Copa 0.86, Cubic 0.81, BBR 0.61)",
+                    finish_figure(fig, ax, d / "copa-dynamic-jain-cdf.png", "Jain's index per 1 s slot", "CDF",
+                                  "dynamic flows (§5.1)")))
         fig, ax = plt.subplots(figsize=(6, 4))
         for cc in ("copa", "bbr", "cubic", "reno"):
             base = res[("loss", cc, 0.0)].summary["link"]["delivered_mbps"]
@@ -206,38 +200,24 @@ def build(runs: int = 10) -> Reproduction:
             ax.plot([100 * p for p in LOSSES[1:]], ys[1:], marker="o", label=cc)
             ax.axhline(base, lw=0.5, color="grey")
         ax.set_xscale("log")
-        ax.set_xlabel("random loss (%)")
-        ax.set_ylabel("throughput (Mbit/s)")
-        ax.set_title("12 Mbit/s, 50 ms (§5.4)")
-        ax.legend()
-        p = d / "copa-loss.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        out.append(("Throughput vs random loss", p))
+        out.append(("Throughput vs random loss",
+                    finish_figure(fig, ax, d / "copa-loss.png", "random loss (%)", "throughput (Mbit/s)",
+                                  "12 Mbit/s, 50 ms (§5.4)")))
         fig, ax = plt.subplots(figsize=(7, 4))
         for cc in ("copa", "copa_d", "cubic", "reno"):
             s = res[("rtt-fairness", cc)].summary
             ax.plot([f["rtt_ms"] for f in s["flows"]], [f["throughput_mbps"] for f in s["flows"]], marker=".", label=cc)
         ax.set_yscale("log")
-        ax.set_xlabel("RTT (ms)")
-        ax.set_ylabel("throughput (Mbit/s)")
-        ax.set_title("RTT fairness (§5.3)")
-        ax.legend()
-        p = d / "copa-rtt-fairness.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        out.append(("RTT fairness: throughput vs RTT", p))
+        out.append(("RTT fairness: throughput vs RTT",
+                    finish_figure(fig, ax, d / "copa-rtt-fairness.png", "RTT (ms)", "throughput (Mbit/s)",
+                                  "RTT fairness (§5.3)")))
         r = res[("fig2",)]
         lk = r.link[(r.link["time_s"] > 10) & (r.link["time_s"] <= 12)]
         fig, ax = plt.subplots(figsize=(7, 3))
         ax.plot(lk["time_s"], lk["queue_bytes_mean"] / 1500)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("queue (packets)")
-        ax.set_title("one Copa flow on 12 Mbit/s (Fig. 2)")
-        p = d / "copa-fig2.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        out.append(("Fig. 2: queue of one Copa flow, 10 ms bins", p))
+        out.append(("Fig. 2: queue of one Copa flow, 10 ms bins",
+                    finish_figure(fig, ax, d / "copa-fig2.png", "time (s)", "queue (packets)",
+                                  "one Copa flow on 12 Mbit/s (Fig. 2)", legend=False)))
         return out
 
     figures = [
