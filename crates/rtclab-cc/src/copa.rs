@@ -21,9 +21,7 @@
 //! `ReduceOnLoss`, `loss_reduce`); a retransmission timeout resets the window to the minimum
 //! only with `timeout_reset` (mvfst's persistent congestion).
 
-use crate::{
-    CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport, SentPacket,
-};
+use crate::{CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport};
 use rtclab_core::{Rate, Time, TimeDelta};
 use std::collections::VecDeque;
 
@@ -327,8 +325,6 @@ impl CongestionController for Copa {
     fn name(&self) -> &'static str {
         "copa"
     }
-
-    fn on_packet_sent(&mut self, _now: Time, _pkt: &SentPacket) {}
 
     fn on_feedback(&mut self, now: Time, fb: &FeedbackReport) {
         let acked = fb.acked_packets as f64;

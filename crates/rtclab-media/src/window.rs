@@ -19,19 +19,34 @@
 
 use rtclab_cc::{CongestionController, CongestionEvent, FeedbackReport, PacketResult};
 use rtclab_core::{Time, TimeDelta};
+use rtclab_transport::RttEstimator;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct WindowAdapter {
-    srtt: Option<TimeDelta>,
-    min_rtt: Option<TimeDelta>,
+    rtt: RttEstimator,
     recovery_start: Option<Time>,
     /// Lowest sequence number not yet reported (cumulative point) and next to send.
     snd_una: u64,
 }
 
+impl Default for WindowAdapter {
+    fn default() -> Self {
+        WindowAdapter {
+            // RFC 9002's initial RTT and no RTO clamping (the sender's probe timeout is its own).
+            rtt: RttEstimator::new(
+                TimeDelta::from_millis(333),
+                TimeDelta::ZERO,
+                TimeDelta::from_secs(60),
+            ),
+            recovery_start: None,
+            snd_una: 0,
+        }
+    }
+}
+
 impl WindowAdapter {
     pub fn srtt(&self) -> Option<TimeDelta> {
-        self.srtt
+        self.rtt.srtt()
     }
 
     /// Feeds one feedback's per-packet results to `cc`.
@@ -54,8 +69,7 @@ impl WindowAdapter {
             _ => None,
         };
         if let Some(r) = rtt {
-            self.srtt = Some(self.srtt.map_or(r, |s| s + (r - s).mul_f64(0.125)));
-            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.rtt.on_sample(r);
         }
         let lost: Vec<&PacketResult> = results.iter().filter(|p| p.arrival.is_none()).collect();
         let new_loss = lost.iter().any(|p| self.recovery_start.is_none_or(|r| p.send_time > r));
@@ -75,8 +89,8 @@ impl WindowAdapter {
             acked_bytes: received.iter().map(|p| p.size as u64).sum(),
             acked_packets: received.len() as u32,
             rtt,
-            srtt: self.srtt,
-            min_rtt: self.min_rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
             bytes_in_flight: in_flight,
             snd_una: self.snd_una,
             snd_nxt,

@@ -304,8 +304,7 @@ impl CongestionController for Gcc {
         self.alr.on_bytes_sent(now, pkt.size as u64);
         if let Some(p) = &mut self.pushback {
             p.set_outstanding(pkt.bytes_in_flight);
-        }
-        if self.pushback.is_some() {
+            // libwebrtc re-evaluates the pushback rate on every sent packet.
             self.update_pushback();
         }
     }
