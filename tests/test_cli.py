@@ -130,5 +130,10 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     r = cli("repro", "qlibra", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "r" / "repro.json").read_text())
-    assert len({row["experiment"] for row in rows}) == 4
+    experiments = {row["experiment"] for row in rows}
+    assert len([e for e in experiments if e.startswith("exp ")]) == 4
+    assert len([e for e in experiments if e.startswith("study: ")]) == 21
     assert all(row["ours"] is not None for row in rows)
+    # The study's shares of one bottleneck add up to one.
+    shares = [row["ours"] for row in rows if row["experiment"] == "study: loss 20 %" and row["metric"] == "share"]
+    assert len(shares) == 3 and abs(sum(shares) - 1.0) < 0.01

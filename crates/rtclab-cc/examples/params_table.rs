@@ -34,4 +34,9 @@ fn main() {
         rtclab_cc::qlibra::QLIBRA_PARAMS,
         &rtclab_cc::QlibraConfig::default(),
     );
+    table(
+        "#### `zoom_like` parameters (`media.zoom_like`)",
+        rtclab_cc::zoom_like::ZOOM_LIKE_PARAMS,
+        &rtclab_cc::ZoomLikeConfig::default(),
+    );
 }

@@ -10,6 +10,8 @@
 //!   cluster; turns feedback into per-packet results and tracks the bytes in flight.
 //! - [`feedback::TwccGenerator`]: receiver-side transport-wide feedback at a fixed cadence.
 //! - [`ccfb`]: RFC 8888 feedback, generator (receiver) and adapter (sender).
+//! - [`rtx::Retransmitter`]: resends media packets the feedback reports lost (NACK + RTX)
+//!   while the RTT is short enough.
 //! - [`window`]: window-based controllers (NewReno, CUBIC, Copa, BBR, QLibra) on media flows.
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
@@ -22,5 +24,6 @@ pub mod history;
 pub mod pacer;
 pub mod packetizer;
 pub mod receiver;
+pub mod rtx;
 pub mod sender;
 pub mod window;

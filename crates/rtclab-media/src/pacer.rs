@@ -13,8 +13,8 @@
 //!   `min_bytes` and `min_probes`; one not finished within 5 s is dropped. Media sent in a
 //!   probe still counts against the pacing budget; padding does not.
 //!
-//! libwebrtc's priorities (audio > retransmission > video > padding) do not arise with one
-//! video stream and no retransmission.
+//! Priorities follow libwebrtc's (retransmission > video > padding): retransmissions are
+//! queued ahead of video (`enqueue_retransmission`); there is no audio stream.
 
 use crate::packetizer::MediaPacket;
 use rtclab_cc::ProbeCluster;
@@ -101,6 +101,11 @@ impl Pacer {
                 }
             }
         }
+    }
+    /// A retransmission goes ahead of queued video.
+    pub fn enqueue_retransmission(&mut self, now: Time, p: MediaPacket) {
+        self.queued_bytes += p.size as u64;
+        self.queue.push_front((now, p));
     }
     pub fn add_probe_cluster(&mut self, now: Time, c: ProbeCluster) {
         self.clusters.push_back(ActiveCluster {
@@ -230,7 +235,7 @@ mod tests {
     use rtclab_core::TimeDelta;
 
     fn p(size: u32) -> MediaPacket {
-        MediaPacket { frame_id: 0, capture_time: Time::ZERO, index: 0, count: 1, size }
+        MediaPacket { frame_id: 0, capture_time: Time::ZERO, index: 0, count: 1, size, rtx: false }
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct MediaPacket {
     pub count: u32,
     /// Bytes on the wire.
     pub size: u32,
+    /// A retransmission (RTX) of a packet reported lost.
+    pub rtx: bool,
 }
 
 impl MediaPacket {
@@ -46,20 +48,26 @@ pub fn packetize(frame: &Frame, cfg: PacketizerConfig) -> Vec<MediaPacket> {
             index: i,
             count,
             size: base + u32::from(i < extra) + cfg.overhead,
+            rtx: false,
         })
         .collect()
 }
 
-/// Appends `ceil(n × ratio)` FEC packets to a frame's `n` media packets. They carry the
-/// frame's id and media packet count (indices from `n` on), are as large as its largest media
-/// packet, and any `n` of the frame's packets recover it.
-pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64) -> u32 {
+/// Appends FEC packets to a frame's `n` media packets: `n × ratio` of them on average, the
+/// fraction carried in `credit` from frame to frame (so one-packet frames do not round a 25 %
+/// ratio up to 100 %; a frame gets a FEC packet whenever the credit reaches one). They carry
+/// the frame's id and media packet count (indices from `n` on), are as large as its largest
+/// media packet, and any `n` of the frame's packets recover it.
+pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64) -> u32 {
     let Some(first) = packets.first().copied() else { return 0 };
     if ratio.is_nan() || ratio <= 0.0 {
+        *credit = 0.0;
         return 0;
     }
     let n = first.count;
-    let k = (n as f64 * ratio).ceil() as u32;
+    *credit += n as f64 * ratio;
+    let k = credit.floor() as u32;
+    *credit -= k as f64;
     let size = packets.iter().map(|p| p.size).max().unwrap_or(first.size);
     for i in 0..k {
         packets.push(MediaPacket { index: n + i, size, ..first });
@@ -87,11 +95,24 @@ mod tests {
     fn fec_packets_follow_the_frame() {
         let f = Frame { id: 3, capture_time: Time::ZERO, size: 2500, key: false };
         let mut p = packetize(&f, PacketizerConfig::default());
-        assert_eq!(add_fec(&mut p, 0.3), 1); // ceil(3 × 0.3)
+        let mut credit = 0.5;
+        assert_eq!(add_fec(&mut p, 0.3, &mut credit), 1); // 0.5 + 3 × 0.3 = 1.4
+        assert!((credit - 0.4).abs() < 1e-9);
         assert_eq!(p.len(), 4);
         assert_eq!((p[3].index, p[3].count, p[3].frame_id), (3, 3, 3));
         assert_eq!(p[3].size, p[0].size);
         assert!(!p[3].marker() && p[2].marker());
-        assert_eq!(add_fec(&mut p, 0.0), 0);
+        assert_eq!(add_fec(&mut p, 0.0, &mut credit), 0);
+        assert_eq!(credit, 0.0);
+    }
+
+    #[test]
+    fn fec_ratio_is_exact_on_average_for_small_frames() {
+        let f = Frame { id: 1, capture_time: Time::ZERO, size: 1000, key: false };
+        let mut credit = 0.0;
+        let fec: u32 = (0..100)
+            .map(|_| add_fec(&mut packetize(&f, PacketizerConfig::default()), 0.25, &mut credit))
+            .sum();
+        assert_eq!(fec, 25, "one-packet frames at 25 %: one FEC packet every fourth frame");
     }
 }

@@ -7,6 +7,7 @@ use crate::encoder::{EncoderConfig, VideoEncoder};
 use crate::history::SendHistory;
 use crate::pacer::{Paced, Pacer};
 use crate::packetizer::{packetize, PacketizerConfig};
+use crate::rtx::{Retransmitter, RtxConfig};
 use crate::window::WindowAdapter;
 use rtclab_cc::{AnyController, CongestionController, SentPacket};
 use rtclab_core::{FlowId, Packet, PacketInfo, Rate, RngStream, Time};
@@ -32,6 +33,8 @@ pub struct MediaSenderConfig {
     pub start_bitrate: Rate,
     /// Pacer bursts (the 2017 paper's 5 ms pacer); None = smooth pacing.
     pub pacer_burst: Option<rtclab_core::TimeDelta>,
+    /// Retransmission of lost media packets (NACK + RTX); None = off.
+    pub rtx: Option<RtxConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -46,6 +49,9 @@ pub struct MediaSenderStats {
     pub ptos: u64,
     pub padding_bytes: u64,
     pub probe_clusters: u64,
+    pub fec_bytes: u64,
+    pub rtx_packets: u64,
+    pub rtx_bytes: u64,
 }
 
 pub struct MediaSender {
@@ -62,6 +68,9 @@ pub struct MediaSender {
     /// data is in flight.
     pto_at: Option<Time>,
     pto_count: u32,
+    rtx: Option<Retransmitter>,
+    /// Fractional FEC packets carried from frame to frame.
+    fec_credit: f64,
     pub stats: MediaSenderStats,
 }
 
@@ -74,6 +83,7 @@ impl MediaSender {
         let t = cc.target();
         let window =
             (t.cwnd_bytes.is_some() && t.target_rate.is_none()).then(WindowAdapter::default);
+        let rtx = cfg.rtx.map(Retransmitter::new);
         let mut s = MediaSender {
             flow,
             cfg,
@@ -85,6 +95,8 @@ impl MediaSender {
             window_blocked: false,
             pto_at: None,
             pto_count: 0,
+            rtx,
+            fec_credit: 0.0,
             stats: MediaSenderStats::default(),
         };
         s.apply_target();
@@ -162,6 +174,11 @@ impl MediaSender {
     }
 
     fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult]) {
+        if let Some(r) = &mut self.rtx {
+            for p in r.on_results(now, results) {
+                self.pacer.enqueue_retransmission(now, p);
+            }
+        }
         match &mut self.window {
             Some(w) => {
                 let (in_flight, next) = (self.history.in_flight_bytes(), self.history.next_seq());
@@ -208,8 +225,14 @@ impl MediaSender {
         while let Some(frame) = self.encoder.poll_frame(now) {
             self.stats.frames += 1;
             let mut packets = packetize(&frame, self.cfg.packetizer);
-            let fec = crate::packetizer::add_fec(&mut packets, self.cc.target().fec_ratio);
+            let n = packets.len();
+            let fec = crate::packetizer::add_fec(
+                &mut packets,
+                self.cc.target().fec_ratio,
+                &mut self.fec_credit,
+            );
             self.stats.fec_packets += fec as u64;
+            self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
             for p in packets {
                 self.pacer.enqueue(now, p);
             }
@@ -232,7 +255,7 @@ impl MediaSender {
             &SentPacket {
                 seq,
                 size,
-                retransmit: false,
+                retransmit: media.is_some_and(|m| m.rtx),
                 bytes_in_flight: self.history.in_flight_bytes(),
                 probe_cluster,
             },
@@ -240,6 +263,14 @@ impl MediaSender {
         let mut p = Packet::data(self.flow, seq, size, now);
         match media {
             Some(mp) => {
+                if let Some(r) = &mut self.rtx {
+                    r.on_sent(now, seq, mp);
+                }
+                if mp.rtx {
+                    p.retransmit = true;
+                    self.stats.rtx_packets += 1;
+                    self.stats.rtx_bytes += size as u64;
+                }
                 p.echo = mp.capture_time;
                 p.info = PacketInfo::Media {
                     frame_id: mp.frame_id as u32,

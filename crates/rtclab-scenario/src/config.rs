@@ -237,6 +237,8 @@ pub struct MediaParams {
     pub frame_sizes_scaled: Option<bool>,
     /// Any controller parameter by name (see docs/scenario.md for the list and ranges).
     pub gcc: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// cc = "zoom_like": any Zoom-like model parameter by name.
+    pub zoom_like: Option<std::collections::BTreeMap<String, ParamValue>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -268,7 +270,8 @@ pub struct FlowConfig {
     pub copa: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// tcp + qlibra: any QLibra parameter by name.
     pub qlibra: Option<std::collections::BTreeMap<String, ParamValue>>,
-    /// cbr: sending rate.
+    /// cbr: sending rate; tcp: the application's data rate (a live stream pushed over TCP),
+    /// absent = unbounded bulk transfer.
     pub rate: Option<RateValue>,
     /// media: encoder and controller parameters.
     pub media: Option<MediaParams>,

@@ -46,8 +46,17 @@ pub struct FlowSpec {
 
 #[derive(Clone, Debug)]
 pub enum FlowKindSpec {
-    Tcp { cc: CcSpec, packet_size: u32, ack_every: u32 },
-    Cbr { rate: Rate, packet_size: u32 },
+    /// `app_rate`: the application's data rate (a live stream over TCP); None = bulk.
+    Tcp {
+        cc: CcSpec,
+        packet_size: u32,
+        ack_every: u32,
+        app_rate: Option<Rate>,
+    },
+    Cbr {
+        rate: Rate,
+        packet_size: u32,
+    },
     Media(Box<MediaSpec>),
 }
 
@@ -193,10 +202,10 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         let kind = match f.kind {
             FlowKind::Media => media_spec(f, &at, base_dir)?,
             FlowKind::Tcp => {
-                if f.rate.is_some() {
+                if f.rate.is_some_and(|r| r.0 == Rate::ZERO) {
                     return Err(ConfigError::new(
                         at("rate"),
-                        "only cbr flows take a rate; tcp flows are window-controlled",
+                        "must be positive (leave `rate` out for an unbounded bulk transfer)",
                     ));
                 }
                 let iw = f.initial_window.unwrap_or(10);
@@ -219,6 +228,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     cc,
                     packet_size,
                     ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
+                    app_rate: f.rate.map(|r| r.0),
                 }
             }
             FlowKind::Cbr => {
@@ -507,12 +517,19 @@ fn media_spec(
         }
         (CcName::ZoomLike, fb) => {
             let feedback = per_packet_feedback(p, fb, "zoom_like", 100, at)?;
-            let z = rtclab_cc::ZoomLikeConfig {
+            let mut z = rtclab_cc::ZoomLikeConfig {
                 max_media_bps: max.as_bps() as f64,
                 min_media_bps: min.as_bps() as f64,
                 start_media_bps: start.as_bps() as f64,
                 ..Default::default()
             };
+            apply_params(
+                rtclab_cc::zoom_like::ZOOM_LIKE_PARAMS,
+                &mut z,
+                p.and_then(|p| p.zoom_like.as_ref()),
+                "media.zoom_like",
+                at,
+            )?;
             (MediaCcSpec::ZoomLike(z), feedback)
         }
         (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
@@ -577,7 +594,20 @@ fn media_spec(
         }
         packetizer.max_payload = size.0 as u32 - packetizer.overhead;
     }
-    let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst };
+    if p.is_some_and(|p| p.zoom_like.is_some()) && !matches!(ccspec, MediaCcSpec::ZoomLike(_)) {
+        return Err(ConfigError::new(
+            at("media.zoom_like"),
+            format!("Zoom-like parameters given but cc is {:?}", format!("{cc:?}").to_lowercase()),
+        ));
+    }
+    // Retransmission (NACK + RTX) is part of the Zoom-like model only.
+    let rtx = match &ccspec {
+        MediaCcSpec::ZoomLike(z) if z.rtx_max_rtt > rtclab_core::TimeDelta::ZERO => {
+            Some(rtclab_media::rtx::RtxConfig { max_rtt: z.rtx_max_rtt, ..Default::default() })
+        }
+        _ => None,
+    };
+    let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst, rtx };
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
 }
 

@@ -149,9 +149,13 @@ impl Simulation {
             routes.push([fwd, rev]);
             let id = FlowId(f.id);
             let ep = match &f.kind {
-                FlowKindSpec::Tcp { cc, packet_size, ack_every } => {
+                FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
                     let cc = window_controller(cc, &seeds, f.id);
-                    let scfg = TcpSenderConfig { packet_size: *packet_size, ..Default::default() };
+                    let scfg = TcpSenderConfig {
+                        packet_size: *packet_size,
+                        app_rate: *app_rate,
+                        ..Default::default()
+                    };
                     let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
                     Endpoint::Tcp {
                         sender: TcpSender::new(id, scfg, cc),
@@ -614,6 +618,9 @@ impl Simulation {
                     frames_dropped_by_sender: sender.frames_dropped(),
                     padding_bytes: sender.stats.padding_bytes,
                     probe_clusters: sender.stats.probe_clusters,
+                    bytes_sent: sender.stats.bytes_sent,
+                    fec_bytes: sender.stats.fec_bytes,
+                    rtx_bytes: sender.stats.rtx_bytes,
                 }),
                 _ => None,
             })

@@ -108,6 +108,22 @@ pub struct MediaSummary {
     pub frames_dropped_by_sender: u64,
     pub padding_bytes: u64,
     pub probe_clusters: u64,
+    /// Whole-run traffic composition at the sender (bytes on the wire).
+    pub bytes_sent: u64,
+    pub fec_bytes: u64,
+    pub rtx_bytes: u64,
+}
+
+/// Shares of the bytes a media sender put on the wire: media, FEC, retransmission, padding.
+fn composition_json(ms: &MediaSummary) -> Value {
+    let total = ms.bytes_sent.max(1) as f64;
+    let media = ms.bytes_sent.saturating_sub(ms.fec_bytes + ms.rtx_bytes + ms.padding_bytes);
+    json!({
+        "media": num(media as f64 / total),
+        "fec": num(ms.fec_bytes as f64 / total),
+        "rtx": num(ms.rtx_bytes as f64 / total),
+        "padding": num(ms.padding_bytes as f64 / total),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -150,6 +166,7 @@ pub fn build(
                 "frames_dropped_by_sender": ms.frames_dropped_by_sender,
                 "padding_bytes": ms.padding_bytes,
                 "probe_clusters": ms.probe_clusters,
+                "composition": composition_json(&ms),
             })
         });
         flows.push(json!({
@@ -175,6 +192,10 @@ pub fn build(
             "retransmits": st.map(|x| x.retransmits),
             "fast_retransmits": st.map(|x| x.fast_retransmits),
             "timeouts": st.map(|x| x.timeouts),
+            "app_delay_ms": st.filter(|x| x.app_packets > 0).map(|x| json!({
+                "mean": num(x.app_delay_sum.as_millis_f64() / x.app_packets as f64),
+                "max": num(x.app_delay_max.as_millis_f64()),
+            })),
             "media": media_json,
         }));
     }

@@ -17,12 +17,18 @@
 //! - Both: RFC 6298 (RTO, Karn's rule, exponential backoff), Linux `TCP_RTO_MIN` 200 ms and
 //!   `TCP_RTO_MAX` 120 s.
 //!
+//! With `app_rate` set the application writes at that rate (a live stream pushed over TCP, the
+//! fairness study's Bilibili-like sender): new data is sent only once written, the sender
+//! wakes up when the next packet is written, ACKs that find the buffer empty and the window
+//! open are marked application-limited (no window growth, RFC 7661's idea; BBR's app-limited
+//! samples), and the time each packet waited in the send buffer is recorded.
+//!
 //! The congestion controller decides the window (`target().cwnd_bytes`) and may ask for
 //! pacing; this file owns loss detection, recovery and the ACK clock, and feeds the
 //! controller what each ACK delivered.
 
 use rtclab_cc::{AnyController, CongestionController, CongestionEvent, FeedbackReport, SentPacket};
-use rtclab_core::{FlowId, Packet, Time, TimeDelta};
+use rtclab_core::{FlowId, Packet, Rate, Time, TimeDelta};
 use std::collections::VecDeque;
 
 use crate::rtt::RttEstimator;
@@ -44,6 +50,8 @@ pub struct TcpSenderConfig {
     pub min_rto: TimeDelta,
     pub max_rto: TimeDelta,
     pub recovery: RecoveryMode,
+    /// The application's data rate (a live stream pushed over TCP); `None` = unbounded bulk.
+    pub app_rate: Option<Rate>,
 }
 
 impl Default for TcpSenderConfig {
@@ -55,6 +63,7 @@ impl Default for TcpSenderConfig {
             min_rto: TimeDelta::from_millis(200),
             max_rto: TimeDelta::from_secs(120),
             recovery: RecoveryMode::Sack,
+            app_rate: None,
         }
     }
 }
@@ -67,6 +76,11 @@ pub struct TcpSenderStats {
     /// Recovery episodes entered on duplicate ACKs / SACK evidence (not timeouts).
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Application-limited senders: new packets sent, and the sum and maximum of the time
+    /// each waited in the send buffer (written by the application → first sent).
+    pub app_packets: u64,
+    pub app_delay_sum: TimeDelta,
+    pub app_delay_max: TimeDelta,
 }
 
 /// Scoreboard entry of one outstanding packet.
@@ -125,6 +139,10 @@ pub struct TcpSender {
     newly_lost: u32,
     started: bool,
     has_data: bool,
+    /// When the application began writing (app-rate senders).
+    app_start: Time,
+    /// The window is open but the application has not written the next packet yet.
+    data_wait: bool,
     pub stats: TcpSenderStats,
 }
 
@@ -155,14 +173,27 @@ impl TcpSender {
             newly_lost: 0,
             started: false,
             has_data: false,
+            app_start: Time::ZERO,
+            data_wait: false,
             stats: TcpSenderStats::default(),
         }
     }
 
-    /// The application starts an unbounded bulk transfer.
-    pub fn start(&mut self, _now: Time) {
+    /// The application starts its transfer: unbounded bulk, or a stream at `app_rate`.
+    pub fn start(&mut self, now: Time) {
         self.started = true;
         self.has_data = true;
+        self.app_start = now;
+    }
+
+    /// When the application has written all of packet `seq` (app-rate senders).
+    fn written_at(&self, seq: u64, rate: Rate) -> Time {
+        self.app_start + rate.tx_time((seq + 1) * self.cfg.packet_size as u64)
+    }
+
+    /// Whether new packet `seq` is in the send buffer at `now`.
+    fn has_new_data(&self, now: Time, seq: u64) -> bool {
+        self.has_data && self.cfg.app_rate.is_none_or(|r| self.written_at(seq, r) <= now)
     }
 
     /// The application stops offering new data (outstanding data is still recovered).
@@ -363,7 +394,9 @@ impl TcpSender {
                 snd_una: self.snd_una,
                 snd_nxt: self.high_sent,
                 in_recovery: was_in_recovery || self.recovery.is_some(),
-                app_limited: !self.has_data && self.lost_out == 0,
+                app_limited: self.lost_out == 0
+                    && !self.has_new_data(now, self.snd_nxt)
+                    && self.packets_in_flight() < self.cwnd_packets(),
                 newest_acked: newest_acked.map(|x| x.1),
                 lost_packets: std::mem::take(&mut self.newly_lost),
             };
@@ -486,7 +519,7 @@ impl TcpSender {
     }
 
     /// Chooses what to send next, if the window (or PRR) allows.
-    fn next_to_send(&mut self) -> Option<u64> {
+    fn next_to_send(&mut self, now: Time) -> Option<u64> {
         match self.cfg.recovery {
             RecoveryMode::Sack => {
                 let allowed = match &self.recovery {
@@ -499,23 +532,25 @@ impl TcpSender {
                 if let Some(seq) = self.next_lost() {
                     return Some(seq);
                 }
-                if self.has_data {
+                if self.has_new_data(now, self.snd_nxt) {
                     let s = self.snd_nxt;
                     self.snd_nxt += 1;
                     return Some(s);
                 }
+                self.data_wait = self.has_data;
                 None
             }
             RecoveryMode::NewReno => {
                 if let Some(seq) = self.retransmit_now.take() {
                     return Some(seq);
                 }
-                if self.snd_nxt - self.snd_una < self.window_packets()
-                    && (self.has_data || self.snd_nxt < self.high_sent)
-                {
-                    let s = self.snd_nxt;
-                    self.snd_nxt += 1;
-                    return Some(s);
+                if self.snd_nxt - self.snd_una < self.window_packets() {
+                    if self.snd_nxt < self.high_sent || self.has_new_data(now, self.snd_nxt) {
+                        let s = self.snd_nxt;
+                        self.snd_nxt += 1;
+                        return Some(s);
+                    }
+                    self.data_wait = self.has_data;
                 }
                 None
             }
@@ -526,6 +561,7 @@ impl TcpSender {
         // The pacing timer is armed only while pacing (not the window) holds a packet back;
         // a closed window waits for an ACK instead of spinning on a past pacing time.
         self.pacing_wait = false;
+        self.data_wait = false;
         if !self.started {
             return None;
         }
@@ -534,7 +570,7 @@ impl TcpSender {
             self.pacing_wait = true;
             return None;
         }
-        let seq = self.next_to_send()?;
+        let seq = self.next_to_send(now)?;
         let retransmit = seq < self.high_sent;
         if retransmit {
             let sack_mode = self.cfg.recovery == RecoveryMode::Sack;
@@ -549,6 +585,12 @@ impl TcpSender {
         } else {
             self.high_sent += 1;
             self.segs.push_back(Seg { sent_at: now, ..Default::default() });
+            if let Some(rate) = self.cfg.app_rate {
+                let waited = now - self.written_at(seq, rate);
+                self.stats.app_packets += 1;
+                self.stats.app_delay_sum += waited;
+                self.stats.app_delay_max = self.stats.app_delay_max.max(waited);
+            }
         }
         if let Some(rec) = &mut self.recovery {
             rec.prr_out += 1;
@@ -575,10 +617,11 @@ impl TcpSender {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let pacing = self.pacing_wait.then_some(self.next_send);
-        match (self.rto_at, pacing) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let data = match self.cfg.app_rate {
+            Some(r) if self.data_wait => Some(self.written_at(self.snd_nxt, r)),
+            _ => None,
+        };
+        [self.rto_at, pacing, data].into_iter().flatten().min()
     }
 }
 
@@ -608,6 +651,27 @@ mod tests {
         let mut p = ack(seq);
         p.info = rtclab_core::PacketInfo::Sack(SackBlocks::new(seq, blocks));
         p
+    }
+
+    #[test]
+    fn app_rate_paces_new_data_and_records_the_send_buffer_wait() {
+        let cc = AnyController::Reno(Reno::new(RenoConfig::default()));
+        // 1500 B at 1.2 Mbit/s: one packet written every 10 ms.
+        let cfg = TcpSenderConfig { app_rate: Some(Rate::from_kbps(1200)), ..Default::default() };
+        let mut s = TcpSender::new(FlowId(0), cfg, cc);
+        s.start(Time::ZERO);
+        assert!(drain(&mut s, Time::ZERO).is_empty());
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(10)), "wakes when packet 0 is written");
+        assert_eq!(drain(&mut s, Time::from_millis(35)), vec![(0, false), (1, false), (2, false)]);
+        assert_eq!(s.stats.app_packets, 3);
+        assert_eq!(s.stats.app_delay_max, TimeDelta::from_millis(25));
+        assert_eq!(s.stats.app_delay_sum, TimeDelta::from_millis(25 + 15 + 5));
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(40)).min(s.rto_at));
+        // The buffer is empty and the window open: the ACK is application-limited, Reno's
+        // window does not grow.
+        let w = s.window_packets();
+        s.handle_ack(Time::from_millis(39), &ack(3));
+        assert_eq!(s.window_packets(), w);
     }
 
     #[test]

@@ -1,14 +1,24 @@
-"""`rtclab repro qlibra`: QLibra's four experiments from the fairness study (seed
-`001_91b98b49efd2e704.txt` §4.2; set-ups and numbers from `shared/specs/copa-qlibra-tcp.md` §2.6).
+"""`rtclab repro qlibra`: the fairness/QoE study behind QLibra (seed `001_91b98b49efd2e704.txt`;
+set-ups and numbers from `shared/specs/copa-qlibra-tcp.md` §2.6-2.8).
 
-QLibra and "native Reno" are the study's video application over QUIC Reno (here a media flow
-whose encoder follows 0.9 × cwnd/srtt up to 900 kbit/s); the competitors are behavioural models
-(`zoom_like`; Bilibili-like = a BBR-driven media flow capped at 1.9 Mbit/s, 10 ms from its
-server), not the real products. The study's phases (1000 kbit/s cap, then 10 % loss) run as
-separate 240 s runs whose first 60 s are discarded; the loss phase has no cap (the study's
-loss-phase sums exceed 1000 kbit/s several times). Rates are measured at the bottleneck
-ingress (sending rate), as the study captured before its emulator. Base RTT 40 ms, buffer
-25 KB (1 BDP of 1000 kbit/s at 200 ms).
+Two parts:
+
+1. **Calibration of the competitor models** against the measurement study (§2.7): the
+   Zoom-like model (`cc = "zoom_like"`, 230 ms RTT through its server), the Bilibili-like live
+   push (TCP CUBIC with β = 0.85, application-limited at 2 Mbit/s, 10 ms to its ingest server)
+   and iPerf (bulk CUBIC, 40 ms [A]) share one drop-tail bottleneck: bandwidth 0.5-8 Mbit/s,
+   random loss 1-20 % at 2 Mbit/s, buffer 1/4-64 BDP (1 BDP = 35.5 KB, the study's
+   definition), and the six start orders. 300 s runs, the first 60 s discarded (the study: 1
+   min warm-up, 10 min measurement). Shares are of the bytes reaching the bottleneck.
+2. **QLibra's four experiments** (§2.6). QLibra and "native Reno" are the study's video
+   application over QUIC Reno (a media flow whose encoder follows 0.9 × cwnd/srtt up to
+   900 kbit/s); the competitors are the calibrated models (Bilibili-like capped at 1.9 Mbit/s as
+   in the QLibra runs). The phases (1000 kbit/s cap, then 10 % loss) run as separate 240 s runs
+   whose first 60 s are discarded; the loss phase has no cap (the study's loss-phase sums exceed
+   1000 kbit/s several times). Rates are sending rates at the bottleneck ingress, as the study
+   captured before its emulator. Base RTT 40 ms, buffer 25 KB (1 BDP of 1000 kbit/s at 200 ms).
+
+The models are behavioural competitors, not claims about the real products.
 """
 
 from __future__ import annotations
@@ -17,23 +27,96 @@ import numpy as np
 
 from rtclab.repro import Job, Reproduction, Row
 
+# --- competitor models -----------------------------------------------------------------------
+
+def zoom(rtt: str = "230ms", start: str | None = None) -> dict:
+    f = {"name": "zoom", "kind": "media", "cc": "zoom_like", "rtt": rtt,
+         "media": {"max_bitrate": "800kbps", "start_bitrate": "600kbps"}}
+    if start:
+        f["start"] = start
+    return f
+
+
+def bilibili(rate: str = "2Mbps", start: str | None = None) -> dict:
+    f = {"name": "bilibili", "kind": "tcp", "cc": "cubic", "cubic": {"beta": 0.85}, "rtt": "10ms", "rate": rate}
+    if start:
+        f["start"] = start
+    return f
+
+
+def iperf(start: str | None = None) -> dict:
+    f = {"name": "iperf", "kind": "tcp", "cc": "cubic", "rtt": "40ms"}
+    if start:
+        f["start"] = start
+    return f
+
+
+STUDY_BDP_BYTES = 35_500
+
+# --- part 1: the measurement study (§2.7) ----------------------------------------------------
+
+# (label, capacity, loss, buffer in BDP, start order or None)
+STUDY: list[tuple[str, str, float, float, str | None]] = (
+    [(f"bandwidth {c}", c, 0.0, 1.0, None) for c in ("0.5Mbps", "1Mbps", "2Mbps", "4Mbps", "8Mbps")]
+    + [(f"loss {int(p * 100)} %", "2Mbps", p, 1.0, None) for p in (0.01, 0.02, 0.05, 0.10, 0.20)]
+    + [(f"buffer {b:g} BDP", "2Mbps", 0.0, b, None) for b in (0.25, 1.0, 4.0, 16.0, 64.0)]
+    + [(f"start order {o}", "2Mbps", 0.0, 1.0, o) for o in ("ABC", "ACB", "BAC", "BCA", "CAB", "CBA")]
+)
+
+# Published shares (Zoom, Bilibili, iPerf) where the study gives numbers (§2.7).
+STUDY_PAPER = {
+    "loss 1 %": ("0.36", "0.44", "0.20"),
+    "loss 20 %": ("0.72", "0.24", "0.04"),
+    "buffer 64 BDP": ("", "", "0.81"),
+}
+STUDY_NOTES = {
+    "bandwidth 0.5Mbps": "Zoom sends ≈0.6 Mbit/s; Zoom > Bilibili ≫ iPerf (<10 %)",
+    "bandwidth 1Mbps": "Zoom sends ≈0.9 Mbit/s; Zoom > Bilibili ≫ iPerf (<10 %)",
+    "bandwidth 2Mbps": "Zoom saturates at ≈1 Mbit/s",
+    "bandwidth 4Mbps": "Bilibili saturates at ≈2 Mbit/s",
+    "bandwidth 8Mbps": "Zoom ≈1, Bilibili ≈2 Mbit/s",
+    "loss 1 %": "Zoom sends 0.71 Mbit/s",
+    "loss 20 %": "Zoom sends 1.42 Mbit/s",
+    "buffer 0.25 BDP": "Zoom ≈60 %, much FEC",
+    "buffer 1 BDP": "Zoom ≈60 %",
+    "buffer 4 BDP": "Zoom ≈60 %",
+    "buffer 16 BDP": "Zoom drops, Bilibili peaks",
+    "buffer 64 BDP": "iPerf 81 %",
+}
+ORDER_GAP_S = 30
+
+
+def study_scenario(label: str, cap: str, loss: float, bdp: float, order: str | None) -> dict:
+    link: dict = {"capacity": cap, "queue": {"limit": f"{int(STUDY_BDP_BYTES * bdp)}B"}}
+    if loss:
+        link["loss"] = {"model": "iid", "rate": loss}
+    if order is None:
+        flows = [zoom(), bilibili(), iperf()]
+        warmup = 60
+    else:
+        make = {"A": zoom, "B": bilibili, "C": iperf}
+        flows = [make[c](start=f"{i * ORDER_GAP_S}s") for i, c in enumerate(order)]
+        warmup = 60 + ORDER_GAP_S * 2
+    return {"name": f"study-{label.replace(' ', '-')}", "duration": f"{warmup + 240}s", "link": link,
+            "flows": flows, "metrics": {"warmup": f"{warmup}s"}}
+
+
+# --- part 2: QLibra's experiments (§2.6) ------------------------------------------------------
+
 PHASES = {"cap": "1000 kbit/s cap", "loss": "10 % loss"}
 
 QLIBRA = {"name": "qlibra", "kind": "media", "cc": "qlibra", "rtt": "40ms",
           "media": {"max_bitrate": "900kbps", "start_bitrate": "300kbps"}}
 RENO = {"name": "reno", "kind": "media", "cc": "reno", "rtt": "40ms",
         "media": {"max_bitrate": "900kbps", "start_bitrate": "300kbps"}}
-ZOOM = {"name": "zoom", "kind": "media", "cc": "zoom_like", "rtt": "40ms",
-        "media": {"max_bitrate": "900kbps", "start_bitrate": "600kbps"}}
-BILIBILI = {"name": "bilibili", "kind": "media", "cc": "bbr", "rtt": "10ms",
-            "media": {"max_bitrate": "1900kbps", "start_bitrate": "1000kbps"}}
 
 # (experiment, flows, published kbit/s per flow for each phase)
 EXPERIMENTS = [
-    ("1: QLibra vs Zoom (Fig. 12)", [QLIBRA, ZOOM], {"cap": [590, 570], "loss": [1160, 1180]}),
-    ("2: QLibra vs Bilibili (Fig. 13)", [QLIBRA, BILIBILI], {"cap": [560, 500], "loss": [1160, 1960]}),
+    ("1: QLibra vs Zoom (Fig. 12)", [QLIBRA, zoom("40ms")], {"cap": [590, 570], "loss": [1160, 1180]}),
+    ("2: QLibra vs Bilibili (Fig. 13)", [QLIBRA, bilibili("1900kbps")], {"cap": [560, 500], "loss": [1160, 1960]}),
     ("3: QLibra vs native Reno (Fig. 14)", [QLIBRA, RENO], {"cap": [540, 470], "loss": [1120, 640]}),
-    ("4: QLibra / Zoom / native Reno (Fig. 15)", [QLIBRA, ZOOM, RENO], {"cap": [540, 470, 60], "loss": [1130, 1010, 640]}),
+    ("4: QLibra / Zoom / native Reno (Fig. 15)", [QLIBRA, zoom("40ms"), RENO],
+     {"cap": [540, 470, 60], "loss": [1130, 1010, 640]}),
 ]
 
 
@@ -50,15 +133,42 @@ def jain(xs) -> float:
     return float(xs.sum() ** 2 / (len(xs) * s2)) if s2 > 0 else float("nan")
 
 
+def _by_name(summary: dict) -> dict[str, dict]:
+    return {f["name"]: f for f in summary["flows"]}
+
+
 def build(runs: int = 10) -> Reproduction:
+    reps = max(1, min(runs, 3))
     jobs = []
+    for s in STUDY:
+        for r in range(reps):
+            jobs.append(Job(("study", s[0], r), study_scenario(*s), seed=r + 1))
     for i, (title, flows, _) in enumerate(EXPERIMENTS):
         for phase in PHASES:
-            for r in range(max(1, min(runs, 3))):
+            for r in range(reps):
                 jobs.append(Job((i, phase, r), scenario(f"qlibra-exp{i + 1}-{phase}", phase, flows), seed=r + 1))
 
     def evaluate(res) -> list[Row]:
         rows = []
+        for label, *_ in STUDY:
+            runs_ = [_by_name(v.summary) for k, v in res.items() if k[0] == "study" and k[1] == label]
+            paper = STUDY_PAPER.get(label, ("", "", ""))
+            note = STUDY_NOTES.get(label, "share ranking ≈ start order" if label.startswith("start") else "")
+            for j, name in enumerate(("zoom", "bilibili", "iperf")):
+                share = float(np.mean([r[name]["share"] for r in runs_]))
+                rows.append(Row(f"study: {label}", name, "share", share, paper[j], note if j == 0 else ""))
+            z = [r["zoom"] for r in runs_]
+            rows.append(Row(f"study: {label}", "zoom", "sending rate Mbit/s",
+                            float(np.mean([f["sending_rate_mbps"] for f in z])), ""))
+            rows.append(Row(f"study: {label}", "zoom", "FEC share of its bytes",
+                            float(np.mean([f["media"]["composition"]["fec"] for f in z])), "0.25-0.35 (baseline)"))
+            rows.append(Row(f"study: {label}", "zoom", "retransmission share of its bytes",
+                            float(np.mean([f["media"]["composition"]["rtx"] for f in z])), ""))
+            rows.append(Row(f"study: {label}", "zoom", "frame rate",
+                            float(np.mean([f["media"]["frame_rate"] for f in z])), ""))
+            rows.append(Row(f"study: {label}", "bilibili", "send-buffer delay s (A/V lag)",
+                            float(np.mean([(r["bilibili"]["app_delay_ms"] or {"mean": 0})["mean"] / 1000 for r in runs_])),
+                            "tens of s"))
         for i, (title, flows, paper) in enumerate(EXPERIMENTS):
             for phase, label in PHASES.items():
                 runs_ = [v for k, v in res.items() if k[0] == i and k[1] == phase]
@@ -68,11 +178,14 @@ def build(runs: int = 10) -> Reproduction:
                 rows.append(Row(f"exp {title}", f"{label}", "Jain", jain(rates), f"{jain(paper[phase]):.3f}"))
         return rows
 
-    figures = [(f"exp {t}, {PHASES[p]}", [(i, p, 0)]) for i, (t, _, _) in enumerate(EXPERIMENTS) for p in PHASES]
+    figures = ([(f"study: {s[0]}", [("study", s[0], 0)]) for s in STUDY if s[0] in ("loss 1 %", "loss 20 %", "buffer 16 BDP")]
+               + [(f"exp {t}, {PHASES[p]}", [(i, p, 0)]) for i, (t, _, _) in enumerate(EXPERIMENTS) for p in PHASES])
     notes = [
-        "Phases are separate runs (240 s, first 60 s discarded); the loss phase has no cap.",
-        "Competitors are behavioural models: zoom_like (FEC with loss, no loss back-off) is not yet calibrated "
-        "against the study's shares; Bilibili-like = BBR-driven media capped at 1.9 Mbit/s, RTT 10 ms.",
-        "Published 'Jain' is derived from the published rates (spec §2.6).",
+        "Study part: Zoom-like (zoom_like, 230 ms RTT), Bilibili-like (TCP CUBIC β = 0.85 pushing 2 Mbit/s, "
+        "10 ms) and iPerf (bulk CUBIC, 40 ms [A]) on one drop-tail bottleneck; 1 BDP = 35.5 KB. "
+        f"Start orders: A = Zoom, B = Bilibili, C = iPerf, {ORDER_GAP_S} s apart.",
+        "QLibra part: phases are separate runs (240 s, first 60 s discarded); the loss phase has no cap.",
+        "Published 'Jain' is derived from the published rates (spec §2.6); published shares from §2.7.",
+        "The models are calibrated behaviour, not measurements of the products; see docs/algorithms/zoom_like.md.",
     ]
-    return Reproduction("qlibra", "QLibra (fairness/QoE study, §4)", jobs, evaluate, figures, notes)
+    return Reproduction("qlibra", "QLibra and the fairness/QoE study (§1-4)", jobs, evaluate, figures, notes)
