@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 const QUANTILES: [(&str, f64); 6] =
     [("p5", 0.05), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p95", 0.95), ("p99", 0.99)];
 
-fn num(x: f64) -> Value {
+pub fn num(x: f64) -> Value {
     if x.is_finite() {
         json!(x)
     } else {
@@ -24,7 +24,7 @@ fn num(x: f64) -> Value {
     }
 }
 
-fn percentiles_ms(h: &LogHistogram) -> Value {
+pub fn percentiles_ms(h: &LogHistogram) -> Value {
     let mut m = Map::new();
     for (name, q) in QUANTILES {
         m.insert(name.into(), h.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e6)));
@@ -55,7 +55,7 @@ fn sampled_queue(s: &Scenario, m: &Meters) -> LogHistogram {
     h
 }
 
-fn drops_json(d: &[u64]) -> Value {
+pub fn drops_json(d: &[u64]) -> Value {
     let mut m = Map::new();
     for r in DropReason::ALL {
         m.insert(r.as_str().into(), json!(d[r.index()]));

@@ -1,0 +1,30 @@
+//! Runs a scenario file in the emulator and prints its summary:
+//! `cargo run --release -p rtclab-emu --example emu_run -- SCENARIO.toml [SEED]`.
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: emu_run SCENARIO.toml [SEED]");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    let base = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
+    let s = rtclab_scenario::from_toml_str(&text, base).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let seed = args.get(2).and_then(|x| x.parse().ok()).unwrap_or(1);
+    let emu = rtclab_emu::Emulation::start(s, seed).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    match emu.finish() {
+        Ok(v) => println!("{}", serde_json::to_string_pretty(&v).expect("json")),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
+}

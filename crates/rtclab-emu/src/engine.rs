@@ -1,0 +1,197 @@
+//! The forwarding loop: one thread moves packets between the two TUN devices through the two
+//! directions' paths. epoll waits on both devices and a CLOCK_MONOTONIC timerfd armed at the
+//! paths' next deadline (absolute, with the thread's timer slack set to 1 ns); every packet
+//! leaving a path is written at once and its release error — write completion minus the ideal
+//! release time the path computed — is recorded.
+
+use crate::path::Path;
+use crate::sys;
+use crate::EmuError;
+use rtclab_core::{Direction, FlowId, LogHistogram, Packet, Time, TimeDelta};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+const MAX_PACKET: usize = 65_536;
+/// Packets read from one device before the loop looks at deadlines again.
+const READ_BURST: usize = 64;
+
+/// Per-flow, per-direction counters of the emulated network.
+#[derive(Clone, Debug, Default)]
+pub struct FlowCounters {
+    pub in_packets: u64,
+    pub in_bytes: u64,
+    pub out_packets: u64,
+    pub out_bytes: u64,
+    /// Bytes released in the measurement window.
+    pub window_bytes: u64,
+    pub drops: [u64; 8],
+    pub queue_delay: LogHistogram,
+}
+
+pub struct EngineStats {
+    /// [direction][flow] (the last flow index collects unclassified packets).
+    pub flows: [Vec<FlowCounters>; 2],
+    /// Release error in ns (write completion − ideal release time).
+    pub release_error: LogHistogram,
+    /// Writes refused by a full device queue.
+    pub write_drops: u64,
+    pub non_ipv4: u64,
+    /// How long the loop ran (ns).
+    pub ran_ns: i64,
+    /// Whether the forwarding thread got SCHED_FIFO.
+    pub realtime: bool,
+}
+
+/// Maps an IPv4 packet to a flow: `port_base + i` is flow i's receiver port (destination
+/// going forward, source coming back).
+pub struct Classifier {
+    pub port_base: u16,
+    pub flows: usize,
+}
+
+impl Classifier {
+    pub fn classify(&self, pkt: &[u8], dir: Direction) -> Option<FlowId> {
+        if pkt.len() < 20 || pkt[0] >> 4 != 4 {
+            return None;
+        }
+        let ihl = (pkt[0] & 0x0f) as usize * 4;
+        let unknown = Some(FlowId(self.flows as u32));
+        if !matches!(pkt[9], 6 | 17) || pkt.len() < ihl + 4 {
+            return unknown;
+        }
+        let at = if dir == Direction::Forward { ihl + 2 } else { ihl };
+        let port = u16::from_be_bytes([pkt[at], pkt[at + 1]]);
+        match port.checked_sub(self.port_base) {
+            Some(i) if (i as usize) < self.flows => Some(FlowId(i as u32)),
+            _ => unknown,
+        }
+    }
+}
+
+pub struct Forwarder {
+    pub tun: [RawFd; 2],
+    pub paths: [Path; 2],
+    pub classifier: Classifier,
+    /// CLOCK_MONOTONIC of emulated time zero.
+    pub t0: i64,
+    pub end: Time,
+    pub window_start: Time,
+}
+
+/// Emulated "now" published for progress reports (ns since t0).
+pub static PROGRESS_NS: AtomicI64 = AtomicI64::new(0);
+
+impl Forwarder {
+    /// Runs until `end` or until `stop` is set.
+    pub fn run(mut self, stop: &AtomicBool) -> Result<EngineStats, EmuError> {
+        let _ = sys::set_timer_slack(1);
+        let realtime = sys::set_realtime(50).is_ok();
+        let epoll = sys::Epoll::new().map_err(io)?;
+        let timer = sys::TimerFd::new().map_err(io)?;
+        epoll.add(self.tun[0], 0).map_err(io)?;
+        epoll.add(self.tun[1], 1).map_err(io)?;
+        epoll.add(timer.raw(), 2).map_err(io)?;
+        let n = self.classifier.flows + 1;
+        let mut stats = EngineStats {
+            flows: [vec![FlowCounters::default(); n], vec![FlowCounters::default(); n]],
+            release_error: LogHistogram::new(),
+            write_drops: 0,
+            non_ipv4: 0,
+            ran_ns: 0,
+            realtime,
+        };
+        // Packet bytes live in a pool; a packet's `seq` is its slot.
+        let mut pool: Vec<Vec<u8>> = Vec::new();
+        let mut free: Vec<usize> = Vec::new();
+        let mut buf = vec![0u8; MAX_PACKET];
+        let mut ready = Vec::new();
+        let mut armed: Option<Time> = None;
+        let now_t = |t0: i64| Time::ZERO + TimeDelta::from_nanos(sys::monotonic_ns() - t0);
+        loop {
+            let now = now_t(self.t0);
+            PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
+            if now >= self.end || stop.load(Ordering::Relaxed) {
+                stats.ran_ns = (now - Time::ZERO).as_nanos();
+                return Ok(stats);
+            }
+            // 1. Release what is due, each at its ideal time.
+            for d in 0..2 {
+                let out_fd = self.tun[1 - d];
+                self.paths[d].advance(now);
+                for dr in self.paths[d].dropped.drain(..) {
+                    let c = &mut stats.flows[d][dr.pkt.flow.0 as usize];
+                    c.drops[dr.reason.index()] += 1;
+                    free.push(dr.pkt.seq as usize);
+                }
+                for (ideal, p) in self.paths[d].released.drain(..) {
+                    let slot = p.seq as usize;
+                    let ok =
+                        sys::write_packet(out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
+                    let done = now_t(self.t0);
+                    stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
+                    let c = &mut stats.flows[d][p.flow.0 as usize];
+                    if ok {
+                        c.out_packets += 1;
+                        c.out_bytes += p.size as u64;
+                        if ideal >= self.window_start {
+                            c.window_bytes += p.size as u64;
+                        }
+                        c.queue_delay.record(p.queue_delay.as_nanos().max(0) as u64);
+                    } else {
+                        stats.write_drops += 1;
+                    }
+                    free.push(slot);
+                }
+            }
+            // 2. Take in what the hosts sent.
+            for d in 0..2 {
+                let dir = if d == 0 { Direction::Forward } else { Direction::Reverse };
+                for _ in 0..READ_BURST {
+                    let Some(len) = sys::read_packet(self.tun[d], &mut buf).map_err(io)? else {
+                        break;
+                    };
+                    let Some(flow) = self.classifier.classify(&buf[..len], dir) else {
+                        stats.non_ipv4 += 1;
+                        continue;
+                    };
+                    let slot = free.pop().unwrap_or_else(|| {
+                        pool.push(Vec::with_capacity(2048));
+                        pool.len() - 1
+                    });
+                    pool[slot].clear();
+                    pool[slot].extend_from_slice(&buf[..len]);
+                    let at = now_t(self.t0);
+                    let c = &mut stats.flows[d][flow.0 as usize];
+                    c.in_packets += 1;
+                    c.in_bytes += len as u64;
+                    let mut p = Packet::data(flow, slot as u64, len as u32, at);
+                    p.queue_delay = TimeDelta::ZERO;
+                    self.paths[d].inject(at, p);
+                }
+            }
+            // 3. Sleep until the next deadline or packet.
+            let next = [self.paths[0].next_deadline(), self.paths[1].next_deadline()]
+                .into_iter()
+                .flatten()
+                .min();
+            let now = now_t(self.t0);
+            if next.is_some_and(|t| t <= now) {
+                continue;
+            }
+            let wake = next.map_or(self.end, |t| t.min(self.end));
+            if armed != Some(wake) {
+                timer.set(Some(self.t0 + (wake - Time::ZERO).as_nanos())).map_err(io)?;
+                armed = Some(wake);
+            }
+            epoll.wait(&mut ready, 50).map_err(io)?;
+            if ready.contains(&2) {
+                timer.drain();
+                armed = None;
+            }
+        }
+    }
+}
+
+fn io(e: std::io::Error) -> EmuError {
+    EmuError::Io(e.to_string())
+}

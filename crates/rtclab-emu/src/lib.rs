@@ -1,0 +1,341 @@
+//! rtclab's real-network emulator: the simulator's link, queue, loss and delay elements driven
+//! by CLOCK_MONOTONIC, with real packets between two network namespaces joined by TUN devices
+//! (`netns.rs`), forwarded by one epoll/timerfd thread (`engine.rs`) through one [`path::Path`]
+//! per direction; real kernel TCP flows (`tcp.rs`) as endpoints. The only crate with OS I/O.
+//!
+//! Modelled on mahimahi (Netravali et al., USENIX ATC 2015: a TUN-based shell per emulated
+//! element), with nanosecond deadlines instead of millisecond ticks, one process instead of
+//! nested setuid shells, and the simulator's own elements (spec `peers-and-test-suites.md` §1).
+//!
+//! Supported now: tcp flows with the kernel's `cubic`, `reno` or `bbr`; constant, schedule
+//! and trace capacities, drop-tail queues, i.i.d./Gilbert-Elliott loss, per-flow delay and
+//! jitter, both directions. Not yet: media and cbr flows (the sans-IO RTC endpoints over UDP),
+//! application-limited tcp, pcap capture.
+
+pub mod engine;
+pub mod netns;
+pub mod path;
+pub mod sys;
+pub mod tcp;
+
+use engine::{Classifier, EngineStats, Forwarder};
+use netns::Topology;
+use path::Path;
+use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
+use rtclab_net::{AnyElement, AnyQdisc, DelayLine, DropTail, Link, LossElement};
+use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
+use rtclab_sim::summary::{drops_json, num, percentiles_ms};
+use serde_json::{json, Value};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Receiver ports: flow i listens on `PORT_BASE + i`.
+pub const PORT_BASE: u16 = 5000;
+const BIN: TimeDelta = TimeDelta::from_millis(100);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmuError {
+    /// Not root, no /dev/net/tun, no iproute2: the CLI exits with status 2.
+    NotPermitted(String),
+    /// The scenario asks for something the emulator cannot do (yet).
+    Unsupported(String),
+    Setup(String),
+    Io(String),
+}
+
+impl std::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuError::NotPermitted(m) | EmuError::Unsupported(m) => write!(f, "{m}"),
+            EmuError::Setup(m) => write!(f, "emulator set-up failed: {m}"),
+            EmuError::Io(m) => write!(f, "emulator I/O error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EmuError {}
+
+/// The kernel congestion control for a tcp flow, or why the emulator cannot run it.
+fn kernel_cc(f: &rtclab_scenario::FlowSpec) -> Result<&'static str, EmuError> {
+    match &f.kind {
+        FlowKindSpec::Tcp { app_rate: Some(_), .. } => Err(EmuError::Unsupported(format!(
+            "flow {:?}: application-limited tcp (`rate`) is not supported by the emulator yet",
+            f.name
+        ))),
+        FlowKindSpec::Tcp { cc, .. } => match cc {
+            CcSpec::Cubic(_) => Ok("cubic"),
+            CcSpec::Reno(_) => Ok("reno"),
+            CcSpec::Bbr(_) => Ok("bbr"),
+            other => Err(EmuError::Unsupported(format!(
+                "flow {:?}: cc {:?} is not a Linux congestion control; the emulator runs kernel TCP with \"cubic\", \"reno\" or \"bbr\"",
+                f.name,
+                other.name()
+            ))),
+        },
+        other => Err(EmuError::Unsupported(format!(
+            "flow {:?}: {} flows are not supported by the emulator yet (tcp flows are)",
+            f.name,
+            other.kind_name()
+        ))),
+    }
+}
+
+/// Checks that every flow can run in the emulator (no root needed).
+pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
+    if s.flows.len() > 200 {
+        return Err(EmuError::Unsupported("at most 200 flows in the emulator".into()));
+    }
+    for f in &s.flows {
+        kernel_cc(f)?;
+    }
+    Ok(())
+}
+
+fn link_element(spec: &LinkSpec) -> AnyElement {
+    AnyElement::Link(Box::new(Link::new(
+        spec.capacity.clone(),
+        AnyQdisc::DropTail(DropTail::new(spec.queue_limit)),
+    )))
+}
+
+/// The two directions' paths, as the simulator builds them: [loss] → link → per-flow delay.
+fn build_paths(s: &Scenario, seeds: &SeedTree) -> [Path; 2] {
+    let mk = |dir: Direction, link: Option<&LinkSpec>, label: &str| {
+        let mut elements = Vec::new();
+        let mut shared = Vec::new();
+        if let Some(l) = link {
+            if let Some(m) = l.loss {
+                elements.push(AnyElement::Loss(LossElement::new(
+                    m,
+                    seeds.stream(&format!("{label}.loss")),
+                )));
+                shared.push(elements.len() - 1);
+            }
+            elements.push(link_element(l));
+            shared.push(elements.len() - 1);
+        }
+        let mut routes = Vec::new();
+        // One route per flow, and one for unclassified packets (first flow's delay).
+        for f in s.flows.iter().chain(s.flows.first()) {
+            let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
+            let (delay, jitter) = match dir {
+                Direction::Forward => (half, f.jitter),
+                Direction::Reverse => (f.rtt - half, TimeDelta::ZERO),
+            };
+            elements.push(AnyElement::Delay(DelayLine::new(
+                delay,
+                jitter,
+                seeds.stream(&format!("flow{}.{label}.delay", f.id)),
+            )));
+            let mut r = shared.clone();
+            r.push(elements.len() - 1);
+            routes.push(r);
+        }
+        Path::new(dir, elements, routes)
+    };
+    [
+        mk(Direction::Forward, Some(&s.forward), "link"),
+        mk(Direction::Reverse, s.reverse.as_ref(), "reverse_link"),
+    ]
+}
+
+/// A running emulation. `start` sets up namespaces and threads; `progress` reports emulated
+/// time; `stop` asks everything to end early; `finish` joins, tears down and summarizes.
+/// Dropping it without `finish` still stops the threads and removes the namespaces.
+pub struct Emulation {
+    scenario: Scenario,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    forwarder: Option<JoinHandle<Result<EngineStats, EmuError>>>,
+    flows: Vec<tcp::TcpFlow>,
+    topology: Option<Topology>,
+    t0: i64,
+}
+
+impl Emulation {
+    pub fn start(scenario: Scenario, seed: u64) -> Result<Self, EmuError> {
+        check_scenario(&scenario)?;
+        static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
+        let seeds = SeedTree::new(seed);
+        let paths = build_paths(&scenario, &seeds);
+        let stop = Arc::new(AtomicBool::new(false));
+        // Hosts and listeners first, then time zero.
+        let t0 = sys::monotonic_ns() + 50_000_000;
+        let end = Time::ZERO + scenario.duration;
+        let mut emu = Emulation {
+            seed,
+            stop: stop.clone(),
+            forwarder: None,
+            flows: Vec::new(),
+            topology: None,
+            t0,
+            scenario,
+        };
+        let fwd = Forwarder {
+            tun: [topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd()],
+            paths,
+            classifier: Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() },
+            t0,
+            end,
+            window_start: Time::ZERO + emu.scenario.metrics.warmup,
+        };
+        let stop_f = stop.clone();
+        emu.forwarder = Some(
+            std::thread::Builder::new()
+                .name("emu-forwarder".into())
+                .spawn(move || fwd.run(&stop_f))
+                .map_err(|e| EmuError::Setup(format!("thread: {e}")))?,
+        );
+        let nbins = (emu.scenario.duration.as_nanos() / BIN.as_nanos()) as usize + 1;
+        for f in &emu.scenario.flows {
+            let cc = kernel_cc(f)?;
+            let spec = tcp::TcpFlowSpec {
+                port: PORT_BASE + f.id as u16,
+                cc: cc.into(),
+                t0,
+                start: t0 + (f.start - Time::ZERO).as_nanos(),
+                stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
+                bin_ns: BIN.as_nanos(),
+                bins: nbins,
+            };
+            let flow =
+                tcp::TcpFlow::spawn(spec, &topology.sender_ns, &topology.receiver_ns, stop.clone());
+            match flow {
+                Ok(fl) => emu.flows.push(fl),
+                Err(e) => {
+                    emu.topology = Some(topology);
+                    return Err(e);
+                }
+            }
+        }
+        emu.topology = Some(topology);
+        Ok(emu)
+    }
+
+    /// (emulated seconds so far, scenario seconds).
+    pub fn progress(&self) -> (f64, f64) {
+        let now = (sys::monotonic_ns() - self.t0).max(0) as f64 / 1e9;
+        let end = self.scenario.duration.as_secs_f64();
+        (now.min(end), end)
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.forwarder.as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn namespaces(&self) -> Option<(String, String)> {
+        self.topology.as_ref().map(|t| (t.sender_ns.clone(), t.receiver_ns.clone()))
+    }
+
+    /// Waits for the end, tears everything down and returns `summary.json`'s content.
+    pub fn finish(mut self) -> Result<Value, EmuError> {
+        let fwd = self.forwarder.take().expect("started");
+        let stats = fwd.join().map_err(|_| EmuError::Io("forwarder panicked".into()));
+        // The forwarder is done: senders and receivers stop now.
+        self.stop.store(true, Ordering::Relaxed);
+        let mut received = Vec::new();
+        let mut first_err = None;
+        for f in self.flows.drain(..) {
+            match f.join() {
+                Ok(r) => received.push(r),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    received.push(tcp::Received { bins: Vec::new(), connected: false });
+                }
+            }
+        }
+        self.topology = None; // removes the namespaces
+        let stats = stats??;
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        Ok(summarize(&self.scenario, self.seed, &stats, &received))
+    }
+}
+
+impl Drop for Emulation {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.forwarder.take() {
+            let _ = h.join();
+        }
+        for f in self.flows.drain(..) {
+            let _ = f.join();
+        }
+        self.topology = None;
+    }
+}
+
+fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Received]) -> Value {
+    let w0 = Time::ZERO + s.metrics.warmup;
+    let w1 = Time::ZERO + s.duration.min(TimeDelta::from_nanos(st.ran_ns));
+    let window = (w1 - w0).as_secs_f64().max(1e-9);
+    let fwd = &st.flows[0];
+    let total_fwd: u64 = fwd.iter().map(|c| c.window_bytes).sum();
+    let mut all_q = rtclab_core::LogHistogram::new();
+    let mut flows = Vec::new();
+    for (f, rec) in s.flows.iter().zip(received) {
+        let c = &fwd[f.id as usize];
+        all_q.merge(&c.queue_delay);
+        let b0 = (s.metrics.warmup.as_nanos() / BIN.as_nanos()) as usize;
+        let b1 = ((w1 - Time::ZERO).as_nanos() / BIN.as_nanos()) as usize;
+        let app: u64 = rec.bins.iter().take(b1).skip(b0).sum();
+        let dropped: u64 = c.drops.iter().sum();
+        flows.push(json!({
+            "id": f.id,
+            "name": f.name,
+            "kind": f.kind.kind_name(),
+            "cc": f.kind.cc_name(),
+            "rtt_ms": f.rtt.as_millis_f64(),
+            "throughput_mbps": num(c.window_bytes as f64 * 8.0 / window / 1e6),
+            "goodput_mbps": num(app as f64 * 8.0 / window / 1e6),
+            "share": num(if total_fwd > 0 { c.window_bytes as f64 / total_fwd as f64 } else { 0.0 }),
+            "queuing_delay_ms": percentiles_ms(&c.queue_delay),
+            "packets_sent": c.in_packets,
+            "packets_received": c.out_packets,
+            "loss_ratio": num(if c.in_packets > 0 { dropped as f64 / c.in_packets as f64 } else { 0.0 }),
+            "drops": drops_json(&c.drops),
+            "connected": rec.connected,
+        }));
+    }
+    let cap_bits = s.forward.capacity.bits_between(w0, w1);
+    let mut link_drops = [0u64; 8];
+    for c in fwd {
+        for (a, b) in link_drops.iter_mut().zip(c.drops) {
+            *a += b;
+        }
+    }
+    let err = &st.release_error;
+    let us = |q: f64| err.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e3));
+    json!({
+        "engine": "emu",
+        "scenario": s.name,
+        "description": s.description,
+        "seed": seed,
+        "duration_s": s.duration.as_secs_f64(),
+        "warmup_s": s.metrics.warmup.as_secs_f64(),
+        "flows": flows,
+        "link": {
+            "capacity": s.forward.capacity_desc,
+            "utilization": num(if cap_bits > 0.0 { total_fwd as f64 * 8.0 / cap_bits } else { f64::NAN }),
+            "delivered_mbps": num(total_fwd as f64 * 8.0 / window / 1e6),
+            "queuing_delay_ms": percentiles_ms(&all_q),
+            "drops": drops_json(&link_drops),
+        },
+        "emulator": {
+            "release_error_us": { "p50": us(0.5), "p99": us(0.99), "max": us(1.0) },
+            "packets_forwarded": st.flows.iter().flatten().map(|c| c.out_packets).sum::<u64>(),
+            "unclassified_packets": st.flows[0].last().map_or(0, |c| c.in_packets) + st.flows[1].last().map_or(0, |c| c.in_packets),
+            "device_write_drops": st.write_drops,
+            "realtime_forwarder": st.realtime,
+            "non_ip_packets": st.non_ipv4,
+        },
+    })
+}

@@ -1,0 +1,273 @@
+//! The system-call layer, and the only place with `unsafe`: TUN devices (`/dev/net/tun`,
+//! `TUNSETIFF`), network-namespace entry (`setns`), the nanosecond clock (`CLOCK_MONOTONIC`),
+//! `timerfd` with absolute deadlines, `epoll`, and a few socket options. Each wrapper checks
+//! its return value and turns errno into an `io::Error` naming the call.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+fn check(ret: libc::c_int, what: &str) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("{what}: {e}")))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+pub fn monotonic_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// Effective user id (root check).
+pub fn euid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether a process id is alive (signal 0).
+pub fn pid_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks existence and permissions.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The calling thread's timer slack, in ns (default 50 µs; 1 ns makes hrtimers precise).
+pub fn set_timer_slack(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer argument.
+    check(
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) },
+        "prctl(PR_SET_TIMERSLACK)",
+    )
+    .map(|_| ())
+}
+
+/// Children of this thread get SIGKILL when it exits (set in the child before exec).
+pub fn set_parent_death_signal() -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number.
+    check(
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) },
+        "prctl(PR_SET_PDEATHSIG)",
+    )
+    .map(|_| ())
+}
+
+#[repr(C)]
+struct IfReq {
+    name: [libc::c_char; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+
+/// Opens a new non-persistent TUN device (IFF_TUN | IFF_NO_PI, non-blocking): raw IP packets.
+/// It disappears when the returned descriptor is closed.
+pub fn tun_open(name: &str) -> io::Result<OwnedFd> {
+    let path = CString::new("/dev/net/tun").expect("no NUL");
+    // SAFETY: a valid C string; the result is checked.
+    let fd = check(
+        unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) },
+        "open(/dev/net/tun)",
+    )?;
+    // SAFETY: fd was just returned by open and is owned here.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    for (dst, src) in req.name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
+        *dst = src as libc::c_char;
+    }
+    // SAFETY: TUNSETIFF reads and writes one ifreq we own.
+    check(unsafe { libc::ioctl(fd, TUNSETIFF as _, &mut req) }, "ioctl(TUNSETIFF)")?;
+    Ok(owned)
+}
+
+/// Reads one packet; `Ok(None)` when none is waiting.
+pub fn read_packet(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    // SAFETY: buf is valid for buf.len() bytes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+    }
+    Ok(Some(n as usize))
+}
+
+/// Writes one packet; a full device queue (EAGAIN/ENOBUFS) counts as a drop (`Ok(false)`).
+pub fn write_packet(fd: RawFd, pkt: &[u8]) -> io::Result<bool> {
+    // SAFETY: pkt is valid for pkt.len() bytes.
+    let n = unsafe { libc::write(fd, pkt.as_ptr().cast(), pkt.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::ENOBUFS) => Ok(false),
+            _ => Err(e),
+        };
+    }
+    Ok(true)
+}
+
+/// Moves the calling thread into the network namespace at `path` (/var/run/netns/NAME).
+pub fn enter_netns(path: &str) -> io::Result<()> {
+    let f = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("open {path}: {e}")))?;
+    // SAFETY: a namespace file descriptor we hold open.
+    check(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, "setns(CLONE_NEWNET)")
+        .map(|_| ())
+}
+
+/// A CLOCK_MONOTONIC timerfd armed with absolute deadlines.
+pub struct TimerFd(OwnedFd);
+
+impl TimerFd {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: plain flags; result checked.
+        let fd = check(
+            unsafe {
+                libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            },
+            "timerfd_create",
+        )?;
+        // SAFETY: fresh descriptor owned here.
+        Ok(TimerFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+    /// Fires at `at_ns` on CLOCK_MONOTONIC (None disarms).
+    pub fn set(&self, at_ns: Option<i64>) -> io::Result<()> {
+        let at = at_ns.map_or(0, |t| t.max(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: at / 1_000_000_000, tv_nsec: at % 1_000_000_000 },
+        };
+        // SAFETY: spec is a valid itimerspec; old value not requested.
+        check(
+            unsafe {
+                libc::timerfd_settime(
+                    self.0.as_raw_fd(),
+                    libc::TFD_TIMER_ABSTIME,
+                    &spec,
+                    std::ptr::null_mut(),
+                )
+            },
+            "timerfd_settime",
+        )
+        .map(|_| ())
+    }
+    /// Clears the expiry count.
+    pub fn drain(&self) {
+        let mut n = 0u64;
+        // SAFETY: reads 8 bytes into n; EAGAIN is fine.
+        unsafe { libc::read(self.0.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
+    }
+    pub fn raw(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// An epoll instance watching descriptors for input; tokens are the `u64` given at `add`.
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: flags only; result checked.
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?;
+        // SAFETY: fresh descriptor owned here.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        // SAFETY: ev is valid for the call.
+        check(
+            unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) },
+            "epoll_ctl(ADD)",
+        )
+        .map(|_| ())
+    }
+    /// Waits up to `timeout_ms` (−1 = forever, 0 = poll); returns the ready tokens.
+    pub fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        // SAFETY: evs holds 16 events.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), 16, timeout_ms) };
+        out.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
+        }
+        out.extend(evs[..n as usize].iter().map(|e| e.u64));
+        Ok(())
+    }
+}
+
+/// Sets the congestion control of a TCP socket (TCP_CONGESTION: "cubic", "reno", "bbr").
+pub fn set_tcp_congestion(fd: RawFd, name: &str) -> io::Result<()> {
+    // SAFETY: the option value is the name's bytes.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                name.as_ptr().cast(),
+                name.len() as libc::socklen_t,
+            )
+        },
+        &format!("setsockopt(TCP_CONGESTION={name})"),
+    )
+    .map(|_| ())
+}
+
+/// A blocking IPv4 TCP socket (close-on-exec).
+pub fn tcp_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain arguments; result checked.
+    let fd = check(
+        unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) },
+        "socket(AF_INET, SOCK_STREAM)",
+    )?;
+    // SAFETY: fresh descriptor owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// connect(2) to an IPv4 address (blocking).
+pub fn connect_v4(fd: &OwnedFd, addr: std::net::SocketAddr) -> io::Result<()> {
+    let std::net::SocketAddr::V4(a) = addr else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "IPv4 only"));
+    };
+    let sa = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: sa is a valid sockaddr_in for the call.
+    check(
+        unsafe {
+            libc::connect(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        },
+        "connect",
+    )
+    .map(|_| ())
+}
+
+/// Makes the calling thread SCHED_FIFO at `priority` (1-99), so a timer expiry preempts the
+/// emulated hosts' TCP threads instead of waiting for the fair scheduler.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: priority };
+    // SAFETY: p is a valid sched_param; 0 = the calling thread.
+    check(
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) },
+        "sched_setscheduler(SCHED_FIFO)",
+    )
+    .map(|_| ())
+}

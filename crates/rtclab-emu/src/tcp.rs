@@ -1,0 +1,192 @@
+//! Real kernel TCP bulk flows between the two namespaces: a receiver thread that listens in
+//! the receiver namespace and counts what the application reads, and a sender thread in the
+//! sender namespace that connects with the flow's congestion control (`TCP_CONGESTION`) and
+//! writes as fast as the socket takes data between the flow's start and stop times. Threads
+//! enter a namespace with `setns`, so no helper processes are involved.
+
+use crate::sys;
+use crate::EmuError;
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Bytes the receiving application read, per bin of `bin_ns` from the run's start.
+pub struct Received {
+    pub bins: Vec<u64>,
+    pub connected: bool,
+}
+
+pub struct TcpFlow {
+    sender: JoinHandle<Result<(), EmuError>>,
+    receiver: JoinHandle<Result<Received, EmuError>>,
+}
+
+pub struct TcpFlowSpec {
+    pub port: u16,
+    pub cc: String,
+    /// CLOCK_MONOTONIC ns.
+    pub t0: i64,
+    pub start: i64,
+    pub stop: i64,
+    pub bin_ns: i64,
+    pub bins: usize,
+}
+
+fn sleep_until(t: i64, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let left = t - sys::monotonic_ns();
+        if left <= 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos(left.min(20_000_000) as u64));
+    }
+}
+
+impl TcpFlow {
+    pub fn spawn(
+        spec: TcpFlowSpec,
+        sender_ns: &str,
+        receiver_ns: &str,
+        stop: Arc<AtomicBool>,
+    ) -> Result<Self, EmuError> {
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), EmuError>>();
+        let rns = crate::netns::Topology::netns_path(receiver_ns);
+        let stop_r = stop.clone();
+        let (port, t0, bin_ns, nbins, end) =
+            (spec.port, spec.t0, spec.bin_ns, spec.bins, spec.stop);
+        let receiver = std::thread::Builder::new()
+            .name(format!("emu-tcp-recv-{port}"))
+            .spawn(move || -> Result<Received, EmuError> {
+                let setup = (|| -> Result<TcpListener, EmuError> {
+                    sys::enter_netns(&rns).map_err(|e| EmuError::Setup(e.to_string()))?;
+                    let l = TcpListener::bind((crate::netns::RECEIVER_ADDR, port))
+                        .map_err(|e| EmuError::Setup(format!("listen on port {port}: {e}")))?;
+                    l.set_nonblocking(true).map_err(|e| EmuError::Setup(e.to_string()))?;
+                    Ok(l)
+                })();
+                let listener = match setup {
+                    Ok(l) => {
+                        let _ = ready_tx.send(Ok(()));
+                        l
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.clone()));
+                        return Err(e);
+                    }
+                };
+                let mut rec = Received { bins: vec![0; nbins], connected: false };
+                let mut conn = loop {
+                    if stop_r.load(Ordering::Relaxed) || sys::monotonic_ns() > end + 1_000_000_000 {
+                        return Ok(rec);
+                    }
+                    match listener.accept() {
+                        Ok((c, _)) => break c,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(2))
+                        }
+                        Err(e) => return Err(EmuError::Io(format!("accept: {e}"))),
+                    }
+                };
+                rec.connected = true;
+                let _ = conn.set_nonblocking(false);
+                let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));
+                let mut buf = vec![0u8; 256 * 1024];
+                while !stop_r.load(Ordering::Relaxed) {
+                    match conn.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            let bin = ((sys::monotonic_ns() - t0) / bin_ns).max(0) as usize;
+                            if let Some(b) = rec.bins.get_mut(bin) {
+                                *b += n as u64;
+                            }
+                        }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) =>
+                        {
+                            if sys::monotonic_ns() > end + 2_000_000_000 {
+                                break;
+                            }
+                        }
+                        Err(e) => return Err(EmuError::Io(format!("read: {e}"))),
+                    }
+                }
+                Ok(rec)
+            })
+            .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
+        ready_rx
+            .recv()
+            .map_err(|_| EmuError::Setup("receiver thread ended before listening".into()))??;
+
+        let sns = crate::netns::Topology::netns_path(sender_ns);
+        let (start, cc) = (spec.start, spec.cc);
+        let sender = std::thread::Builder::new()
+            .name(format!("emu-tcp-send-{port}"))
+            .spawn(move || -> Result<(), EmuError> {
+                sleep_until(start, &stop);
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                sys::enter_netns(&sns).map_err(|e| EmuError::Setup(e.to_string()))?;
+                let addr: SocketAddr = format!("{}:{port}", crate::netns::RECEIVER_ADDR)
+                    .parse()
+                    .expect("valid address");
+                // Set the congestion control before the handshake, as iperf3 -C does.
+                let sock = socket_with_cc(&cc)?;
+                let mut s = connect(sock, addr)?;
+                let _ = s.set_write_timeout(Some(Duration::from_millis(50)));
+                let chunk = vec![0x5au8; 128 * 1024];
+                while !stop.load(Ordering::Relaxed) && sys::monotonic_ns() < end {
+                    match s.write(&chunk) {
+                        Ok(_) => {}
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(e) => return Err(EmuError::Io(format!("write: {e}"))),
+                    }
+                }
+                let _ = s.shutdown(Shutdown::Both);
+                Ok(())
+            })
+            .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
+        Ok(TcpFlow { sender, receiver })
+    }
+
+    pub fn join(self) -> Result<Received, EmuError> {
+        let s = self.sender.join().map_err(|_| EmuError::Io("sender thread panicked".into()))?;
+        let r =
+            self.receiver.join().map_err(|_| EmuError::Io("receiver thread panicked".into()))?;
+        s?;
+        r
+    }
+}
+
+/// A blocking IPv4 TCP socket with `TCP_CONGESTION` set.
+fn socket_with_cc(cc: &str) -> Result<std::os::fd::OwnedFd, EmuError> {
+    let fd = sys::tcp_socket().map_err(|e| EmuError::Setup(e.to_string()))?;
+    sys::set_tcp_congestion(fd.as_raw_fd(), cc).map_err(|e| {
+        EmuError::Setup(format!("{e} (the kernel offers: {})", available_congestion_controls()))
+    })?;
+    Ok(fd)
+}
+
+fn connect(fd: std::os::fd::OwnedFd, addr: SocketAddr) -> Result<TcpStream, EmuError> {
+    sys::connect_v4(&fd, addr).map_err(|e| EmuError::Io(format!("connect to {addr}: {e}")))?;
+    Ok(TcpStream::from(fd))
+}
+
+/// The kernel's `tcp_available_congestion_control`.
+pub fn available_congestion_controls() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
