@@ -21,6 +21,9 @@ count = 2
     rtclab_scenario::from_toml_str(&text, std::path::Path::new(".")).expect("valid scenario")
 }
 
+/// The tests check this process's namespaces, so they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn privileged() -> bool {
     match rtclab_emu::netns::check_requirements() {
         Ok(()) => true,
@@ -38,6 +41,7 @@ fn two_kernel_cubic_flows_share_the_link_and_leave_nothing_behind() {
     if !privileged() {
         return;
     }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let emu = rtclab_emu::Emulation::start(scenario(8), 1).expect("start");
     assert_eq!(rtclab_emu::netns::own_namespaces().len(), 2);
     let s = emu.finish().expect("finish");
@@ -60,6 +64,7 @@ fn dropping_a_running_emulation_cleans_up() {
     if !privileged() {
         return;
     }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let emu = rtclab_emu::Emulation::start(scenario(30), 2).expect("start");
     std::thread::sleep(std::time::Duration::from_millis(500));
     emu.stop();
