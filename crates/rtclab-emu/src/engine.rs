@@ -1,6 +1,6 @@
-//! The forwarding loop: one thread moves packets between the two TUN devices through the two
-//! directions' paths. epoll waits on both devices and a CLOCK_MONOTONIC timerfd armed at the
-//! paths' next deadline (absolute, with the thread's timer slack set to 1 ns); every packet
+//! The forwarding loops: one thread per direction moves packets from one host's TUN device
+//! through that direction's path to the other host's device. epoll waits on the device and a
+//! CLOCK_MONOTONIC timerfd armed at the path's next deadline (absolute, with the thread's timer slack set to 1 ns); every packet
 //! leaving a path is written at once and its release error — write completion minus the ideal
 //! release time the path computed — is recorded.
 
@@ -11,7 +11,8 @@ use rtclab_core::{Direction, FlowId, LogHistogram, Packet, Time, TimeDelta};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-const MAX_PACKET: usize = 65_536;
+/// Pool buffer size: at least the devices' MTU (1500, `netns.rs`).
+const MAX_PACKET: usize = 2048;
 /// Packets read from one device before the loop looks at deadlines again.
 const READ_BURST: usize = 64;
 
@@ -28,9 +29,10 @@ pub struct FlowCounters {
     pub queue_delay: LogHistogram,
 }
 
-pub struct EngineStats {
-    /// [direction][flow] (the last flow index collects unclassified packets).
-    pub flows: [Vec<FlowCounters>; 2],
+/// What one direction's forwarder measured.
+pub struct DirStats {
+    /// Per flow (the last index collects unclassified packets).
+    pub flows: Vec<FlowCounters>,
     /// Release error in ns (write completion − ideal release time).
     pub release_error: LogHistogram,
     /// Writes refused by a full device queue.
@@ -42,8 +44,20 @@ pub struct EngineStats {
     pub realtime: bool,
 }
 
+/// Both directions: [forward (sender → receiver), reverse].
+pub struct EngineStats {
+    pub dirs: [DirStats; 2],
+}
+
+impl EngineStats {
+    pub fn ran_ns(&self) -> i64 {
+        self.dirs[0].ran_ns.max(self.dirs[1].ran_ns)
+    }
+}
+
 /// Maps an IPv4 packet to a flow: `port_base + i` is flow i's receiver port (destination
 /// going forward, source coming back).
+#[derive(Clone, Copy)]
 pub struct Classifier {
     pub port_base: u16,
     pub flows: usize,
@@ -68,9 +82,13 @@ impl Classifier {
     }
 }
 
+/// One direction: reads the packets one host sends from `in_fd`, runs them through `path`
+/// and writes them to the other host's device `out_fd`. Each direction has its own thread.
 pub struct Forwarder {
-    pub tun: [RawFd; 2],
-    pub paths: [Path; 2],
+    pub dir: Direction,
+    pub in_fd: RawFd,
+    pub out_fd: RawFd,
+    pub path: Path,
     pub classifier: Classifier,
     /// CLOCK_MONOTONIC of emulated time zero.
     pub t0: i64,
@@ -83,97 +101,88 @@ pub static PROGRESS_NS: AtomicI64 = AtomicI64::new(0);
 
 impl Forwarder {
     /// Runs until `end` or until `stop` is set.
-    pub fn run(mut self, stop: &AtomicBool) -> Result<EngineStats, EmuError> {
+    pub fn run(mut self, stop: &AtomicBool) -> Result<DirStats, EmuError> {
         let _ = sys::set_timer_slack(1);
         let realtime = sys::set_realtime(50).is_ok();
         let epoll = sys::Epoll::new().map_err(io)?;
         let timer = sys::TimerFd::new().map_err(io)?;
-        epoll.add(self.tun[0], 0).map_err(io)?;
-        epoll.add(self.tun[1], 1).map_err(io)?;
-        epoll.add(timer.raw(), 2).map_err(io)?;
+        epoll.add(self.in_fd, 0).map_err(io)?;
+        epoll.add(timer.raw(), 1).map_err(io)?;
         let n = self.classifier.flows + 1;
-        let mut stats = EngineStats {
-            flows: [vec![FlowCounters::default(); n], vec![FlowCounters::default(); n]],
+        let mut stats = DirStats {
+            flows: vec![FlowCounters::default(); n],
             release_error: LogHistogram::new(),
             write_drops: 0,
             non_ipv4: 0,
             ran_ns: 0,
             realtime,
         };
-        // Packet bytes live in a pool; a packet's `seq` is its slot.
-        let mut pool: Vec<Vec<u8>> = Vec::new();
+        // Packet bytes live in a pool of MTU-sized buffers; a packet's `seq` is its slot.
+        let mut pool: Vec<Box<[u8]>> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
-        let mut buf = vec![0u8; MAX_PACKET];
         let mut ready = Vec::new();
         let mut armed: Option<Time> = None;
-        let now_t = |t0: i64| Time::ZERO + TimeDelta::from_nanos(sys::monotonic_ns() - t0);
+        let now_t = |t0: i64| Time::ZERO + TimeDelta::from_nanos((sys::monotonic_ns() - t0).max(0));
         loop {
             let now = now_t(self.t0);
-            PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
+            if self.dir == Direction::Forward {
+                PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
+            }
             if now >= self.end || stop.load(Ordering::Relaxed) {
                 stats.ran_ns = (now - Time::ZERO).as_nanos();
                 return Ok(stats);
             }
             // 1. Release what is due, each at its ideal time.
-            for d in 0..2 {
-                let out_fd = self.tun[1 - d];
-                self.paths[d].advance(now);
-                for dr in self.paths[d].dropped.drain(..) {
-                    let c = &mut stats.flows[d][dr.pkt.flow.0 as usize];
-                    c.drops[dr.reason.index()] += 1;
-                    free.push(dr.pkt.seq as usize);
-                }
-                for (ideal, p) in self.paths[d].released.drain(..) {
-                    let slot = p.seq as usize;
-                    let ok =
-                        sys::write_packet(out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
-                    let done = now_t(self.t0);
-                    stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
-                    let c = &mut stats.flows[d][p.flow.0 as usize];
-                    if ok {
-                        c.out_packets += 1;
-                        c.out_bytes += p.size as u64;
-                        if ideal >= self.window_start {
-                            c.window_bytes += p.size as u64;
-                        }
-                        c.queue_delay.record(p.queue_delay.as_nanos().max(0) as u64);
-                    } else {
-                        stats.write_drops += 1;
-                    }
-                    free.push(slot);
-                }
+            self.path.advance(now);
+            for dr in self.path.dropped.drain(..) {
+                let c = &mut stats.flows[dr.pkt.flow.0 as usize];
+                c.drops[dr.reason.index()] += 1;
+                free.push(dr.pkt.seq as usize);
             }
-            // 2. Take in what the hosts sent.
-            for d in 0..2 {
-                let dir = if d == 0 { Direction::Forward } else { Direction::Reverse };
-                for _ in 0..READ_BURST {
-                    let Some(len) = sys::read_packet(self.tun[d], &mut buf).map_err(io)? else {
-                        break;
-                    };
-                    let Some(flow) = self.classifier.classify(&buf[..len], dir) else {
-                        stats.non_ipv4 += 1;
-                        continue;
-                    };
-                    let slot = free.pop().unwrap_or_else(|| {
-                        pool.push(Vec::with_capacity(2048));
-                        pool.len() - 1
-                    });
-                    pool[slot].clear();
-                    pool[slot].extend_from_slice(&buf[..len]);
-                    let at = now_t(self.t0);
-                    let c = &mut stats.flows[d][flow.0 as usize];
-                    c.in_packets += 1;
-                    c.in_bytes += len as u64;
-                    let mut p = Packet::data(flow, slot as u64, len as u32, at);
-                    p.queue_delay = TimeDelta::ZERO;
-                    self.paths[d].inject(at, p);
+            for (ideal, p) in self.path.released.drain(..) {
+                let slot = p.seq as usize;
+                let ok =
+                    sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
+                let done = now_t(self.t0);
+                stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
+                let c = &mut stats.flows[p.flow.0 as usize];
+                if ok {
+                    c.out_packets += 1;
+                    c.out_bytes += p.size as u64;
+                    if ideal >= self.window_start {
+                        c.window_bytes += p.size as u64;
+                    }
+                    c.queue_delay.record(p.queue_delay.as_nanos().max(0) as u64);
+                } else {
+                    stats.write_drops += 1;
                 }
+                free.push(slot);
+            }
+            // 2. Take in what the host sent, straight into pool buffers.
+            for _ in 0..READ_BURST {
+                let slot = free.pop().unwrap_or_else(|| {
+                    pool.push(vec![0u8; MAX_PACKET].into_boxed_slice());
+                    pool.len() - 1
+                });
+                let Some(len) = sys::read_packet(self.in_fd, &mut pool[slot]).map_err(io)? else {
+                    free.push(slot);
+                    break;
+                };
+                let Some(flow) = self.classifier.classify(&pool[slot][..len], self.dir) else {
+                    stats.non_ipv4 += 1;
+                    free.push(slot);
+                    continue;
+                };
+                let at = now_t(self.t0);
+                let c = &mut stats.flows[flow.0 as usize];
+                c.in_packets += 1;
+                c.in_bytes += len as u64;
+                let mut p = Packet::data(flow, slot as u64, len as u32, at);
+                p.queue_delay = TimeDelta::ZERO;
+                self.path.inject(at, p);
             }
             // 3. Sleep until the next deadline or packet.
-            let next = [self.paths[0].next_deadline(), self.paths[1].next_deadline()]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = self.path.next_deadline();
             let now = now_t(self.t0);
             if next.is_some_and(|t| t <= now) {
                 continue;
@@ -184,7 +193,7 @@ impl Forwarder {
                 armed = Some(wake);
             }
             epoll.wait(&mut ready, 50).map_err(io)?;
-            if ready.contains(&2) {
+            if ready.contains(&1) {
                 timer.drain();
                 armed = None;
             }

@@ -18,7 +18,7 @@ pub mod path;
 pub mod sys;
 pub mod tcp;
 
-use engine::{Classifier, EngineStats, Forwarder};
+use engine::{Classifier, DirStats, EngineStats, Forwarder};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
@@ -148,7 +148,7 @@ pub struct Emulation {
     scenario: Scenario,
     seed: u64,
     stop: Arc<AtomicBool>,
-    forwarder: Option<JoinHandle<Result<EngineStats, EmuError>>>,
+    forwarders: Vec<JoinHandle<Result<DirStats, EmuError>>>,
     flows: Vec<tcp::TcpFlow>,
     topology: Option<Topology>,
     t0: i64,
@@ -168,27 +168,41 @@ impl Emulation {
         let mut emu = Emulation {
             seed,
             stop: stop.clone(),
-            forwarder: None,
+            forwarders: Vec::new(),
             flows: Vec::new(),
             topology: None,
             t0,
             scenario,
         };
-        let fwd = Forwarder {
-            tun: [topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd()],
-            paths,
-            classifier: Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() },
-            t0,
-            end,
-            window_start: Time::ZERO + emu.scenario.metrics.warmup,
-        };
-        let stop_f = stop.clone();
-        emu.forwarder = Some(
-            std::thread::Builder::new()
-                .name("emu-forwarder".into())
-                .spawn(move || fwd.run(&stop_f))
-                .map_err(|e| EmuError::Setup(format!("thread: {e}")))?,
-        );
+        let classifier = Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() };
+        let (a, b) = (topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd());
+        let [fwd_path, rev_path] = paths;
+        for (dir, in_fd, out_fd, path) in
+            [(Direction::Forward, a, b, fwd_path), (Direction::Reverse, b, a, rev_path)]
+        {
+            let f = Forwarder {
+                dir,
+                in_fd,
+                out_fd,
+                path,
+                classifier,
+                t0,
+                end,
+                window_start: Time::ZERO + emu.scenario.metrics.warmup,
+            };
+            let stop_f = stop.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("emu-fwd-{dir:?}").to_lowercase())
+                .spawn(move || f.run(&stop_f))
+                .map_err(|e| EmuError::Setup(format!("thread: {e}")));
+            match h {
+                Ok(h) => emu.forwarders.push(h),
+                Err(e) => {
+                    emu.topology = Some(topology);
+                    return Err(e);
+                }
+            }
+        }
         let nbins = (emu.scenario.duration.as_nanos() / BIN.as_nanos()) as usize + 1;
         for f in &emu.scenario.flows {
             let cc = kernel_cc(f)?;
@@ -223,7 +237,7 @@ impl Emulation {
     }
 
     pub fn is_done(&self) -> bool {
-        self.forwarder.as_ref().is_none_or(|h| h.is_finished())
+        self.forwarders.iter().all(|h| h.is_finished())
     }
 
     pub fn stop(&self) {
@@ -236,8 +250,10 @@ impl Emulation {
 
     /// Waits for the end, tears everything down and returns `summary.json`'s content.
     pub fn finish(mut self) -> Result<Value, EmuError> {
-        let fwd = self.forwarder.take().expect("started");
-        let stats = fwd.join().map_err(|_| EmuError::Io("forwarder panicked".into()));
+        let mut dirs = Vec::new();
+        for h in self.forwarders.drain(..) {
+            dirs.push(h.join().map_err(|_| EmuError::Io("forwarder panicked".into())));
+        }
         // The forwarder is done: senders and receivers stop now.
         self.stop.store(true, Ordering::Relaxed);
         let mut received = Vec::new();
@@ -252,7 +268,11 @@ impl Emulation {
             }
         }
         self.topology = None; // removes the namespaces
-        let stats = stats??;
+        let mut dirs = dirs.into_iter();
+        let (Some(f), Some(r)) = (dirs.next(), dirs.next()) else {
+            return Err(EmuError::Io("forwarders missing".into()));
+        };
+        let stats = EngineStats { dirs: [f??, r??] };
         if let Some(e) = first_err {
             return Err(e);
         }
@@ -263,7 +283,7 @@ impl Emulation {
 impl Drop for Emulation {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.forwarder.take() {
+        for h in self.forwarders.drain(..) {
             let _ = h.join();
         }
         for f in self.flows.drain(..) {
@@ -275,9 +295,9 @@ impl Drop for Emulation {
 
 fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Received]) -> Value {
     let w0 = Time::ZERO + s.metrics.warmup;
-    let w1 = Time::ZERO + s.duration.min(TimeDelta::from_nanos(st.ran_ns));
+    let w1 = Time::ZERO + s.duration.min(TimeDelta::from_nanos(st.ran_ns()));
     let window = (w1 - w0).as_secs_f64().max(1e-9);
-    let fwd = &st.flows[0];
+    let fwd = &st.dirs[0].flows;
     let total_fwd: u64 = fwd.iter().map(|c| c.window_bytes).sum();
     let mut all_q = rtclab_core::LogHistogram::new();
     let mut flows = Vec::new();
@@ -312,7 +332,8 @@ fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Receive
             *a += b;
         }
     }
-    let err = &st.release_error;
+    let mut err = st.dirs[0].release_error.clone();
+    err.merge(&st.dirs[1].release_error);
     let us = |q: f64| err.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e3));
     json!({
         "engine": "emu",
@@ -331,11 +352,11 @@ fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Receive
         },
         "emulator": {
             "release_error_us": { "p50": us(0.5), "p99": us(0.99), "max": us(1.0) },
-            "packets_forwarded": st.flows.iter().flatten().map(|c| c.out_packets).sum::<u64>(),
-            "unclassified_packets": st.flows[0].last().map_or(0, |c| c.in_packets) + st.flows[1].last().map_or(0, |c| c.in_packets),
-            "device_write_drops": st.write_drops,
-            "realtime_forwarder": st.realtime,
-            "non_ip_packets": st.non_ipv4,
+            "packets_forwarded": st.dirs.iter().flat_map(|d| &d.flows).map(|c| c.out_packets).sum::<u64>(),
+            "unclassified_packets": st.dirs.iter().filter_map(|d| d.flows.last()).map(|c| c.in_packets).sum::<u64>(),
+            "device_write_drops": st.dirs[0].write_drops + st.dirs[1].write_drops,
+            "realtime_forwarder": st.dirs[0].realtime && st.dirs[1].realtime,
+            "non_ip_packets": st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         },
     })
 }
