@@ -1,12 +1,17 @@
 """The `rtclab` command line.
 
-    rtclab run [SCENARIO] [--out DIR] [--seed N]   run a scenario file or built-in (default: "default")
+    rtclab run [SCENARIO] [--out DIR] [--seed N] [--engine sim|emu]
+                                                 run a scenario file or built-in (default: "default")
+                                                 in the simulator or the real-network emulator
     rtclab list                                  built-in scenarios
     rtclab validate SCENARIO...                  check scenario files without running them
     rtclab bench sim [--out DIR]                 simulator benchmark
+    rtclab bench emu [--out DIR]                 emulator benchmark (throughput, release timing)
     rtclab --version
 
-Exit status: 0 success, 2 bad input (scenario, arguments, output directory), 130 interrupted.
+Exit status: 0 success, 2 bad input (scenario, arguments, output directory) or the emulator
+cannot run here (not root, no /dev/net/tun), 130 interrupted (Ctrl-C or SIGTERM; the emulator
+removes its namespaces first).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import sys
 from pathlib import Path
 
 from rtclab import __version__
-from rtclab._core import ConfigError
+from rtclab._core import ConfigError, EmulatorUnavailable, EmulatorUnsupported
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -47,16 +52,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if Path(out).exists() and not Path(out).is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
     try:
-        result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False)
+        result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
+                     engine=args.engine)
     except ConfigError as e:
         raise _scenario_error(src.display, e) from e
+    except EmulatorUnsupported as e:
+        raise UserError(f"{src.display}: {e}") from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"--engine emu: {e}") from e
     try:
         written = write_result(result, out, plots=not args.no_plots)
     except OutputError as e:
         raise UserError(str(e)) from e
     s = result.summary
     link = s["link"]
-    print(f"{s['scenario']}: {s['duration_s']:g} s simulated in {s['wall_time_s']:.2f} s (seed {s['seed']})")
+    verb = "emulated" if s.get("engine") == "emu" else "simulated"
+    print(f"{s['scenario']}: {s['duration_s']:g} s {verb} in {s['wall_time_s']:.2f} s (seed {s['seed']})")
     print(
         f"  link: utilization {link['utilization']:.3f}, loss {link['loss_ratio']:.4f}, "
         f"queuing delay p50 {link['queuing_delay_ms']['p50'] or 0:.2f} ms, Jain {s['fairness']['jain'] or 0:.3f}"
@@ -102,12 +113,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rtclab.bench import bench_sim, write_bench
     from rtclab.output import OutputError
 
-    if args.engine != "sim":
-        raise UserError(f"bench {args.engine}: not available yet (accepted: sim)")
+    if args.engine == "emu":
+        return _bench_emu(args)
     if args.repeat < 1:
         raise UserError("--repeat must be at least 1")
     result = bench_sim(repeat=args.repeat)
     keys = ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second", "ratio_vs_ns3", "median", "gcc_call_300s_2mbps", "copa_100_flows_100s")
+    print(json.dumps({k: result[k] for k in keys}, indent=2))
+    if args.out:
+        try:
+            path = write_bench(result, args.out)
+        except OutputError as e:
+            raise UserError(str(e)) from e
+        print(f"wrote {path / 'bench.json'}")
+    return 0
+
+
+def _bench_emu(args: argparse.Namespace) -> int:
+    from rtclab.bench import bench_emu, write_bench
+    from rtclab.output import OutputError
+
+    try:
+        result = bench_emu(progress=None)
+    except EmulatorUnavailable as e:
+        raise UserError(f"bench emu: {e}") from e
+    keys = ("throughput_gbps", "packets_per_second", "release_error_us_p50", "release_error_us_p99")
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
         try:
@@ -157,12 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    r = sub.add_parser("run", help="run a scenario in the simulator")
+    r = sub.add_parser("run", help="run a scenario in the simulator or the emulator")
     r.add_argument("scenario", nargs="?", default="default", help="scenario file or built-in name (default: %(default)s)")
     r.add_argument("--out", help="output directory (default: rtclab-out/<scenario>)")
     r.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
     r.add_argument("--no-plots", action="store_true", help="skip PNG plots and the HTML report")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    r.add_argument("--engine", choices=["sim", "emu"], default="sim",
+                   help="sim: the deterministic simulator; emu: real packets through TUN devices in "
+                        "network namespaces, kernel TCP (needs root) (default: %(default)s)")
     r.set_defaults(func=cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios")
@@ -190,7 +223,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM ends a run like Ctrl-C: the emulator tears down before the process exits."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _sigterm_as_interrupt()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

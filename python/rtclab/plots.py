@@ -84,6 +84,8 @@ def plot_queue(result: RunResult, path: Path) -> Path:
 
 
 def plot_cwnd(result: RunResult, path: Path) -> Path | None:
+    if "cwnd_packets" not in result.flows:
+        return None  # the emulator's kernel flows do not report their window
     tcp = result.flows.dropna(subset=["cwnd_packets"])
     if tcp.empty:
         return None

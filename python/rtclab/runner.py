@@ -50,13 +50,19 @@ def run(
     seed: Optional[int] = None,
     progress: bool | None = None,
     on_progress: Optional[Callable[[float, float], None]] = None,
+    engine: str = "sim",
 ) -> RunResult:
-    """Runs a scenario (path, built-in name, TOML text or dict) in the simulator.
+    """Runs a scenario (path, built-in name, TOML text or dict) in the simulator, or with
+    `engine="emu"` through the real-network emulator (root, TUN and network namespaces).
 
-    `seed` overrides the scenario's `seed` (default 1). The same scenario and seed give
-    bit-identical results. Long runs release the GIL; Ctrl-C raises KeyboardInterrupt between
-    chunks and leaves nothing half-done.
+    `seed` overrides the scenario's `seed` (default 1). In the simulator the same scenario and
+    seed give bit-identical results. Long runs release the GIL; Ctrl-C raises
+    KeyboardInterrupt and leaves nothing half-done (the emulator removes its namespaces).
     """
+    if engine == "emu":
+        return _run_emu(scenario, seed, progress, on_progress)
+    if engine != "sim":
+        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
     src = load_scenario(scenario)
     sim = _core.Simulation(src.text, src.format, src.base_dir, seed)
     now, end = sim.progress()
@@ -72,7 +78,40 @@ def run(
     finally:
         bar.close()
     wall = time.perf_counter() - t0
-    summary_text, flows, link, fairness = sim.finish()
+    return _result(sim.finish(), wall, src)
+
+
+def _run_emu(scenario, seed, progress, on_progress) -> RunResult:
+    src = load_scenario(scenario)
+    emu = _core.Emulation(src.text, src.format, src.base_dir, seed)
+    t0 = time.perf_counter()
+    emu.start()
+    _, end = emu.progress()
+    bar = ProgressBar("emulating", end, enabled=progress)
+    try:
+        while not emu.is_done():
+            time.sleep(0.1)
+            now, end = emu.progress()
+            bar.update(now)
+            if on_progress is not None:
+                on_progress(now, end)
+        bar.update(end)
+    except BaseException:
+        # Ctrl-C or an error: stop the threads, remove the namespaces, then re-raise.
+        emu.stop()
+        try:
+            emu.finish()
+        except Exception:
+            pass
+        raise
+    finally:
+        bar.close()
+    out = emu.finish()
+    return _result(out, time.perf_counter() - t0, src)
+
+
+def _result(finished, wall: float, src) -> RunResult:
+    summary_text, flows, link, fairness = finished
     summary = json.loads(summary_text)
     summary["wall_time_s"] = wall
     summary["scenario_source"] = src.origin

@@ -21,7 +21,7 @@ fn main() {
         std::process::exit(2)
     });
     match emu.finish() {
-        Ok(v) => println!("{}", serde_json::to_string_pretty(&v).expect("json")),
+        Ok(v) => println!("{}", serde_json::to_string_pretty(&v.summary).expect("json")),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1)

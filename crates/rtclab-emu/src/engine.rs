@@ -23,10 +23,35 @@ pub struct FlowCounters {
     pub in_bytes: u64,
     pub out_packets: u64,
     pub out_bytes: u64,
-    /// Bytes released in the measurement window.
+    /// Bytes and packets released in the measurement window.
     pub window_bytes: u64,
+    pub window_packets: u64,
     pub drops: [u64; 8],
     pub queue_delay: LogHistogram,
+    /// Per time bin (index = time / bin).
+    pub bins: Vec<BinCounters>,
+}
+
+/// One flow's traffic in one time bin.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BinCounters {
+    /// Bytes entering the path (the sending rate at the bottleneck's ingress).
+    pub in_bytes: u64,
+    /// Bytes leaving the path (released to the other host).
+    pub out_bytes: u64,
+    pub queue_delay_sum_ns: u64,
+    pub queue_delay_max_ns: u64,
+    pub packets_out: u64,
+}
+
+impl FlowCounters {
+    fn bin(&mut self, t: Time, bin_ns: i64) -> &mut BinCounters {
+        let i = ((t - Time::ZERO).as_nanos() / bin_ns) as usize;
+        if self.bins.len() <= i {
+            self.bins.resize(i + 1, BinCounters::default());
+        }
+        &mut self.bins[i]
+    }
 }
 
 /// What one direction's forwarder measured.
@@ -42,6 +67,9 @@ pub struct DirStats {
     pub ran_ns: i64,
     /// Whether the forwarding thread got SCHED_FIFO.
     pub realtime: bool,
+    /// Bottleneck queue per time bin: (max bytes, byte-nanoseconds), sampled at every pass of
+    /// the loop (after the path has caught up with the clock).
+    pub queue_bins: Vec<(u64, f64)>,
 }
 
 /// Both directions: [forward (sender → receiver), reverse].
@@ -94,6 +122,8 @@ pub struct Forwarder {
     pub t0: i64,
     pub end: Time,
     pub window_start: Time,
+    /// Time-series bin, ns.
+    pub bin_ns: i64,
 }
 
 /// Emulated "now" published for progress reports (ns since t0).
@@ -116,7 +146,9 @@ impl Forwarder {
             non_ipv4: 0,
             ran_ns: 0,
             realtime,
+            queue_bins: Vec::new(),
         };
+        let mut last_q: (Time, u64) = (Time::ZERO, 0);
         // Packet bytes live in a pool of MTU-sized buffers; a packet's `seq` is its slot.
         let mut pool: Vec<Box<[u8]>> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
@@ -151,8 +183,15 @@ impl Forwarder {
                     c.out_bytes += p.size as u64;
                     if ideal >= self.window_start {
                         c.window_bytes += p.size as u64;
+                        c.window_packets += 1;
                     }
-                    c.queue_delay.record(p.queue_delay.as_nanos().max(0) as u64);
+                    let qd = p.queue_delay.as_nanos().max(0) as u64;
+                    c.queue_delay.record(qd);
+                    let b = c.bin(ideal, self.bin_ns);
+                    b.out_bytes += p.size as u64;
+                    b.packets_out += 1;
+                    b.queue_delay_sum_ns += qd;
+                    b.queue_delay_max_ns = b.queue_delay_max_ns.max(qd);
                 } else {
                     stats.write_drops += 1;
                 }
@@ -177,13 +216,24 @@ impl Forwarder {
                 let c = &mut stats.flows[flow.0 as usize];
                 c.in_packets += 1;
                 c.in_bytes += len as u64;
+                c.bin(at, self.bin_ns).in_bytes += len as u64;
                 let mut p = Packet::data(flow, slot as u64, len as u32, at);
                 p.queue_delay = TimeDelta::ZERO;
                 self.path.inject(at, p);
             }
-            // 3. Sleep until the next deadline or packet.
-            let next = self.path.next_deadline();
+            // 3. Queue sample, then sleep until the next deadline or packet.
             let now = now_t(self.t0);
+            if let Some(bytes) = self.path.link_backlog_bytes() {
+                let i = ((last_q.0 - Time::ZERO).as_nanos() / self.bin_ns) as usize;
+                if stats.queue_bins.len() <= i {
+                    stats.queue_bins.resize(i + 1, (0, 0.0));
+                }
+                let b = &mut stats.queue_bins[i];
+                b.0 = b.0.max(last_q.1).max(bytes);
+                b.1 += last_q.1 as f64 * (now - last_q.0).as_nanos() as f64;
+                last_q = (now, bytes);
+            }
+            let next = self.path.next_deadline();
             if next.is_some_and(|t| t <= now) {
                 continue;
             }

@@ -15,6 +15,7 @@
 pub mod engine;
 pub mod netns;
 pub mod path;
+pub mod series;
 pub mod sys;
 pub mod tcp;
 
@@ -25,6 +26,19 @@ use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
 use rtclab_net::{AnyElement, AnyQdisc, DelayLine, DropTail, Link, LossElement};
 use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
 use rtclab_sim::summary::{drops_json, num, percentiles_ms};
+pub use rtclab_sim::Columns;
+
+/// What a finished emulation produced: the simulator's outputs, `"engine": "emu"`.
+#[derive(Clone, Debug)]
+pub struct EmuOutput {
+    pub summary: Value,
+    /// One row per (bin, active flow).
+    pub flows: Columns,
+    /// One row per bin, forward bottleneck.
+    pub link: Columns,
+    /// One row per fairness window.
+    pub fairness: Columns,
+}
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +47,7 @@ use std::thread::JoinHandle;
 
 /// Receiver ports: flow i listens on `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 5000;
-const BIN: TimeDelta = TimeDelta::from_millis(100);
+pub(crate) const BIN: TimeDelta = TimeDelta::from_millis(100);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmuError {
@@ -189,6 +203,7 @@ impl Emulation {
                 t0,
                 end,
                 window_start: Time::ZERO + emu.scenario.metrics.warmup,
+                bin_ns: emu.scenario.metrics.bin.as_nanos(),
             };
             let stop_f = stop.clone();
             let h = std::thread::Builder::new()
@@ -248,8 +263,9 @@ impl Emulation {
         self.topology.as_ref().map(|t| (t.sender_ns.clone(), t.receiver_ns.clone()))
     }
 
-    /// Waits for the end, tears everything down and returns `summary.json`'s content.
-    pub fn finish(mut self) -> Result<Value, EmuError> {
+    /// Waits for the end, tears everything down and returns the summary and time series
+    /// (the simulator's `RunOutput` shape, `"engine": "emu"`).
+    pub fn finish(mut self) -> Result<EmuOutput, EmuError> {
         let mut dirs = Vec::new();
         for h in self.forwarders.drain(..) {
             dirs.push(h.join().map_err(|_| EmuError::Io("forwarder panicked".into())));
@@ -276,7 +292,13 @@ impl Emulation {
         if let Some(e) = first_err {
             return Err(e);
         }
-        Ok(summarize(&self.scenario, self.seed, &stats, &received))
+        let fairness = series::fairness_columns(&self.scenario, &stats);
+        Ok(EmuOutput {
+            summary: summarize(&self.scenario, self.seed, &stats, &received, &fairness),
+            flows: series::flow_columns(&self.scenario, &stats, &received),
+            link: series::link_columns(&self.scenario, &stats),
+            fairness,
+        })
     }
 }
 
@@ -293,7 +315,13 @@ impl Drop for Emulation {
     }
 }
 
-fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Received]) -> Value {
+fn summarize(
+    s: &Scenario,
+    seed: u64,
+    st: &EngineStats,
+    received: &[tcp::Received],
+    fairness: &Columns,
+) -> Value {
     let w0 = Time::ZERO + s.metrics.warmup;
     let w1 = Time::ZERO + s.duration.min(TimeDelta::from_nanos(st.ran_ns()));
     let window = (w1 - w0).as_secs_f64().max(1e-9);
@@ -332,6 +360,10 @@ fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Receive
             *a += b;
         }
     }
+    let offered: u64 = fwd.iter().map(|c| c.in_packets).sum();
+    let jw: Vec<f64> =
+        fairness.column("jain").unwrap_or(&[]).iter().copied().filter(|x| x.is_finite()).collect();
+    let rates: Vec<f64> = s.flows.iter().map(|f| fwd[f.id as usize].window_bytes as f64).collect();
     let mut err = st.dirs[0].release_error.clone();
     err.merge(&st.dirs[1].release_error);
     let us = |q: f64| err.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e3));
@@ -343,10 +375,24 @@ fn summarize(s: &Scenario, seed: u64, st: &EngineStats, received: &[tcp::Receive
         "duration_s": s.duration.as_secs_f64(),
         "warmup_s": s.metrics.warmup.as_secs_f64(),
         "flows": flows,
+        "measurement_window_s": [w0.as_secs_f64(), w1.as_secs_f64()],
+        "fairness": {
+            "jain": rtclab_sim::metrics::jain(&rates).map_or(Value::Null, num),
+            "window_s": s.metrics.fairness_window.as_secs_f64(),
+            "jain_windows_mean": if jw.is_empty() { Value::Null } else { num(jw.iter().sum::<f64>() / jw.len() as f64) },
+            "jain_windows_min": jw.iter().copied().reduce(f64::min).map_or(Value::Null, num),
+        },
         "link": {
             "capacity": s.forward.capacity_desc,
+            "mean_capacity_mbps": num(cap_bits / window / 1e6),
             "utilization": num(if cap_bits > 0.0 { total_fwd as f64 * 8.0 / cap_bits } else { f64::NAN }),
+            "loss_ratio": num(if offered > 0 { link_drops.iter().sum::<u64>() as f64 / offered as f64 } else { 0.0 }),
+            "queue_limit": match s.forward.queue_limit {
+                rtclab_net::QueueLimit::Packets(n) => json!({ "packets": n }),
+                rtclab_net::QueueLimit::Bytes(b) => json!({ "bytes": b }),
+            },
             "delivered_mbps": num(total_fwd as f64 * 8.0 / window / 1e6),
+            "delivered_packets_per_second": num(fwd.iter().map(|c| c.window_packets).sum::<u64>() as f64 / window),
             "queuing_delay_ms": percentiles_ms(&all_q),
             "drops": drops_json(&link_drops),
         },

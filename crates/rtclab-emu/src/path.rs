@@ -37,6 +37,14 @@ impl Path {
         &self.elements[i]
     }
 
+    /// Bytes waiting in the path's bottleneck link, if it has one.
+    pub fn link_backlog_bytes(&self) -> Option<u64> {
+        self.elements.iter().find_map(|e| match e {
+            AnyElement::Link(l) => Some(l.backlog().bytes),
+            _ => None,
+        })
+    }
+
     /// Index into `routes` for a flow id (unknown flows take the last route).
     fn route_of(&self, p: &Packet) -> usize {
         (p.flow.0 as usize).min(self.routes.len() - 1)

@@ -44,7 +44,7 @@ fn two_kernel_cubic_flows_share_the_link_and_leave_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let emu = rtclab_emu::Emulation::start(scenario(8), 1).expect("start");
     assert_eq!(rtclab_emu::netns::own_namespaces().len(), 2);
-    let s = emu.finish().expect("finish");
+    let s = emu.finish().expect("finish").summary;
     let u = s["link"]["utilization"].as_f64().unwrap();
     let shares: Vec<f64> =
         s["flows"].as_array().unwrap().iter().map(|f| f["share"].as_f64().unwrap()).collect();

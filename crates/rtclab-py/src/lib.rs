@@ -13,6 +13,27 @@ use rtclab_sim::{Columns, Simulation as CoreSimulation};
 use std::path::Path;
 
 create_exception!(_core, ConfigError, PyValueError, "A scenario failed validation.");
+create_exception!(
+    _core,
+    EmulatorUnavailable,
+    PyRuntimeError,
+    "The emulator cannot run here (needs root, /dev/net/tun and iproute2)."
+);
+create_exception!(
+    _core,
+    EmulatorUnsupported,
+    PyValueError,
+    "The scenario asks for something the emulator does not support."
+);
+
+fn emu_err(e: rtclab_emu::EmuError) -> PyErr {
+    use rtclab_emu::EmuError as E;
+    match e {
+        E::NotPermitted(m) => EmulatorUnavailable::new_err(m),
+        E::Unsupported(m) => EmulatorUnsupported::new_err(m),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
 
 fn config_err(e: CoreConfigError) -> PyErr {
     ConfigError::new_err((e.to_string(), e.path, e.message))
@@ -113,11 +134,88 @@ impl Simulation {
     }
 }
 
+/// An emulation run: real packets through TUN devices in network namespaces. `start()` sets
+/// it up; poll `progress()`/`is_done()`; `stop()` ends it early; `finish()` tears down and
+/// returns what `Simulation.finish` returns. Dropping it also tears everything down.
+#[pyclass(module = "rtclab._core")]
+struct Emulation {
+    scenario: Option<Scenario>,
+    seed: u64,
+    inner: Option<rtclab_emu::Emulation>,
+}
+
+#[pymethods]
+impl Emulation {
+    #[new]
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None))]
+    fn new(text: &str, format: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
+        let s = parse(text, format, base_dir)?;
+        rtclab_emu::check_scenario(&s).map_err(emu_err)?;
+        let seed = seed.or(s.seed).unwrap_or(1);
+        Ok(Emulation { scenario: Some(s), seed, inner: None })
+    }
+
+    fn start(&mut self, py: Python<'_>) -> PyResult<()> {
+        let s = self
+            .scenario
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the emulation was already started"))?;
+        let seed = self.seed;
+        self.inner =
+            Some(py.detach(move || rtclab_emu::Emulation::start(s, seed)).map_err(emu_err)?);
+        Ok(())
+    }
+
+    /// (emulated seconds so far, scenario duration in seconds)
+    fn progress(&self) -> (f64, f64) {
+        self.inner.as_ref().map_or((0.0, 0.0), |e| e.progress())
+    }
+
+    fn is_done(&self) -> bool {
+        self.inner.as_ref().is_none_or(|e| e.is_done())
+    }
+
+    fn stop(&self) {
+        if let Some(e) = &self.inner {
+            e.stop();
+        }
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The two namespaces (sender side, receiver side) while running.
+    fn namespaces(&self) -> Option<(String, String)> {
+        self.inner.as_ref().and_then(|e| e.namespaces())
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Finished<'py>> {
+        let emu = self
+            .inner
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the emulation was not started"))?;
+        let out = py.detach(move || emu.finish()).map_err(emu_err)?;
+        let summary = serde_json::to_string(&out.summary)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok((
+            summary,
+            columns_dict(py, &out.flows)?,
+            columns_dict(py, &out.link)?,
+            columns_dict(py, &out.fairness)?,
+        ))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<Emulation>()?;
+    m.add("EmulatorUnavailable", m.py().get_type::<EmulatorUnavailable>())?;
+    m.add("EmulatorUnsupported", m.py().get_type::<EmulatorUnsupported>())?;
     Ok(())
 }
