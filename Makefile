@@ -49,7 +49,8 @@ test-rust:
 	cargo test --release --workspace --exclude rtclab-py
 
 test-python: install
-	$(BIN)/python -m pytest -q
+	cargo build --release --quiet -p rtclab-emu --bin rtclab-emu
+	RTCLAB_EMU_BIN=$(CURDIR)/target/release/rtclab-emu $(BIN)/python -m pytest -q
 
 bench: install
 	$(BIN)/rtclab bench sim --out bench-out

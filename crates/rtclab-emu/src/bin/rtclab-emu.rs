@@ -1,9 +1,9 @@
-//! Runs a scenario file in the emulator and prints its summary:
-//! `cargo run --release -p rtclab-emu --example emu_run -- SCENARIO.toml [SEED]`.
+//! Runs a scenario file in the emulator and prints its summary (no Python needed):
+//! `rtclab-emu SCENARIO.toml [SEED]`. Exit status 2 for bad input or no privileges.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: emu_run SCENARIO.toml [SEED]");
+        eprintln!("usage: rtclab-emu SCENARIO.toml [SEED]");
         std::process::exit(2);
     };
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
