@@ -7,12 +7,13 @@
 //! element), with nanosecond deadlines instead of millisecond ticks, one process instead of
 //! nested setuid shells, and the simulator's own elements (spec `peers-and-test-suites.md` §1).
 //!
-//! Supported now: tcp flows with the kernel's `cubic`, `reno` or `bbr`; constant, schedule
-//! and trace capacities, drop-tail queues, i.i.d./Gilbert-Elliott loss, per-flow delay and
-//! jitter, both directions. Not yet: media and cbr flows (the sans-IO RTC endpoints over UDP),
-//! application-limited tcp, pcap capture.
+//! Supported: tcp flows with the kernel's `cubic`, `reno` or `bbr`; media flows (the
+//! simulator's sans-IO sender and receiver over UDP with real RTP/RTCP, any media controller);
+//! constant, schedule and trace capacities, drop-tail queues, i.i.d./Gilbert-Elliott loss,
+//! per-flow delay and jitter, both directions. Not yet: cbr flows, application-limited tcp.
 
 pub mod engine;
+pub mod media;
 pub mod netns;
 pub mod path;
 pub mod series;
@@ -71,9 +72,13 @@ impl std::fmt::Display for EmuError {
 
 impl std::error::Error for EmuError {}
 
-/// The kernel congestion control for a tcp flow, or why the emulator cannot run it.
-fn kernel_cc(f: &rtclab_scenario::FlowSpec) -> Result<&'static str, EmuError> {
-    match &f.kind {
+/// The kernel congestion control for a tcp flow (None for a media flow), or why the
+/// emulator cannot run the flow.
+fn kernel_cc(f: &rtclab_scenario::FlowSpec) -> Result<Option<&'static str>, EmuError> {
+    if let FlowKindSpec::Media(_) = f.kind {
+        return Ok(None);
+    }
+    let cc = match &f.kind {
         FlowKindSpec::Tcp { app_rate: Some(_), .. } => Err(EmuError::Unsupported(format!(
             "flow {:?}: application-limited tcp (`rate`) is not supported by the emulator yet",
             f.name
@@ -89,10 +94,43 @@ fn kernel_cc(f: &rtclab_scenario::FlowSpec) -> Result<&'static str, EmuError> {
             ))),
         },
         other => Err(EmuError::Unsupported(format!(
-            "flow {:?}: {} flows are not supported by the emulator yet (tcp flows are)",
+            "flow {:?}: {} flows are not supported by the emulator yet (tcp and media flows are)",
             f.name,
             other.kind_name()
         ))),
+    };
+    cc.map(Some)
+}
+
+/// What one flow's endpoints measured.
+pub enum FlowResult {
+    Tcp(tcp::Received),
+    Media(Box<media::MediaResult>),
+    Failed,
+}
+
+impl FlowResult {
+    /// Application bytes per 100 ms.
+    pub fn bins(&self) -> &[u64] {
+        match self {
+            FlowResult::Tcp(r) => &r.bins,
+            FlowResult::Media(m) => &m.bins,
+            FlowResult::Failed => &[],
+        }
+    }
+}
+
+enum FlowHandle {
+    Tcp(tcp::TcpFlow),
+    Media(media::MediaFlow),
+}
+
+impl FlowHandle {
+    fn join(self) -> Result<FlowResult, EmuError> {
+        match self {
+            FlowHandle::Tcp(f) => f.join().map(FlowResult::Tcp),
+            FlowHandle::Media(f) => f.join().map(|m| FlowResult::Media(Box::new(m))),
+        }
     }
 }
 
@@ -163,7 +201,7 @@ pub struct Emulation {
     seed: u64,
     stop: Arc<AtomicBool>,
     forwarders: Vec<JoinHandle<Result<DirStats, EmuError>>>,
-    flows: Vec<tcp::TcpFlow>,
+    flows: Vec<FlowHandle>,
     topology: Option<Topology>,
     t0: i64,
 }
@@ -220,18 +258,48 @@ impl Emulation {
         }
         let nbins = (emu.scenario.duration.as_nanos() / BIN.as_nanos()) as usize + 1;
         for f in &emu.scenario.flows {
-            let cc = kernel_cc(f)?;
-            let spec = tcp::TcpFlowSpec {
-                port: PORT_BASE + f.id as u16,
-                cc: cc.into(),
-                t0,
-                start: t0 + (f.start - Time::ZERO).as_nanos(),
-                stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
-                bin_ns: BIN.as_nanos(),
-                bins: nbins,
+            let port = PORT_BASE + f.id as u16;
+            let flow = match (&f.kind, kernel_cc(f)?) {
+                (FlowKindSpec::Media(m), _) => {
+                    let (snd, rcv) = rtclab_sim::media_endpoints(f.id, m, &seeds);
+                    let spec = media::MediaSpecRt {
+                        flow: f.id,
+                        port,
+                        t0,
+                        start: f.start,
+                        stop: f.stop.min(end),
+                        end,
+                        bin: emu.scenario.metrics.bin,
+                    };
+                    media::MediaFlow::spawn(
+                        spec,
+                        snd,
+                        rcv,
+                        &topology.sender_ns,
+                        &topology.receiver_ns,
+                        stop.clone(),
+                    )
+                    .map(FlowHandle::Media)
+                }
+                (_, cc) => {
+                    let spec = tcp::TcpFlowSpec {
+                        port,
+                        cc: cc.unwrap_or("cubic").into(),
+                        t0,
+                        start: t0 + (f.start - Time::ZERO).as_nanos(),
+                        stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
+                        bin_ns: BIN.as_nanos(),
+                        bins: nbins,
+                    };
+                    tcp::TcpFlow::spawn(
+                        spec,
+                        &topology.sender_ns,
+                        &topology.receiver_ns,
+                        stop.clone(),
+                    )
+                    .map(FlowHandle::Tcp)
+                }
             };
-            let flow =
-                tcp::TcpFlow::spawn(spec, &topology.sender_ns, &topology.receiver_ns, stop.clone());
             match flow {
                 Ok(fl) => emu.flows.push(fl),
                 Err(e) => {
@@ -279,7 +347,7 @@ impl Emulation {
                 Ok(r) => received.push(r),
                 Err(e) => {
                     first_err.get_or_insert(e);
-                    received.push(tcp::Received { bins: Vec::new(), connected: false });
+                    received.push(FlowResult::Failed);
                 }
             }
         }
@@ -315,11 +383,35 @@ impl Drop for Emulation {
     }
 }
 
+fn media_json(m: &media::MediaResult, active: f64) -> Value {
+    let s = &m.sender;
+    let total = s.bytes_sent.max(1) as f64;
+    let media = s.bytes_sent.saturating_sub(s.fec_bytes + s.rtx_bytes + s.padding_bytes);
+    json!({
+        "frame_delay_ms": percentiles_ms(&m.frame_delay),
+        "frames": m.frames.completed,
+        "frame_rate": num(if active > 0.0 { m.frames.completed as f64 / active } else { 0.0 }),
+        "incomplete_frames": m.frames.incomplete,
+        "stalls": m.frames.stalls,
+        "stall_time_s": num(m.frames.stall_time.as_secs_f64()),
+        "frames_dropped_by_sender": m.frames_dropped_by_sender,
+        "padding_bytes": s.padding_bytes,
+        "probe_clusters": s.probe_clusters,
+        "composition": {
+            "media": num(media as f64 / total),
+            "fec": num(s.fec_bytes as f64 / total),
+            "rtx": num(s.rtx_bytes as f64 / total),
+            "padding": num(s.padding_bytes as f64 / total),
+        },
+        "undecodable_packets": m.decode_errors,
+    })
+}
+
 fn summarize(
     s: &Scenario,
     seed: u64,
     st: &EngineStats,
-    received: &[tcp::Received],
+    received: &[FlowResult],
     fairness: &Columns,
 ) -> Value {
     let w0 = Time::ZERO + s.metrics.warmup;
@@ -334,7 +426,7 @@ fn summarize(
         all_q.merge(&c.queue_delay);
         let b0 = (s.metrics.warmup.as_nanos() / BIN.as_nanos()) as usize;
         let b1 = ((w1 - Time::ZERO).as_nanos() / BIN.as_nanos()) as usize;
-        let app: u64 = rec.bins.iter().take(b1).skip(b0).sum();
+        let app: u64 = rec.bins().iter().take(b1).skip(b0).sum();
         let dropped: u64 = c.drops.iter().sum();
         flows.push(json!({
             "id": f.id,
@@ -350,7 +442,16 @@ fn summarize(
             "packets_received": c.out_packets,
             "loss_ratio": num(if c.in_packets > 0 { dropped as f64 / c.in_packets as f64 } else { 0.0 }),
             "drops": drops_json(&c.drops),
-            "connected": rec.connected,
+            "connected": match rec {
+                FlowResult::Tcp(r) => r.connected,
+                FlowResult::Media(_) => true,
+                FlowResult::Failed => false,
+            },
+            "media": match rec {
+                // Frames are counted over the whole run, so the rate is over the flow's life.
+                FlowResult::Media(m) => media_json(m, (f.stop.min(w1) - f.start).as_secs_f64()),
+                _ => Value::Null,
+            },
         }));
     }
     let cap_bits = s.forward.capacity.bits_between(w0, w1);

@@ -4,7 +4,7 @@
 //! the link's capacity, delivered rate and utilization; Jain's index per fairness window.
 
 use crate::engine::{BinCounters, EngineStats};
-use crate::tcp::Received;
+use crate::FlowResult;
 use rtclab_core::{Time, TimeDelta};
 use rtclab_scenario::Scenario;
 use rtclab_sim::Columns;
@@ -22,12 +22,12 @@ fn mbps(bytes: u64, bin: TimeDelta) -> f64 {
 }
 
 /// Application bytes in simulator bin `i` from the receiver's 100 ms bins.
-fn app_bytes(rec: &Received, bin: TimeDelta, i: usize, app_bin: TimeDelta) -> u64 {
+fn app_bytes(rec: &FlowResult, bin: TimeDelta, i: usize, app_bin: TimeDelta) -> u64 {
     let per = (bin.as_nanos() / app_bin.as_nanos()).max(1) as usize;
-    rec.bins.iter().skip(i * per).take(per).sum()
+    rec.bins().iter().skip(i * per).take(per).sum()
 }
 
-pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[Received]) -> Columns {
+pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> Columns {
     let mut c = Columns::new(&[
         "time_s",
         "flow",
@@ -36,6 +36,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[Received]) -> Co
         "goodput_mbps",
         "queuing_delay_ms_mean",
         "queuing_delay_ms_max",
+        "target_mbps",
     ]);
     let bin = s.metrics.bin;
     for i in 0..n_bins(s) {
@@ -59,6 +60,10 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[Received]) -> Co
                 mbps(app_bytes(rec, bin, i, crate::BIN), bin),
                 qd,
                 if b.packets_out > 0 { b.queue_delay_max_ns as f64 / 1e6 } else { f64::NAN },
+                match rec {
+                    FlowResult::Media(m) => m.target_mbps.get(i).copied().unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                },
             ]);
         }
     }

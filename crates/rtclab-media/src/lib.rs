@@ -12,6 +12,7 @@
 //! - [`ccfb`]: RFC 8888 feedback, generator (receiver) and adapter (sender).
 //! - [`rtx::Retransmitter`]: resends media packets the feedback reports lost (NACK + RTX)
 //!   while the RTT is short enough.
+//! - [`rtp_codec`]: media packets and feedback as RTP/RTCP bytes (the emulator's wire).
 //! - [`window`]: window-based controllers (NewReno, CUBIC, Copa, BBR, QLibra) on media flows.
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
@@ -24,6 +25,7 @@ pub mod history;
 pub mod pacer;
 pub mod packetizer;
 pub mod receiver;
+pub mod rtp_codec;
 pub mod rtx;
 pub mod sender;
 pub mod window;

@@ -11,4 +11,4 @@ pub mod simulation;
 pub mod summary;
 
 pub use metrics::{Columns, RunOutput};
-pub use simulation::Simulation;
+pub use simulation::{media_endpoints, Simulation};

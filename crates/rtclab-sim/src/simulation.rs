@@ -22,7 +22,7 @@ use rtclab_media::sender::{MediaFeedback, MediaSender};
 use rtclab_net::{
     AnyElement, AnyQdisc, DelayLine, DropTail, ElementOutput, Link, LossElement, NetElement,
 };
-use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, MediaCcSpec, Scenario};
+use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, MediaCcSpec, MediaSpec, Scenario};
 use rtclab_transport::{
     CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
@@ -169,23 +169,8 @@ impl Simulation {
                     ),
                 },
                 FlowKindSpec::Media(m) => {
-                    let cc = match &m.cc {
-                        MediaCcSpec::Gcc(c) => {
-                            AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c)))
-                        }
-                        MediaCcSpec::GccPaper(c) => {
-                            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
-                        }
-                        MediaCcSpec::Window(c) => window_controller(c, &seeds, f.id),
-                        MediaCcSpec::ZoomLike(c) => {
-                            AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
-                        }
-                    };
-                    let rng = seeds.stream(&format!("flow{}.encoder", f.id));
-                    Endpoint::Media {
-                        sender: Box::new(MediaSender::new(id, m.sender.clone(), cc, rng)),
-                        receiver: Box::new(MediaReceiver::new(m.feedback.clone(), None)),
-                    }
+                    let (sender, receiver) = media_endpoints(f.id, m, &seeds);
+                    Endpoint::Media { sender: Box::new(sender), receiver: Box::new(receiver) }
                 }
             };
             flows.push(FlowState {
@@ -640,6 +625,25 @@ impl Simulation {
 }
 
 /// A window-based controller for a tcp flow, or a media flow driven by one.
+/// A media flow's sender and receiver as the scenario describes them (both engines use this).
+pub fn media_endpoints(flow: u32, m: &MediaSpec, seeds: &SeedTree) -> (MediaSender, MediaReceiver) {
+    let cc = match &m.cc {
+        MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c))),
+        MediaCcSpec::GccPaper(c) => {
+            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
+        }
+        MediaCcSpec::Window(c) => window_controller(c, seeds, flow),
+        MediaCcSpec::ZoomLike(c) => {
+            AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
+        }
+    };
+    let rng = seeds.stream(&format!("flow{flow}.encoder"));
+    (
+        MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
+        MediaReceiver::new(m.feedback.clone(), None),
+    )
+}
+
 fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyController {
     match cc {
         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
