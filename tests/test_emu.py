@@ -128,3 +128,53 @@ def test_emu_killed_run_is_swept_by_the_next(cli, tmp_path):
     r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o2", "--no-progress", "--no-plots", timeout=60)
     assert r.returncode == 0, r.stderr
     assert namespaces_of(p.pid) == []
+
+
+GCC_STEP = """
+name = "emu-gcc"
+duration = "{d}s"
+[link]
+capacity = {{ schedule = [ {{ at = "0s", rate = "2Mbps" }}, {{ at = "{half}s", rate = "1Mbps" }} ] }}
+queue = {{ limit = "300ms" }}
+[metrics]
+warmup = "2s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+"""
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed")
+def test_emu_capture_decodes_as_rtp_and_rtcp(cli, tmp_path):
+    """A GCC call through the emulator with --capture: tshark dissects the bottleneck pcap as
+    RTP (our payload type, transport-wide sequence and abs-send-time extensions) and RTCP
+    transport-wide feedback, with nothing malformed."""
+    scn = tmp_path / "gcc.toml"
+    scn.write_text(GCC_STEP.format(d=8, half=4))
+    out = tmp_path / "out"
+    r = cli("run", scn, "--engine", "emu", "--capture", "--out", out, "--no-plots", "--no-progress", timeout=120)
+    assert r.returncode == 0, r.stderr
+    pcap = out / "bottleneck.pcap"
+    assert pcap.is_file()
+
+    def count(filt: str) -> int:
+        t = subprocess.run(["tshark", "-r", str(pcap), "-d", "udp.port==5000,rtp", "-Y", filt],
+                           capture_output=True, text=True, timeout=60)
+        assert t.returncode == 0, t.stderr
+        return len(t.stdout.splitlines())
+
+    s = json.loads((out / "summary.json").read_text())
+    rtp = count("rtp.p_type == 96 && rtp.ext.rfc5285.id == 5 && rtp.ext.rfc5285.id == 3")
+    assert rtp > 0.9 * s["flows"][0]["packets_received"]
+    assert count("rtcp.rtpfb.fmt == 15") > 50  # TWCC every 100 ms
+    assert count("_ws.malformed || _ws.expert.severity >= error") == 0
+    assert s["flows"][0]["media"]["frames"] > 150
+    # The capture is the output directory's: no temporary capture is left behind.
+    assert not list(tmp_path.glob("rtclab-capture-*"))
+
+
+def test_capture_needs_the_emulator(cli, tmp_path):
+    r = cli("run", "--capture", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "--capture needs --engine emu" in r.stderr

@@ -51,19 +51,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = str(Path("rtclab-out") / name)
     if Path(out).exists() and not Path(out).is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
+    capture = None
+    if args.capture:
+        if args.engine != "emu":
+            raise UserError("--capture needs --engine emu (the simulator has no packets to capture)")
+        if args.snaplen < 0:
+            raise UserError("--snaplen must be 0 (whole packets) or a positive number of bytes")
+        import tempfile
+        capture = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap"
     try:
-        result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
-                     engine=args.engine)
-    except ConfigError as e:
-        raise _scenario_error(src.display, e) from e
-    except EmulatorUnsupported as e:
-        raise UserError(f"{src.display}: {e}") from e
-    except EmulatorUnavailable as e:
-        raise UserError(f"--engine emu: {e}") from e
-    try:
-        written = write_result(result, out, plots=not args.no_plots)
-    except OutputError as e:
-        raise UserError(str(e)) from e
+        try:
+            result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
+                         engine=args.engine, capture=capture, snaplen=args.snaplen)
+        except ConfigError as e:
+            raise _scenario_error(src.display, e) from e
+        except EmulatorUnsupported as e:
+            raise UserError(f"{src.display}: {e}") from e
+        except EmulatorUnavailable as e:
+            raise UserError(f"--engine emu: {e}") from e
+        try:
+            written = write_result(result, out, plots=not args.no_plots)
+        except OutputError as e:
+            raise UserError(str(e)) from e
+    finally:
+        if capture is not None:
+            import shutil
+            shutil.rmtree(capture.parent, ignore_errors=True)
     s = result.summary
     link = s["link"]
     verb = "emulated" if s.get("engine") == "emu" else "simulated"
@@ -196,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--engine", choices=["sim", "emu"], default="sim",
                    help="sim: the deterministic simulator; emu: real packets through TUN devices in "
                         "network namespaces, kernel TCP (needs root) (default: %(default)s)")
+    r.add_argument("--capture", action="store_true",
+                   help="emu: write DIR/bottleneck.pcap (both directions, raw IP, ns timestamps)")
+    r.add_argument("--snaplen", type=int, default=0, help="emu capture: bytes per packet, 0 = whole (default)")
     r.set_defaults(func=cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios")

@@ -64,6 +64,8 @@ def write_result(result: RunResult, out_dir: str | os.PathLike, plots: bool = Tr
             (d / "scenario.toml" if not result.scenario_text.lstrip().startswith("{") else d / "scenario.json").write_text(
                 result.scenario_text, encoding="utf-8"
             )
+        if result.capture_path:
+            shutil.move(result.capture_path, d / "bottleneck.pcap")
         if plots:
             from rtclab import plots as plotting
             from rtclab import report

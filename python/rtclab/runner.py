@@ -35,6 +35,8 @@ class RunResult:
     fairness: pd.DataFrame
     scenario_origin: str = ""
     scenario_text: str = field(default="", repr=False)
+    #: Emulator runs with a capture: the pcap of the bottleneck (moved into the output directory).
+    capture_path: Optional[str] = None
 
     @property
     def timeseries(self) -> pd.DataFrame:
@@ -51,6 +53,8 @@ def run(
     progress: bool | None = None,
     on_progress: Optional[Callable[[float, float], None]] = None,
     engine: str = "sim",
+    capture: Optional[str] = None,
+    snaplen: int = 0,
 ) -> RunResult:
     """Runs a scenario (path, built-in name, TOML text or dict) in the simulator, or with
     `engine="emu"` through the real-network emulator (root, TUN and network namespaces).
@@ -58,9 +62,13 @@ def run(
     `seed` overrides the scenario's `seed` (default 1). In the simulator the same scenario and
     seed give bit-identical results. Long runs release the GIL; Ctrl-C raises
     KeyboardInterrupt and leaves nothing half-done (the emulator removes its namespaces).
+    `capture` (emulator only): write a pcap of the bottleneck, both directions, to this path
+    (`snaplen` bytes per packet, 0 = whole packets).
     """
     if engine == "emu":
-        return _run_emu(scenario, seed, progress, on_progress)
+        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen)
+    if capture is not None:
+        raise ValueError("capture needs engine='emu' (the simulator has no packets to capture)")
     if engine != "sim":
         raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
     src = load_scenario(scenario)
@@ -81,9 +89,10 @@ def run(
     return _result(sim.finish(), wall, src)
 
 
-def _run_emu(scenario, seed, progress, on_progress) -> RunResult:
+def _run_emu(scenario, seed, progress, on_progress, capture, snaplen) -> RunResult:
     src = load_scenario(scenario)
-    emu = _core.Emulation(src.text, src.format, src.base_dir, seed)
+    emu = _core.Emulation(src.text, src.format, src.base_dir, seed,
+                          capture=str(capture) if capture is not None else None, snaplen=snaplen)
     t0 = time.perf_counter()
     emu.start()
     _, end = emu.progress()
@@ -107,7 +116,9 @@ def _run_emu(scenario, seed, progress, on_progress) -> RunResult:
     finally:
         bar.close()
     out = emu.finish()
-    return _result(out, time.perf_counter() - t0, src)
+    result = _result(out, time.perf_counter() - t0, src)
+    result.capture_path = str(capture) if capture is not None else None
+    return result
 
 
 def _result(finished, wall: float, src) -> RunResult:

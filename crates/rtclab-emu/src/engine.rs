@@ -124,6 +124,8 @@ pub struct Forwarder {
     pub window_start: Time,
     /// Time-series bin, ns.
     pub bin_ns: i64,
+    /// Where delivered packets are captured (pcap), if asked.
+    pub capture: Option<crate::capture::PcapSink>,
 }
 
 /// Emulated "now" published for progress reports (ns since t0).
@@ -162,6 +164,9 @@ impl Forwarder {
             }
             if now >= self.end || stop.load(Ordering::Relaxed) {
                 stats.ran_ns = (now - Time::ZERO).as_nanos();
+                if let Some(cap) = self.capture.take() {
+                    cap.finish().map_err(io)?;
+                }
                 return Ok(stats);
             }
             // 1. Release what is due, each at its ideal time.
@@ -179,6 +184,9 @@ impl Forwarder {
                 stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
                 let c = &mut stats.flows[p.flow.0 as usize];
                 if ok {
+                    if let Some(cap) = &mut self.capture {
+                        cap.record(ideal, &pool[slot][..p.size as usize]).map_err(io)?;
+                    }
                     c.out_packets += 1;
                     c.out_bytes += p.size as u64;
                     if ideal >= self.window_start {

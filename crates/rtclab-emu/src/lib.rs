@@ -12,6 +12,7 @@
 //! constant, schedule and trace capacities, drop-tail queues, i.i.d./Gilbert-Elliott loss,
 //! per-flow delay and jitter, both directions. Not yet: cbr flows, application-limited tcp.
 
+pub mod capture;
 pub mod engine;
 pub mod media;
 pub mod netns;
@@ -193,6 +194,13 @@ fn build_paths(s: &Scenario, seeds: &SeedTree) -> [Path; 2] {
     ]
 }
 
+/// A pcap of the bottleneck (both directions) to write at `path`; `snaplen` 0 = whole packets.
+#[derive(Clone, Debug)]
+pub struct CaptureSpec {
+    pub path: std::path::PathBuf,
+    pub snaplen: u32,
+}
+
 /// A running emulation. `start` sets up namespaces and threads; `progress` reports emulated
 /// time; `stop` asks everything to end early; `finish` joins, tears down and summarizes.
 /// Dropping it without `finish` still stops the threads and removes the namespaces.
@@ -204,10 +212,15 @@ pub struct Emulation {
     flows: Vec<FlowHandle>,
     topology: Option<Topology>,
     t0: i64,
+    capture: Option<(CaptureSpec, Vec<std::path::PathBuf>)>,
 }
 
 impl Emulation {
-    pub fn start(scenario: Scenario, seed: u64) -> Result<Self, EmuError> {
+    pub fn start(
+        scenario: Scenario,
+        seed: u64,
+        capture: Option<CaptureSpec>,
+    ) -> Result<Self, EmuError> {
         check_scenario(&scenario)?;
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
@@ -225,6 +238,7 @@ impl Emulation {
             topology: None,
             t0,
             scenario,
+            capture: None,
         };
         let classifier = Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() };
         let (a, b) = (topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd());
@@ -232,6 +246,16 @@ impl Emulation {
         for (dir, in_fd, out_fd, path) in
             [(Direction::Forward, a, b, fwd_path), (Direction::Reverse, b, a, rev_path)]
         {
+            let sink = match &capture {
+                Some(c) => {
+                    let part = c.path.with_extension(format!("{dir:?}.part").to_lowercase());
+                    let sink = capture::PcapSink::create(&part, c.snaplen)
+                        .map_err(|e| EmuError::Setup(format!("capture {}: {e}", part.display())))?;
+                    emu.capture.get_or_insert_with(|| (c.clone(), Vec::new())).1.push(part);
+                    Some(sink)
+                }
+                None => None,
+            };
             let f = Forwarder {
                 dir,
                 in_fd,
@@ -242,6 +266,7 @@ impl Emulation {
                 end,
                 window_start: Time::ZERO + emu.scenario.metrics.warmup,
                 bin_ns: emu.scenario.metrics.bin.as_nanos(),
+                capture: sink,
             };
             let stop_f = stop.clone();
             let h = std::thread::Builder::new()
@@ -357,6 +382,10 @@ impl Emulation {
             return Err(EmuError::Io("forwarders missing".into()));
         };
         let stats = EngineStats { dirs: [f??, r??] };
+        if let Some((spec, parts)) = self.capture.take() {
+            capture::merge(&parts, &spec.path, spec.snaplen)
+                .map_err(|e| EmuError::Io(format!("capture {}: {e}", spec.path.display())))?;
+        }
         if let Some(e) = first_err {
             return Err(e);
         }

@@ -42,7 +42,7 @@ fn two_kernel_cubic_flows_share_the_link_and_leave_nothing_behind() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let emu = rtclab_emu::Emulation::start(scenario(8), 1).expect("start");
+    let emu = rtclab_emu::Emulation::start(scenario(8), 1, None).expect("start");
     assert_eq!(rtclab_emu::netns::own_namespaces().len(), 2);
     let s = emu.finish().expect("finish").summary;
     let u = s["link"]["utilization"].as_f64().unwrap();
@@ -65,7 +65,7 @@ fn dropping_a_running_emulation_cleans_up() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let emu = rtclab_emu::Emulation::start(scenario(30), 2).expect("start");
+    let emu = rtclab_emu::Emulation::start(scenario(30), 2, None).expect("start");
     std::thread::sleep(std::time::Duration::from_millis(500));
     emu.stop();
     drop(emu);

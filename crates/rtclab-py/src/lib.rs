@@ -142,17 +142,26 @@ struct Emulation {
     scenario: Option<Scenario>,
     seed: u64,
     inner: Option<rtclab_emu::Emulation>,
+    capture: Option<rtclab_emu::CaptureSpec>,
 }
 
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None))]
-    fn new(text: &str, format: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0))]
+    fn new(
+        text: &str,
+        format: &str,
+        base_dir: &str,
+        seed: Option<u64>,
+        capture: Option<std::path::PathBuf>,
+        snaplen: u32,
+    ) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
         rtclab_emu::check_scenario(&s).map_err(emu_err)?;
         let seed = seed.or(s.seed).unwrap_or(1);
-        Ok(Emulation { scenario: Some(s), seed, inner: None })
+        let capture = capture.map(|path| rtclab_emu::CaptureSpec { path, snaplen });
+        Ok(Emulation { scenario: Some(s), seed, inner: None, capture })
     }
 
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -160,9 +169,10 @@ impl Emulation {
             .scenario
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the emulation was already started"))?;
-        let seed = self.seed;
-        self.inner =
-            Some(py.detach(move || rtclab_emu::Emulation::start(s, seed)).map_err(emu_err)?);
+        let (seed, capture) = (self.seed, self.capture.clone());
+        self.inner = Some(
+            py.detach(move || rtclab_emu::Emulation::start(s, seed, capture)).map_err(emu_err)?,
+        );
         Ok(())
     }
 

@@ -16,7 +16,7 @@ fn main() {
         std::process::exit(2)
     });
     let seed = args.get(2).and_then(|x| x.parse().ok()).unwrap_or(1);
-    let emu = rtclab_emu::Emulation::start(s, seed).unwrap_or_else(|e| {
+    let emu = rtclab_emu::Emulation::start(s, seed, None).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });
