@@ -5,6 +5,7 @@
                                                  in the simulator or the real-network emulator
     rtclab list                                  built-in scenarios
     rtclab validate SCENARIO...                  check scenario files without running them
+    rtclab compare SCENARIO [--out DIR]          the scenario in both engines, metric by metric
     rtclab bench sim [--out DIR]                 simulator benchmark
     rtclab bench emu [--out DIR]                 emulator benchmark (throughput, release timing)
     rtclab --version
@@ -161,6 +162,36 @@ def _bench_emu(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from rtclab.compare import compare, format_diffs, write_compare
+    from rtclab.output import OutputError
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
+
+    try:
+        src = load_scenario(args.scenario)
+    except ScenarioNotFound as e:
+        raise UserError(str(e)) from e
+    try:
+        sim, emu, diffs = compare(args.scenario, seed=args.seed, progress=None if not args.no_progress else False)
+    except ConfigError as e:
+        raise _scenario_error(src.display, e) from e
+    except EmulatorUnsupported as e:
+        raise UserError(f"{src.display}: {e}") from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"compare: {e}") from e
+    print(f"{sim['scenario']}: simulator vs emulator (seed {sim['seed']})")
+    print(format_diffs(diffs))
+    outside = [d for d in diffs if d.ok is False]
+    print(f"{len(outside)} metric(s) outside tolerance" if outside else "every toleranced metric within tolerance")
+    out = args.out or str(Path("rtclab-out") / f"compare-{Path(args.scenario).stem}")
+    try:
+        path = write_compare(sim, emu, diffs, out)
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    print(f"results in {path}")
+    return 0
+
+
 def cmd_repro(args: argparse.Namespace) -> int:
     import time
 
@@ -213,6 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="emu: write DIR/bottleneck.pcap (both directions, raw IP, ns timestamps)")
     r.add_argument("--snaplen", type=int, default=0, help="emu capture: bytes per packet, 0 = whole (default)")
     r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("compare", help="run a scenario in the simulator and the emulator and compare")
+    c.add_argument("scenario", help="scenario file or built-in name")
+    c.add_argument("--out", help="output directory (default: rtclab-out/compare-<scenario>)")
+    c.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
+    c.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    c.set_defaults(func=cmd_compare)
 
     ls = sub.add_parser("list", help="list built-in scenarios")
     ls.set_defaults(func=cmd_list)

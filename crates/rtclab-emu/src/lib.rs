@@ -471,6 +471,19 @@ fn summarize(
             "packets_received": c.out_packets,
             "loss_ratio": num(if c.in_packets > 0 { dropped as f64 / c.in_packets as f64 } else { 0.0 }),
             "drops": drops_json(&c.drops),
+            "retransmits": match rec {
+                FlowResult::Tcp(r) => r.sender_info.map_or(Value::Null, |i| json!(i.total_retrans)),
+                _ => Value::Null,
+            },
+            "kernel_tcp": match rec {
+                FlowResult::Tcp(r) => r.sender_info.map_or(Value::Null, |i| json!({
+                    "total_retrans": i.total_retrans,
+                    "final_cwnd_packets": i.snd_cwnd,
+                    "final_srtt_ms": i.rtt_us as f64 / 1000.0,
+                    "mss": i.snd_mss,
+                })),
+                _ => Value::Null,
+            },
             "connected": match rec {
                 FlowResult::Tcp(r) => r.connected,
                 FlowResult::Media(_) => true,

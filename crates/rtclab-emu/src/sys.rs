@@ -271,3 +271,37 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     )
     .map(|_| ())
 }
+
+/// The kernel's view of a TCP connection (from `TCP_INFO`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpInfo {
+    pub total_retrans: u32,
+    pub snd_cwnd: u32,
+    pub rtt_us: u32,
+    pub snd_mss: u32,
+}
+
+pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
+    // SAFETY: tcp_info is plain old data; zeroed is a valid value.
+    let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: ti and len are valid for the call; the kernel writes at most len bytes.
+    check(
+        unsafe {
+            libc::getsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_INFO,
+                (&mut ti as *mut libc::tcp_info).cast(),
+                &mut len,
+            )
+        },
+        "getsockopt(TCP_INFO)",
+    )?;
+    Ok(TcpInfo {
+        total_retrans: ti.tcpi_total_retrans,
+        snd_cwnd: ti.tcpi_snd_cwnd,
+        rtt_us: ti.tcpi_rtt,
+        snd_mss: ti.tcpi_snd_mss,
+    })
+}

@@ -19,10 +19,12 @@ use std::time::Duration;
 pub struct Received {
     pub bins: Vec<u64>,
     pub connected: bool,
+    /// The sender's kernel statistics at the end (TCP_INFO).
+    pub sender_info: Option<sys::TcpInfo>,
 }
 
 pub struct TcpFlow {
-    sender: JoinHandle<Result<(), EmuError>>,
+    sender: JoinHandle<Result<Option<sys::TcpInfo>, EmuError>>,
     receiver: JoinHandle<Result<Received, EmuError>>,
 }
 
@@ -79,7 +81,8 @@ impl TcpFlow {
                         return Err(e);
                     }
                 };
-                let mut rec = Received { bins: vec![0; nbins], connected: false };
+                let mut rec =
+                    Received { bins: vec![0; nbins], connected: false, sender_info: None };
                 let mut conn = loop {
                     if stop_r.load(Ordering::Relaxed) || sys::monotonic_ns() > end + 1_000_000_000 {
                         return Ok(rec);
@@ -129,10 +132,10 @@ impl TcpFlow {
         let (start, cc) = (spec.start, spec.cc);
         let sender = std::thread::Builder::new()
             .name(format!("emu-tcp-send-{port}"))
-            .spawn(move || -> Result<(), EmuError> {
+            .spawn(move || -> Result<Option<sys::TcpInfo>, EmuError> {
                 sleep_until(start, &stop);
                 if stop.load(Ordering::Relaxed) {
-                    return Ok(());
+                    return Ok(None);
                 }
                 sys::enter_netns(&sns).map_err(|e| EmuError::Setup(e.to_string()))?;
                 let addr: SocketAddr = format!("{}:{port}", crate::netns::RECEIVER_ADDR)
@@ -154,8 +157,9 @@ impl TcpFlow {
                         Err(e) => return Err(EmuError::Io(format!("write: {e}"))),
                     }
                 }
+                let info = sys::tcp_info(s.as_raw_fd()).ok();
                 let _ = s.shutdown(Shutdown::Both);
-                Ok(())
+                Ok(info)
             })
             .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
         Ok(TcpFlow { sender, receiver })
@@ -165,8 +169,11 @@ impl TcpFlow {
         let s = self.sender.join().map_err(|_| EmuError::Io("sender thread panicked".into()))?;
         let r =
             self.receiver.join().map_err(|_| EmuError::Io("receiver thread panicked".into()))?;
-        s?;
-        r
+        let info = s?;
+        r.map(|mut r| {
+            r.sender_info = info;
+            r
+        })
     }
 }
 

@@ -1,0 +1,101 @@
+"""One scenario, two engines: the simulator and the emulator agree on the canonical scenarios
+within the emulator issue's tolerances (utilization 0.05, median queuing delay 2 ms, flow
+shares 0.1). Where a gap remains it is asserted in its measured direction and explained in
+docs/emulator.md. Needs root and /dev/net/tun (CI runs as root)."""
+
+import os
+import shutil
+
+import pytest
+
+from rtclab.compare import compare
+
+ROOT = os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip")
+pytestmark = pytest.mark.skipif(not ROOT, reason="the emulator needs root, /dev/net/tun and iproute2")
+
+GCC_STEP_DOWN = """
+name = "cross-gcc-step-down"
+duration = "30s"
+[link]
+capacity = { schedule = [ { at = "0s", rate = "2Mbps" }, { at = "15s", rate = "1Mbps" } ] }
+queue = { limit = "300ms" }
+[metrics]
+warmup = "5s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+"""
+
+TWO_CUBIC = """
+name = "cross-two-cubic"
+duration = "20s"
+[link]
+capacity = "20Mbps"
+queue = { limit = "1bdp", bdp_rtt = "40ms" }
+[metrics]
+warmup = "5s"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+count = 2
+"""
+
+GCC_VS_CUBIC = """
+name = "cross-gcc-vs-cubic"
+duration = "40s"
+[link]
+capacity = "4Mbps"
+queue = { limit = "350ms" }
+[metrics]
+warmup = "10s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+start = "5s"
+"""
+
+
+def _by_metric(diffs):
+    return {(d.scope, d.metric): d for d in diffs}
+
+
+def _report(name, diffs):
+    from rtclab.compare import format_diffs
+    print(f"\n{name}\n{format_diffs(diffs)}")
+
+
+def test_gcc_alone_on_a_step_down_link():
+    sim, emu, diffs = compare(GCC_STEP_DOWN, progress=False)
+    _report("GCC step-down", diffs)
+    bad = [d for d in diffs if d.ok is False]
+    assert not bad, bad
+    f = _by_metric(diffs)[("flow 0 gcc0 (gcc)", "frame rate")]
+    assert abs(f.delta) < 2
+
+
+def test_two_kernel_cubic_flows_match_the_simulated_ones():
+    sim, emu, diffs = compare(TWO_CUBIC, progress=False)
+    _report("two CUBIC", diffs)
+    bad = [d for d in diffs if d.ok is False]
+    assert not bad, bad
+
+
+def test_gcc_against_kernel_cubic():
+    sim, emu, diffs = compare(GCC_VS_CUBIC, progress=False)
+    _report("GCC vs CUBIC", diffs)
+    by = _by_metric(diffs)
+    assert by[("link", "utilization")].ok
+    assert by[("flow 0 gcc0 (gcc)", "share")].ok
+    assert by[("flow 1 cubic1 (cubic)", "share")].ok
+    # Known gap (docs/emulator.md): the kernel's CUBIC recovers losses without the
+    # retransmission timeouts our simulated TCP takes (no RACK-TLP), so it keeps the buffer
+    # fuller: the emulator's median queue is higher, never lower.
+    q = by[("link", "queuing delay p50 ms")]
+    assert q.ok or q.delta > 0, q
