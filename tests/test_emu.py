@@ -178,3 +178,24 @@ def test_emu_capture_decodes_as_rtp_and_rtcp(cli, tmp_path):
 def test_capture_needs_the_emulator(cli, tmp_path):
     r = cli("run", "--capture", "--out", tmp_path / "o")
     assert r.returncode == 2 and "--capture needs --engine emu" in r.stderr
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("curl"), reason="curl not installed")
+def test_emu_shell_puts_the_users_programs_through_the_link(cli, tmp_path):
+    """A web server in the receiver namespace, curl in the sender namespace: the TCP handshake
+    takes the scenario's 40 ms RTT, and the exit status is curl's."""
+    (tmp_path / "blob").write_bytes(os.urandom(100_000))
+    scn = tmp_path / "link.toml"
+    scn.write_text(TWO_CUBIC.format(d=10))
+    server = f"cd {tmp_path} && exec {sys.executable} -m http.server 8000 --bind 10.77.0.2 >/dev/null 2>&1"
+    r = cli("emu", "shell", scn, "--receiver", server, "--",
+            "curl", "-s", "--retry", "20", "--retry-connrefused", "--retry-delay", "0", "-o", "/dev/null",
+            "-w", "%{time_connect} %{size_download}", "http://10.77.0.2:8000/blob", timeout=60)
+    assert r.returncode == 0, r.stderr
+    connect, size = r.stdout.split()
+    assert 0.039 <= float(connect) < 0.1, connect
+    assert int(size) == 100_000
+    assert "packets forwarded" in r.stderr
+    r = cli("emu", "shell", scn, "--", "sh", "-c", "exit 7", timeout=60)
+    assert r.returncode == 7

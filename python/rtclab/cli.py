@@ -6,6 +6,8 @@
     rtclab list                                  built-in scenarios
     rtclab validate SCENARIO...                  check scenario files without running them
     rtclab compare SCENARIO [--out DIR]          the scenario in both engines, metric by metric
+    rtclab emu shell SCENARIO [--receiver CMD] [-- COMMAND...]
+                                                 your own programs through the emulated link
     rtclab bench sim [--out DIR]                 simulator benchmark
     rtclab bench emu [--out DIR]                 emulator benchmark (throughput, release timing)
     rtclab --version
@@ -162,6 +164,30 @@ def _bench_emu(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_emu_shell(args: argparse.Namespace) -> int:
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
+    from rtclab.shell import run_shell
+
+    try:
+        src = load_scenario(args.scenario)
+    except ScenarioNotFound as e:
+        raise UserError(str(e)) from e
+    command = list(getattr(args, "trailing", []))
+    try:
+        rc, s = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed)
+    except ConfigError as e:
+        raise _scenario_error(src.display, e) from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"emu shell: {e}") from e
+    link = s["link"]
+    em = s["emulator"]
+    print(f"rtclab emu shell: {em['packets_forwarded']} packets forwarded, "
+          f"{sum(link['drops'].values())} dropped at the bottleneck, queuing delay p50 "
+          f"{link['queuing_delay_ms']['p50'] or 0:.2f} ms, release error p99 {em['release_error_us']['p99'] or 0:.0f} us",
+          file=sys.stderr)
+    return rc
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from rtclab.compare import compare, format_diffs, write_compare
     from rtclab.output import OutputError
@@ -252,6 +278,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     c.set_defaults(func=cmd_compare)
 
+    emu = sub.add_parser("emu", help="emulator tools")
+    emu_sub = emu.add_subparsers(dest="emu_command", metavar="TOOL")
+    sh = emu_sub.add_parser("shell", help="run your own programs through a scenario's emulated link")
+    sh.add_argument("scenario", help="scenario file or built-in name (its link and delays are used)")
+    sh.add_argument("--receiver", metavar="CMD", help="shell command to run in the receiver namespace (a server)")
+    sh.add_argument("--seed", type=int, help="root random seed (loss, jitter)")
+    sh.epilog = "Everything after `--` is the command to run in the sender namespace (default: $SHELL)."
+    sh.set_defaults(func=cmd_emu_shell)
+
     ls = sub.add_parser("list", help="list built-in scenarios")
     ls.set_defaults(func=cmd_list)
 
@@ -294,7 +329,16 @@ def _sigterm_as_interrupt() -> None:
 def main(argv: list[str] | None = None) -> int:
     _sigterm_as_interrupt()
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `rtclab emu shell SCENARIO [options] -- COMMAND...`: the command is everything after `--`.
+    trailing: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, trailing = argv[:i], argv[i + 1:]
     args = parser.parse_args(argv)
+    if trailing and getattr(args, "func", None) is not cmd_emu_shell:
+        parser.error("`--` COMMAND applies to `rtclab emu shell` only")
+    args.trailing = trailing
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT

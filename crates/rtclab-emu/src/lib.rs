@@ -194,6 +194,12 @@ fn build_paths(s: &Scenario, seeds: &SeedTree) -> [Path; 2] {
     ]
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Scenario,
+    Shell,
+}
+
 /// A pcap of the bottleneck (both directions) to write at `path`; `snaplen` 0 = whole packets.
 #[derive(Clone, Debug)]
 pub struct CaptureSpec {
@@ -221,7 +227,29 @@ impl Emulation {
         seed: u64,
         capture: Option<CaptureSpec>,
     ) -> Result<Self, EmuError> {
-        check_scenario(&scenario)?;
+        Self::start_with(scenario, seed, capture, Mode::Scenario)
+    }
+
+    /// The scenario's network only, for the user's own programs (`rtclab emu shell`): no
+    /// built-in endpoints, running until `stop`. Unclassified traffic takes the first flow's
+    /// delay; the flows' ports keep their own.
+    pub fn start_shell(
+        scenario: Scenario,
+        seed: u64,
+        capture: Option<CaptureSpec>,
+    ) -> Result<Self, EmuError> {
+        Self::start_with(scenario, seed, capture, Mode::Shell)
+    }
+
+    fn start_with(
+        scenario: Scenario,
+        seed: u64,
+        capture: Option<CaptureSpec>,
+        mode: Mode,
+    ) -> Result<Self, EmuError> {
+        if mode == Mode::Scenario {
+            check_scenario(&scenario)?;
+        }
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
         let seeds = SeedTree::new(seed);
@@ -229,7 +257,10 @@ impl Emulation {
         let stop = Arc::new(AtomicBool::new(false));
         // Hosts and listeners first, then time zero.
         let t0 = sys::monotonic_ns() + 50_000_000;
-        let end = Time::ZERO + scenario.duration;
+        let end = match mode {
+            Mode::Scenario => Time::ZERO + scenario.duration,
+            Mode::Shell => Time::ZERO + TimeDelta::from_secs(365 * 86_400),
+        };
         let mut emu = Emulation {
             seed,
             stop: stop.clone(),
@@ -282,7 +313,8 @@ impl Emulation {
             }
         }
         let nbins = (emu.scenario.duration.as_nanos() / BIN.as_nanos()) as usize + 1;
-        for f in &emu.scenario.flows {
+        let flows = if mode == Mode::Scenario { emu.scenario.flows.clone() } else { Vec::new() };
+        for f in &flows {
             let port = PORT_BASE + f.id as u16;
             let flow = match (&f.kind, kernel_cc(f)?) {
                 (FlowKindSpec::Media(m), _) => {

@@ -143,12 +143,13 @@ struct Emulation {
     seed: u64,
     inner: Option<rtclab_emu::Emulation>,
     capture: Option<rtclab_emu::CaptureSpec>,
+    shell: bool,
 }
 
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0))]
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0, shell = false))]
     fn new(
         text: &str,
         format: &str,
@@ -156,12 +157,15 @@ impl Emulation {
         seed: Option<u64>,
         capture: Option<std::path::PathBuf>,
         snaplen: u32,
+        shell: bool,
     ) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
-        rtclab_emu::check_scenario(&s).map_err(emu_err)?;
+        if !shell {
+            rtclab_emu::check_scenario(&s).map_err(emu_err)?;
+        }
         let seed = seed.or(s.seed).unwrap_or(1);
         let capture = capture.map(|path| rtclab_emu::CaptureSpec { path, snaplen });
-        Ok(Emulation { scenario: Some(s), seed, inner: None, capture })
+        Ok(Emulation { scenario: Some(s), seed, inner: None, capture, shell })
     }
 
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -169,9 +173,16 @@ impl Emulation {
             .scenario
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the emulation was already started"))?;
-        let (seed, capture) = (self.seed, self.capture.clone());
+        let (seed, capture, shell) = (self.seed, self.capture.clone(), self.shell);
         self.inner = Some(
-            py.detach(move || rtclab_emu::Emulation::start(s, seed, capture)).map_err(emu_err)?,
+            py.detach(move || {
+                if shell {
+                    rtclab_emu::Emulation::start_shell(s, seed, capture)
+                } else {
+                    rtclab_emu::Emulation::start(s, seed, capture)
+                }
+            })
+            .map_err(emu_err)?,
         );
         Ok(())
     }
