@@ -53,7 +53,9 @@ test-python: install
 	RTCLAB_EMU_BIN=$(CURDIR)/target/release/rtclab-emu $(BIN)/python -m pytest -q
 
 bench: install
-	$(BIN)/rtclab bench sim --out bench-out
+	$(BIN)/rtclab bench sim --out bench-out/sim
+	@if [ "$$(id -u)" = 0 ]; then $(BIN)/rtclab bench emu --out bench-out/emu; \
+	  else echo "bench emu skipped: the emulator needs root"; fi
 
 ## Coverage-guided fuzzing of every wire parser (cargo-fuzz, nightly): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60
