@@ -71,3 +71,23 @@ fn dropping_a_running_emulation_cleans_up() {
     drop(emu);
     assert!(rtclab_emu::netns::own_namespaces().is_empty());
 }
+
+/// A set-up error after the namespaces exist (here: the capture cannot be written) removes
+/// them again and names the problem.
+#[test]
+fn a_failed_start_leaves_nothing_behind() {
+    if !privileged() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let capture = rtclab_emu::CaptureSpec {
+        path: std::path::PathBuf::from("/nonexistent-dir/for/capture.pcap"),
+        snaplen: 0,
+    };
+    let err = match rtclab_emu::Emulation::start(scenario(5), 3, Some(capture)) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("start must fail"),
+    };
+    assert!(err.contains("capture") && err.contains("nonexistent-dir"), "{err}");
+    assert!(rtclab_emu::netns::own_namespaces().is_empty());
+}
