@@ -125,35 +125,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return status
 
 
+SIM_BENCH_KEYS = ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second",
+                  "ratio_vs_ns3", "median", "gcc_call_300s_2mbps", "copa_100_flows_100s")
+EMU_BENCH_KEYS = ("throughput_gbps", "packets_per_second", "release_error_us_p50", "release_error_us_p99")
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    from rtclab.bench import bench_sim, write_bench
+    from rtclab.bench import bench_emu, bench_sim, write_bench
     from rtclab.output import OutputError
 
     if args.engine == "emu":
-        return _bench_emu(args)
-    if args.repeat < 1:
-        raise UserError("--repeat must be at least 1")
-    result = bench_sim(repeat=args.repeat)
-    keys = ("sim_seconds_per_wall_second", "delivered_packets_per_wall_second", "events_per_wall_second", "ratio_vs_ns3", "median", "gcc_call_300s_2mbps", "copa_100_flows_100s")
-    print(json.dumps({k: result[k] for k in keys}, indent=2))
-    if args.out:
         try:
-            path = write_bench(result, args.out)
-        except OutputError as e:
-            raise UserError(str(e)) from e
-        print(f"wrote {path / 'bench.json'}")
-    return 0
-
-
-def _bench_emu(args: argparse.Namespace) -> int:
-    from rtclab.bench import bench_emu, write_bench
-    from rtclab.output import OutputError
-
-    try:
-        result = bench_emu(progress=None)
-    except EmulatorUnavailable as e:
-        raise UserError(f"bench emu: {e}") from e
-    keys = ("throughput_gbps", "packets_per_second", "release_error_us_p50", "release_error_us_p99")
+            result = bench_emu(progress=None)
+        except EmulatorUnavailable as e:
+            raise UserError(f"bench emu: {e}") from e
+        keys = EMU_BENCH_KEYS
+    else:
+        if args.repeat < 1:
+            raise UserError("--repeat must be at least 1")
+        result = bench_sim(repeat=args.repeat)
+        keys = SIM_BENCH_KEYS
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
         try:
@@ -198,14 +189,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
     try:
-        sim, emu, diffs = compare(args.scenario, seed=args.seed, progress=None if not args.no_progress else False)
+        sim, emu, diffs = compare(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
+                                  runs=args.runs)
     except ConfigError as e:
         raise _scenario_error(src.display, e) from e
     except EmulatorUnsupported as e:
         raise UserError(f"{src.display}: {e}") from e
     except EmulatorUnavailable as e:
         raise UserError(f"compare: {e}") from e
-    print(f"{sim['scenario']}: simulator vs emulator (seed {sim['seed']})")
+    runs = f", mean of {args.runs} runs" if args.runs > 1 else ""
+    print(f"{sim['scenario']}: simulator vs emulator (seed {sim['seed']}{runs})")
     print(format_diffs(diffs))
     outside = [d for d in diffs if d.ok is False]
     print(f"{len(outside)} metric(s) outside tolerance" if outside else "every toleranced metric within tolerance")
@@ -275,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario", help="scenario file or built-in name")
     c.add_argument("--out", help="output directory (default: rtclab-out/compare-<scenario>)")
     c.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
+    c.add_argument("--runs", type=int, default=1, help="runs per engine (seeds seed, seed+1, ...); metrics are averaged (default: %(default)s)")
     c.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     c.set_defaults(func=cmd_compare)
 

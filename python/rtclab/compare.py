@@ -82,12 +82,34 @@ def format_diffs(diffs: list[Diff]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def compare(scenario, seed: int | None = None, progress: bool | None = None) -> tuple[dict, dict, list[Diff]]:
+def _mean(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None and not math.isnan(x)]
+    return sum(vals) / len(vals) if vals else None
+
+
+def mean_diffs(per_run: list[list[Diff]]) -> list[Diff]:
+    """Averages each metric's two sides over runs (same scenario, different seeds)."""
+    first = per_run[0]
+    return [Diff(d.scope, d.metric, _mean([r[i].sim for r in per_run]), _mean([r[i].emu for r in per_run]), d.tolerance)
+            for i, d in enumerate(first)]
+
+
+def compare(scenario, seed: int | None = None, progress: bool | None = None,
+            runs: int = 1) -> tuple[dict, dict, list[Diff]]:
+    """Runs the scenario in both engines `runs` times (seeds seed, seed+1, ...) and compares
+    the per-metric means; returns the first run's summaries and the diffs. Shares of competing
+    loss-based flows vary from run to run in both engines (two CUBIC flows over 40 s: 0.41-0.67
+    with 1 ms of jitter), so a share comparison wants several runs."""
     from rtclab.runner import run
 
-    sim = run(scenario, seed=seed, progress=progress).summary
-    emu = run(scenario, seed=seed, progress=progress, engine="emu").summary
-    return sim, emu, diff_summaries(sim, emu)
+    base = 1 if seed is None else seed
+    per_run, first = [], None
+    for k in range(max(1, runs)):
+        sim = run(scenario, seed=base + k, progress=progress).summary
+        emu = run(scenario, seed=base + k, progress=progress, engine="emu").summary
+        first = first or (sim, emu)
+        per_run.append(diff_summaries(sim, emu))
+    return first[0], first[1], mean_diffs(per_run)
 
 
 def write_compare(sim: dict, emu: dict, diffs: list[Diff], out_dir) -> Path:

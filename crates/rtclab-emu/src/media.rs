@@ -17,7 +17,7 @@ use rtclab_media::sender::{MediaSender, MediaSenderStats};
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 const SSRC_BASE: u32 = 0x5254_0000;
@@ -86,31 +86,21 @@ impl MediaFlow {
         receiver_ns: &str,
         stop: Arc<AtomicBool>,
     ) -> Result<Self, EmuError> {
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), EmuError>>();
         let rns = crate::netns::Topology::netns_path(receiver_ns);
         let stop_r = stop.clone();
         let (port, t0, end, flow) = (spec.port, spec.t0, spec.end, spec.flow);
         let ssrc = SSRC_BASE + flow;
-        let recv_thread = std::thread::Builder::new()
-            .name(format!("emu-media-recv-{port}"))
-            .spawn(move || {
-                let setup = (|| -> Result<UdpSocket, EmuError> {
-                    sys::enter_netns(&rns).map_err(|e| EmuError::Setup(e.to_string()))?;
-                    let s = UdpSocket::bind((crate::netns::RECEIVER_ADDR, port))
-                        .map_err(|e| EmuError::Setup(format!("UDP port {port}: {e}")))?;
-                    s.set_nonblocking(true).map_err(|e| EmuError::Setup(e.to_string()))?;
-                    Ok(s)
-                })();
-                let sock = match setup {
-                    Ok(s) => {
-                        let _ = ready_tx.send(Ok(()));
-                        s
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.clone()));
-                        return Err(e);
-                    }
-                };
+        let setup = move || -> Result<UdpSocket, EmuError> {
+            let s = UdpSocket::bind((crate::netns::RECEIVER_ADDR, port))
+                .map_err(|e| EmuError::Setup(format!("UDP port {port}: {e}")))?;
+            s.set_nonblocking(true).map_err(|e| EmuError::Setup(e.to_string()))?;
+            Ok(s)
+        };
+        let recv_thread = crate::netns::spawn_in_netns(
+            format!("emu-media-recv-{port}"),
+            rns,
+            setup,
+            move |sock: UdpSocket| -> Result<ReceiverOut, EmuError> {
                 let _ = sys::set_timer_slack(1);
                 let io = |e: std::io::Error| EmuError::Io(e.to_string());
                 let epoll = sys::Epoll::new().map_err(io)?;
@@ -170,11 +160,8 @@ impl MediaFlow {
                     wait(&epoll, &timer, t0, receiver.poll_timeout(), &mut ready)?;
                 }
                 Ok((receiver.frames.stats.clone(), delay, bins, errors))
-            })
-            .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
-        ready_rx
-            .recv()
-            .map_err(|_| EmuError::Setup("media receiver ended before binding".into()))??;
+            },
+        )?;
 
         let sns = crate::netns::Topology::netns_path(sender_ns);
         let (start, stop_at, bin) = (spec.start, spec.stop, spec.bin);

@@ -167,3 +167,40 @@ impl Drop for Topology {
         }
     }
 }
+
+/// Spawns a thread that enters the namespace at `ns_path`, runs `setup` there (binding its
+/// socket) and then `body` with what `setup` made. Returns once `setup` has finished, with its
+/// error if it failed, so a listener exists before anyone connects.
+pub fn spawn_in_netns<S, T>(
+    name: String,
+    ns_path: String,
+    setup: impl FnOnce() -> Result<S, EmuError> + Send + 'static,
+    body: impl FnOnce(S) -> Result<T, EmuError> + Send + 'static,
+) -> Result<std::thread::JoinHandle<Result<T, EmuError>>, EmuError>
+where
+    T: Send + 'static,
+{
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), EmuError>>();
+    let handle = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let made = sys::enter_netns(&ns_path)
+                .map_err(|e| EmuError::Setup(e.to_string()))
+                .and_then(|()| setup());
+            match made {
+                Ok(s) => {
+                    let _ = ready_tx.send(Ok(()));
+                    body(s)
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.clone()));
+                    Err(e)
+                }
+            }
+        })
+        .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
+    ready_rx
+        .recv()
+        .map_err(|_| EmuError::Setup("endpoint thread ended before set-up".into()))??;
+    Ok(handle)
+}

@@ -10,7 +10,6 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -56,31 +55,21 @@ impl TcpFlow {
         receiver_ns: &str,
         stop: Arc<AtomicBool>,
     ) -> Result<Self, EmuError> {
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), EmuError>>();
         let rns = crate::netns::Topology::netns_path(receiver_ns);
         let stop_r = stop.clone();
         let (port, t0, bin_ns, nbins, end) =
             (spec.port, spec.t0, spec.bin_ns, spec.bins, spec.stop);
-        let receiver = std::thread::Builder::new()
-            .name(format!("emu-tcp-recv-{port}"))
-            .spawn(move || -> Result<Received, EmuError> {
-                let setup = (|| -> Result<TcpListener, EmuError> {
-                    sys::enter_netns(&rns).map_err(|e| EmuError::Setup(e.to_string()))?;
-                    let l = TcpListener::bind((crate::netns::RECEIVER_ADDR, port))
-                        .map_err(|e| EmuError::Setup(format!("listen on port {port}: {e}")))?;
-                    l.set_nonblocking(true).map_err(|e| EmuError::Setup(e.to_string()))?;
-                    Ok(l)
-                })();
-                let listener = match setup {
-                    Ok(l) => {
-                        let _ = ready_tx.send(Ok(()));
-                        l
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.clone()));
-                        return Err(e);
-                    }
-                };
+        let setup = move || -> Result<TcpListener, EmuError> {
+            let l = TcpListener::bind((crate::netns::RECEIVER_ADDR, port))
+                .map_err(|e| EmuError::Setup(format!("listen on port {port}: {e}")))?;
+            l.set_nonblocking(true).map_err(|e| EmuError::Setup(e.to_string()))?;
+            Ok(l)
+        };
+        let receiver = crate::netns::spawn_in_netns(
+            format!("emu-tcp-recv-{port}"),
+            rns,
+            setup,
+            move |listener: TcpListener| -> Result<Received, EmuError> {
                 let mut rec =
                     Received { bins: vec![0; nbins], connected: false, sender_info: None };
                 let mut conn = loop {
@@ -122,11 +111,8 @@ impl TcpFlow {
                     }
                 }
                 Ok(rec)
-            })
-            .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
-        ready_rx
-            .recv()
-            .map_err(|_| EmuError::Setup("receiver thread ended before listening".into()))??;
+            },
+        )?;
 
         let sns = crate::netns::Topology::netns_path(sender_ns);
         let (start, cc) = (spec.start, spec.cc);
