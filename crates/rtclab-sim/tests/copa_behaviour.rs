@@ -108,7 +108,8 @@ rtt = "40ms"
         rate(&lossy, 1)
     );
     assert!(jain >= 0.9, "{jain}");
-    assert!(rate(&lossy, 0) > 1.5 * rate(&lossy, 1));
+    // Random loss: QLibra keeps its rate, NewReno halves on every loss.
+    assert!(rate(&lossy, 0) > 1.25 * rate(&lossy, 1));
 }
 
 /// Every window-based controller can drive a media flow (encoder at 0.9 × cwnd / srtt, the

@@ -9,7 +9,9 @@
 //!   NextSeg sends lost packets first), RFC 6937 (PRR with slow-start reduction bound, as
 //!   Linux `tcp_cwnd_reduction`). A retransmission timeout marks every unSACKed packet lost
 //!   and resends them in slow start (Linux `tcp_enter_loss`); no new recovery episode starts
-//!   until everything outstanding at the timeout is acknowledged.
+//!   until everything outstanding at the timeout is acknowledged. A retransmission is lost
+//!   again once a packet sent more than min RTT / 4 after it is delivered (RFC 8985's time
+//!   rule for retransmissions only, like Linux's former `tcp_mark_lost_retrans`).
 //! - NewReno mode: RFC 5681 (fast retransmit on the 3rd duplicate ACK, window inflation),
 //!   RFC 6582 (partial ACKs retransmit the next hole and deflate the window, the timer is
 //!   reset on the first partial ACK only, `recover` guards re-entry); after a timeout the
@@ -332,6 +334,9 @@ impl TcpSender {
                 if newly_sacked {
                     self.mark_lost();
                 }
+                if let Some((xmit, _)) = newest_acked {
+                    self.mark_lost_retransmissions(xmit);
+                }
                 if ack == prev_una && ack < self.high_sent {
                     self.dupacks += 1;
                 } else if ack > prev_una {
@@ -446,6 +451,30 @@ impl TcpSender {
             } else if seg.lost && sacked_above >= thresh && seq < self.retx_cursor {
                 break;
             }
+        }
+    }
+
+    /// Lost retransmissions (RACK's time-based rule, RFC 8985 §6.2, applied to retransmitted
+    /// packets, as Linux did before RACK with `tcp_mark_lost_retrans`): a retransmission is
+    /// lost once a packet sent more than a reordering window (min RTT / 4) after it has been
+    /// delivered. Without this only the retransmission timeout finds them, and a flow whose
+    /// retransmissions meet a full queue lives on timeouts.
+    fn mark_lost_retransmissions(&mut self, newest_delivered_sent: Time) {
+        if self.retrans_out == 0 {
+            return;
+        }
+        let reo_wnd = self.rtt.min_rtt().map_or(TimeDelta::ZERO, |m| m.mul_f64(0.25));
+        let horizon = newest_delivered_sent - reo_wnd;
+        let mut seq = self.snd_una;
+        while seq < self.high_sent && self.retrans_out > 0 {
+            let seg = &mut self.segs[(seq - self.snd_una) as usize];
+            if seg.retx_in_flight && seg.sent_at < horizon {
+                seg.retx_in_flight = false;
+                self.retrans_out -= 1;
+                self.newly_lost += 1;
+                self.retx_cursor = self.retx_cursor.min(seq);
+            }
+            seq += 1;
         }
     }
 
