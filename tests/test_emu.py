@@ -188,14 +188,18 @@ def test_emu_shell_puts_the_users_programs_through_the_link(cli, tmp_path):
     (tmp_path / "blob").write_bytes(os.urandom(100_000))
     scn = tmp_path / "link.toml"
     scn.write_text(TWO_CUBIC.format(d=10))
-    server = f"cd {tmp_path} && exec {sys.executable} -m http.server 8000 --bind 10.77.0.2 >/dev/null 2>&1"
+    port = 8000 + os.getpid() % 1000
+    # The server forks under sh: it is not rtclab's direct child, yet it must not outlive the run.
+    server = f"cd {tmp_path} && {sys.executable} -m http.server {port} --bind 10.77.0.2 >/dev/null 2>&1"
     r = cli("emu", "shell", scn, "--receiver", server, "--",
             "curl", "-s", "--retry", "20", "--retry-connrefused", "--retry-delay", "0", "-o", "/dev/null",
-            "-w", "%{time_connect} %{size_download}", "http://10.77.0.2:8000/blob", timeout=60)
+            "-w", "%{time_connect} %{size_download}", f"http://10.77.0.2:{port}/blob", timeout=60)
     assert r.returncode == 0, r.stderr
     connect, size = r.stdout.split()
     assert 0.039 <= float(connect) < 0.1, connect
     assert int(size) == 100_000
     assert "packets forwarded" in r.stderr
+    left = subprocess.run(["pgrep", "-f", f"http.server {port}"], capture_output=True, text=True).stdout
+    assert left.strip() == "", f"the receiver's server outlived the run: {left}"
     r = cli("emu", "shell", scn, "--", "sh", "-c", "exit 7", timeout=60)
     assert r.returncode == 7

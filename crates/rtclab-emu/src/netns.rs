@@ -84,7 +84,11 @@ pub fn sweep_stale() -> usize {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
             continue;
         };
-        if !sys::pid_alive(pid) && ip(&["netns", "del", name]).is_ok() {
+        if sys::pid_alive(pid) {
+            continue;
+        }
+        kill_processes_in(name);
+        if ip(&["netns", "del", name]).is_ok() {
             removed += 1;
         }
     }
@@ -160,9 +164,25 @@ impl Topology {
     }
 }
 
+/// Kills every process living in namespace `ns` (programs `rtclab emu shell` started and
+/// whatever they forked), except this one.
+fn kill_processes_in(ns: &str) {
+    let Ok(out) = Command::new("ip").args(["netns", "pids", ns]).output() else { return };
+    let me = std::process::id() as i32;
+    for pid in String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse::<i32>().ok())
+    {
+        if pid != me {
+            sys::kill(pid);
+        }
+    }
+}
+
 impl Drop for Topology {
     fn drop(&mut self) {
         for ns in self.created.drain(..) {
+            kill_processes_in(&ns);
             let _ = ip(&["netns", "del", &ns]);
         }
     }

@@ -305,3 +305,9 @@ pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
         snd_mss: ti.tcpi_snd_mss,
     })
 }
+
+/// SIGKILL to a process (errors ignored: it may be gone already).
+pub fn kill(pid: i32) {
+    // SAFETY: kill takes plain integers.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
