@@ -156,9 +156,8 @@ impl Forwarder {
         let mut free: Vec<usize> = Vec::new();
         let mut ready = Vec::new();
         let mut armed: Option<Time> = None;
-        let now_t = |t0: i64| Time::ZERO + TimeDelta::from_nanos((sys::monotonic_ns() - t0).max(0));
         loop {
-            let now = now_t(self.t0);
+            let now = sys::now_at(self.t0);
             if self.dir == Direction::Forward {
                 PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
             }
@@ -180,7 +179,7 @@ impl Forwarder {
                 let slot = p.seq as usize;
                 let ok =
                     sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
-                let done = now_t(self.t0);
+                let done = sys::now_at(self.t0);
                 stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
                 let c = &mut stats.flows[p.flow.0 as usize];
                 if ok {
@@ -220,7 +219,7 @@ impl Forwarder {
                     free.push(slot);
                     continue;
                 };
-                let at = now_t(self.t0);
+                let at = sys::now_at(self.t0);
                 let c = &mut stats.flows[flow.0 as usize];
                 c.in_packets += 1;
                 c.in_bytes += len as u64;
@@ -230,7 +229,7 @@ impl Forwarder {
                 self.path.inject(at, p);
             }
             // 3. Queue sample, then sleep until the next deadline or packet.
-            let now = now_t(self.t0);
+            let now = sys::now_at(self.t0);
             if let Some(bytes) = self.path.link_backlog_bytes() {
                 let i = ((last_q.0 - Time::ZERO).as_nanos() / self.bin_ns) as usize;
                 if stats.queue_bins.len() <= i {

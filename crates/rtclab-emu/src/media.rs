@@ -6,6 +6,7 @@
 //! Each thread sleeps on epoll with a timerfd armed at its endpoint's next deadline.
 
 use crate::sys;
+use crate::sys::now_at;
 use crate::EmuError;
 use rtclab_core::{FlowId, LogHistogram, Time, TimeDelta};
 use rtclab_media::frames::FrameStats;
@@ -53,10 +54,6 @@ type ReceiverOut = (FrameStats, LogHistogram, Vec<u64>, u64);
 pub struct MediaFlow {
     sender: JoinHandle<Result<SenderOut, EmuError>>,
     receiver: JoinHandle<Result<ReceiverOut, EmuError>>,
-}
-
-fn now_at(t0: i64) -> Time {
-    Time::ZERO + TimeDelta::from_nanos((sys::monotonic_ns() - t0).max(0))
 }
 
 /// Sleeps on `epoll` until `deadline` (None: up to 50 ms) or input.

@@ -26,6 +26,11 @@ pub fn monotonic_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// The emulation's time: CLOCK_MONOTONIC since `t0` (ns), as a `Time` (0 before `t0`).
+pub fn now_at(t0: i64) -> rtclab_core::Time {
+    rtclab_core::Time::ZERO + rtclab_core::TimeDelta::from_nanos((monotonic_ns() - t0).max(0))
+}
+
 /// Effective user id (root check).
 pub fn euid() -> u32 {
     // SAFETY: no arguments, cannot fail.
