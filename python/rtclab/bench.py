@@ -126,7 +126,7 @@ def write_bench(result: dict, out_dir: str | os.PathLike) -> Path:
             json.dump(result, f, indent=2)
             f.write("\n")
 
-    return write_atomically(out_dir, fill)
+    return write_atomically(out_dir, fill, kind="bench")
 
 
 MAHIMAHI_GBPS = (0.45, 0.67)

@@ -39,10 +39,20 @@ def _scenario_error(origin: str, e: ConfigError) -> UserError:
     return UserError(f"{origin}: {e.args[0]}")
 
 
+def _check_out(out: str, inputs=()) -> None:
+    """Refuses, before any work, an output directory that rtclab would not be allowed to replace."""
+    from rtclab.output import OutputError, check_replaceable
+
+    try:
+        check_replaceable(Path(out).absolute(), out, inputs)
+    except OutputError as e:
+        raise UserError(str(e)) from e
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from rtclab.output import OutputError, write_result
     from rtclab.runner import run
-    from rtclab.scenarios import ScenarioNotFound, load_scenario
+    from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
 
     try:
         src = load_scenario(args.scenario)
@@ -52,8 +62,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if out is None:
         name = Path(args.scenario).stem if args.scenario else "default"
         out = str(Path("rtclab-out") / name)
-    if Path(out).exists() and not Path(out).is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
+    inputs = input_files(src)
+    _check_out(out, inputs)  # before the run, so that nobody waits for a result that cannot be written
     capture = None
     if args.capture:
         if args.engine != "emu":
@@ -73,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except EmulatorUnavailable as e:
             raise UserError(f"--engine emu: {e}") from e
         try:
-            written = write_result(result, out, plots=not args.no_plots)
+            written = write_result(result, out, plots=not args.no_plots, inputs=inputs)
         except OutputError as e:
             raise UserError(str(e)) from e
     finally:
@@ -134,6 +144,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rtclab.bench import bench_emu, bench_sim, write_bench
     from rtclab.output import OutputError
 
+    if args.out:
+        _check_out(args.out)
     if args.engine == "emu":
         try:
             result = bench_emu(progress=None)
@@ -182,12 +194,15 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from rtclab.compare import compare, format_diffs, write_compare
     from rtclab.output import OutputError
-    from rtclab.scenarios import ScenarioNotFound, load_scenario
+    from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
 
     try:
         src = load_scenario(args.scenario)
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
+    out = args.out or str(Path("rtclab-out") / f"compare-{Path(args.scenario).stem}")
+    inputs = input_files(src)
+    _check_out(out, inputs)
     try:
         sim, emu, diffs = compare(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
                                   runs=args.runs)
@@ -202,9 +217,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(format_diffs(diffs))
     outside = [d for d in diffs if d.ok is False]
     print(f"{len(outside)} metric(s) outside tolerance" if outside else "every toleranced metric within tolerance")
-    out = args.out or str(Path("rtclab-out") / f"compare-{Path(args.scenario).stem}")
     try:
-        path = write_compare(sim, emu, diffs, out)
+        path = write_compare(sim, emu, diffs, out, inputs)
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")
@@ -227,6 +241,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.qlibra import build
     else:
         raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra)")
+    out = args.out or f"rtclab-out/repro-{args.paper}"
+    _check_out(out)
     repro = build(runs=args.runs)
     t0 = time.perf_counter()
     results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False)
@@ -236,7 +252,6 @@ def cmd_repro(args: argparse.Namespace) -> int:
     print(format_table(rows))
     for n in repro.notes:
         print(f"note: {n}")
-    out = args.out or f"rtclab-out/repro-{args.paper}"
     try:
         path = write_outputs(repro, rows, results, out, wall)
     except OutputError as e:

@@ -112,7 +112,7 @@ def compare(scenario, seed: int | None = None, progress: bool | None = None,
     return first[0], first[1], mean_diffs(per_run)
 
 
-def write_compare(sim: dict, emu: dict, diffs: list[Diff], out_dir) -> Path:
+def write_compare(sim: dict, emu: dict, diffs: list[Diff], out_dir, inputs=()) -> Path:
     from rtclab.output import write_atomically
 
     def fill(d: Path) -> None:
@@ -120,4 +120,4 @@ def write_compare(sim: dict, emu: dict, diffs: list[Diff], out_dir) -> Path:
         (d / "summary-sim.json").write_text(json.dumps(sim, indent=2) + "\n")
         (d / "summary-emu.json").write_text(json.dumps(emu, indent=2) + "\n")
 
-    return write_atomically(out_dir, fill)
+    return write_atomically(out_dir, fill, inputs, kind="compare")

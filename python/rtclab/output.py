@@ -1,8 +1,15 @@
-"""Writing a run's results into a directory, atomically.
+"""Writing a run's results into a directory, atomically and without touching the user's files.
 
 Everything is written into a temporary sibling directory that is renamed into place only
 once complete, so a failing or interrupted run never leaves a half-written directory and
 never replaces an earlier result.
+
+A user's files are never deleted or overwritten. Every directory rtclab writes carries a
+marker file (`.rtclab-output.json`) listing the files it wrote; an existing output directory
+is replaced only when it holds that marker and nothing beyond the files the marker lists.
+The current directory (or any directory above it) and a directory that holds the run's own
+inputs are never replaced. A temporary directory left by a killed run carries a marker with
+its process id and is removed by the next run writing beside it, once that process is gone.
 """
 
 from __future__ import annotations
@@ -12,34 +19,137 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
+from rtclab import _core
 from rtclab.runner import RunResult
+
+MARKER = ".rtclab-output.json"
+TMP_MARKER = ".rtclab-tmp.json"
 
 
 class OutputError(OSError):
-    """The output directory cannot be written."""
+    """The output directory cannot be written (the message says why and what to do)."""
 
 
-def write_atomically(out_dir: str | os.PathLike, fill: Callable[[Path], None]) -> Path:
+def _listing(d: Path) -> list[str]:
+    """Every file and directory under `d`, relative, sorted (directories with a trailing /)."""
+    out = []
+    for root, dirs, files in os.walk(d):
+        rel = Path(root).relative_to(d)
+        out.extend(f"{(rel / x).as_posix()}/" for x in dirs)
+        out.extend((rel / x).as_posix() for x in files)
+    return sorted(out)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_leftovers(parent: Path) -> list[Path]:
+    """Removes temporary directories of killed rtclab runs in `parent` (only rtclab's own)."""
+    removed = []
+    try:
+        candidates = [p for p in parent.iterdir() if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name)]
+    except OSError:
+        return removed
+    for p in candidates:
+        try:
+            info = json.loads((p / TMP_MARKER).read_text(encoding="utf-8"))
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours (or not readable): leave it
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
+
+
+def check_replaceable(out: Path, out_arg: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Raises OutputError unless `out` may be replaced by rtclab without losing a user's file."""
+    hint = "choose another --out, or move or delete it yourself"
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out_arg}: exists and is not a directory; {hint}")
+    if not out.exists():
+        return
+    real = out.resolve()
+    cwd = Path.cwd().resolve()
+    if real == cwd or real in cwd.parents:
+        raise OutputError(f"--out {out_arg}: is the current directory or one above it; rtclab never replaces it ({hint})")
+    for p in inputs:
+        try:
+            ip = Path(p).resolve()
+        except OSError:
+            continue
+        if ip == real or real in ip.parents:
+            raise OutputError(f"--out {out_arg}: holds this run's input {p}; rtclab never replaces it ({hint})")
+    present = _listing(out)
+    if not present:
+        return  # an empty directory: nothing to lose
+    try:
+        marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
+        written = set(marker["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise OutputError(
+            f"--out {out_arg}: exists and was not written by rtclab (no {MARKER}); rtclab only replaces its own "
+            f"output directories: {hint}"
+        ) from None
+    foreign = [x for x in present if x not in written and x not in (MARKER, TMP_MARKER)]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise OutputError(
+            f"--out {out_arg}: holds files rtclab did not write ({shown}); it will not replace them: {hint}"
+        )
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(
+    out_dir: str | os.PathLike, fill: Callable[[Path], None], inputs: Iterable[str | os.PathLike] = (), kind: str = "run"
+) -> Path:
     """Calls `fill(tmp)` to populate a temporary directory, then moves it to `out_dir`.
 
-    An existing `out_dir` is replaced only after `fill` succeeded.
+    An existing `out_dir` is replaced only after `fill` succeeded, and only if rtclab wrote it
+    (`check_replaceable`); `inputs` are the run's input files, whose directories are never
+    replaced. The result is readable as the umask allows (not mkdtemp's 0700).
     """
     out = Path(out_dir).absolute()
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out_dir}: exists and is not a directory")
+    inputs = [Path(p) for p in inputs]
+    check_replaceable(out, str(out_dir), inputs)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        sweep_leftovers(out.parent)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        (tmp / TMP_MARKER).write_text(json.dumps({"pid": os.getpid()}), encoding="utf-8")
     except OSError as e:
         raise OutputError(f"--out {out_dir}: cannot create the output directory: {e.strerror or e}") from e
     try:
         fill(tmp)
+        (tmp / TMP_MARKER).unlink()
+        files = _listing(tmp)
+        marker = {"rtclab_version": _core.__version__, "kind": kind, "files": files}
+        (tmp / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+        os.chmod(tmp, 0o777 & ~_umask())
+        # Checked again just before the swap: the directory may have changed while we ran.
+        check_replaceable(out, str(out_dir), inputs)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if out.exists():
+        # Marked first, so that a run killed between the two renames leaves a directory the
+        # next run recognises as its own leftover.
+        (out / TMP_MARKER).write_text(json.dumps({"pid": os.getpid()}), encoding="utf-8")
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         old.rmdir()
         out.rename(old)
@@ -50,7 +160,9 @@ def write_atomically(out_dir: str | os.PathLike, fill: Callable[[Path], None]) -
     return out
 
 
-def write_result(result: RunResult, out_dir: str | os.PathLike, plots: bool = True) -> Path:
+def write_result(
+    result: RunResult, out_dir: str | os.PathLike, plots: bool = True, inputs: Iterable[str | os.PathLike] = ()
+) -> Path:
     """summary.json, Parquet time series, scenario copy, PNG plots and report.html."""
 
     def fill(d: Path) -> None:
@@ -73,4 +185,4 @@ def write_result(result: RunResult, out_dir: str | os.PathLike, plots: bool = Tr
             images = plotting.plot_all(result, d)
             report.write_report(result, images, d / "report.html")
 
-    return write_atomically(out_dir, fill)
+    return write_atomically(out_dir, fill, inputs)

@@ -100,4 +100,4 @@ def write_outputs(repro: Reproduction, rows: list[Row], results: dict[tuple, Run
             images.extend(repro.extra_plots(results, d))
         report.write_repro_report(repro, rows, images, d / "report.html", wall)
 
-    return write_atomically(out_dir, fill)
+    return write_atomically(out_dir, fill, kind="repro")

@@ -75,6 +75,32 @@ def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
     raise TypeError(f"a scenario is a path, a built-in name, TOML text or a dict, not {type(scenario).__name__}")
 
 
+FILE_KEYS = ("trace", "frame_sizes")
+
+
+def input_files(src: ScenarioSource) -> list[Path]:
+    """The files a scenario reads: its own file and every trace or frame-size file it names."""
+    files = [Path(src.origin)] if Path(src.origin).is_file() else []
+    try:
+        data = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+    except ValueError:
+        return files
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k in FILE_KEYS and isinstance(x, str):
+                    files.append(Path(src.base_dir) / x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(data)
+    return files
+
+
 def validate(scenario: ScenarioLike) -> dict[str, Any]:
     """Validates without running; returns name, duration, flow count. Raises ConfigError."""
     src = load_scenario(scenario)
