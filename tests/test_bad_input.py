@@ -19,6 +19,8 @@ BAD = [
     ("missing trace", '"10Mbps"', '{ trace = "nope.up", format = "mahimahi" }', ["link.capacity.trace", "nope.up"]),
     ("bad probability", 'queue = { limit = "1bdp" }', 'loss = { model = "iid", rate = 1.5 }', ["link.loss.rate", "1.5", "0.0..=1.0"]),
     ("toml syntax", "[link]", "[link", ["line", "invalid TOML"]),
+    ("unknown queue kind", 'limit = "1bdp"', 'kind = "fq_kodel"', ["link.queue.kind", "fq_kodel", "droptail", "codel"]),
+    ("queue parameter out of range", 'limit = "1bdp"', 'kind = "codel", interval_ms = 0', ["link.queue.interval_ms", "0.1..=100000"]),
 ]
 
 

@@ -5,12 +5,13 @@
 
 pub mod histogram;
 pub mod packet;
+pub mod params;
 pub mod rng;
 pub mod time;
 pub mod units;
 
 pub use histogram::LogHistogram;
-pub use packet::{Direction, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
+pub use packet::{Direction, Ecn, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
 pub use rng::{RngStream, SeedTree};
 pub use time::{Time, TimeDelta};
 pub use units::{DataSize, Rate};

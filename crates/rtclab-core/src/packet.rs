@@ -28,6 +28,38 @@ impl Direction {
 }
 
 /// What the packet carries.
+/// The two ECN bits of the IP header (RFC 3168, RFC 9331 for ECT(1)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport: an AQM drops instead of marking.
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    /// Congestion experienced (set by a marking queue).
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// From the two low bits of the IP TOS / traffic-class byte.
+    pub const fn from_bits(b: u8) -> Ecn {
+        match b & 0b11 {
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            0b11 => Ecn::Ce,
+            _ => Ecn::NotEct,
+        }
+    }
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+    /// ECT(0), ECT(1) or already CE: a queue may mark it instead of dropping it.
+    pub const fn is_capable(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacketKind {
     /// Application data (a TCP segment, a UDP datagram, an RTP packet).
@@ -99,6 +131,8 @@ pub struct Packet {
     pub hop: u8,
     /// True for a retransmitted data packet.
     pub retransmit: bool,
+    /// ECN field as the packet carries it now (a queue may set CE).
+    pub ecn: Ecn,
     /// Size on the wire, in bytes.
     pub size: u32,
     /// Data: segment/sequence number. Ack: cumulative acknowledgement (next expected).
@@ -129,6 +163,7 @@ impl Packet {
             dir: Direction::Forward,
             hop: 0,
             retransmit: false,
+            ecn: Ecn::NotEct,
             size,
             seq,
             sent_at: now,
@@ -145,6 +180,7 @@ impl Packet {
             dir: Direction::Reverse,
             hop: 0,
             retransmit: false,
+            ecn: Ecn::NotEct,
             size,
             seq: cumulative,
             sent_at: now,
@@ -161,7 +197,16 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
+        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn ecn_bits_round_trip() {
+        for e in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+            assert_eq!(Ecn::from_bits(e.bits()), e);
+        }
+        assert_eq!(Ecn::from_bits(0xfe), Ecn::Ect0); // only the two low bits count
+        assert!(!Ecn::NotEct.is_capable() && Ecn::Ect1.is_capable());
     }
 
     #[test]

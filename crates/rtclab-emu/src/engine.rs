@@ -7,7 +7,7 @@
 use crate::path::Path;
 use crate::sys;
 use crate::EmuError;
-use rtclab_core::{Direction, FlowId, LogHistogram, Packet, Time, TimeDelta};
+use rtclab_core::{Direction, Ecn, FlowId, LogHistogram, Packet, Time, TimeDelta};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -27,6 +27,8 @@ pub struct FlowCounters {
     pub window_bytes: u64,
     pub window_packets: u64,
     pub drops: [u64; 8],
+    /// Packets a queue marked CE, in the measurement window.
+    pub ecn_marks: u64,
     pub queue_delay: LogHistogram,
     /// Per time bin (index = time / bin).
     pub bins: Vec<BinCounters>,
@@ -175,8 +177,14 @@ impl Forwarder {
                 c.drops[dr.reason.index()] += 1;
                 free.push(dr.pkt.seq as usize);
             }
+            for m in self.path.marked.drain(..) {
+                if m.pkt.sent_at >= self.window_start {
+                    stats.flows[m.pkt.flow.0 as usize].ecn_marks += 1;
+                }
+            }
             for (ideal, p) in self.path.released.drain(..) {
                 let slot = p.seq as usize;
+                set_ecn(&mut pool[slot][..p.size as usize], p.ecn);
                 let ok =
                     sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
                 let done = sys::now_at(self.t0);
@@ -226,6 +234,7 @@ impl Forwarder {
                 c.bin(at, self.bin_ns).in_bytes += len as u64;
                 let mut p = Packet::data(flow, slot as u64, len as u32, at);
                 p.queue_delay = TimeDelta::ZERO;
+                p.ecn = Ecn::from_bits(pool[slot][1]);
                 self.path.inject(at, p);
             }
             // 3. Queue sample, then sleep until the next deadline or packet.
@@ -260,4 +269,50 @@ impl Forwarder {
 
 fn io(e: std::io::Error) -> EmuError {
     EmuError::Io(e.to_string())
+}
+
+/// Writes `ecn` into an IPv4 header's two ECN bits (a queue marked the packet CE), fixing
+/// the header checksum (RFC 1624 incremental update of the 16-bit word holding the TOS byte).
+fn set_ecn(ip: &mut [u8], ecn: Ecn) {
+    if ip.len() < 20 || ip[0] >> 4 != 4 || Ecn::from_bits(ip[1]) == ecn {
+        return;
+    }
+    let old = u16::from_be_bytes([ip[0], ip[1]]);
+    ip[1] = (ip[1] & !0b11) | ecn.bits();
+    let new = u16::from_be_bytes([ip[0], ip[1]]);
+    // HC' = ~(~HC + ~m + m')
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    let mut sum = (!hc as u32) + (!old as u32) + new as u32;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let hc = !(sum as u16);
+    ip[10..12].copy_from_slice(&hc.to_be_bytes());
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    use super::*;
+
+    fn checksum(h: &[u8]) -> u16 {
+        let mut sum: u32 = h.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    #[test]
+    fn marking_ce_keeps_the_ipv4_checksum_valid() {
+        let mut h = [
+            0x45, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 77, 0, 1, 10, 77,
+            0, 2,
+        ];
+        let c = checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        set_ecn(&mut h, Ecn::Ce);
+        assert_eq!(h[1] & 0b11, 0b11);
+        assert_eq!(h[1] >> 2, 0);
+        assert_eq!(checksum(&h), 0, "a valid header sums to zero");
+    }
 }

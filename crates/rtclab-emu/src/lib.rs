@@ -25,7 +25,7 @@ use engine::{Classifier, DirStats, EngineStats, Forwarder};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
-use rtclab_net::{AnyElement, AnyQdisc, DelayLine, DropTail, Link, LossElement};
+use rtclab_net::{AnyElement, DelayLine, LossElement};
 use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
 use rtclab_sim::summary::{drops_json, num, percentiles_ms};
 pub use rtclab_sim::Columns;
@@ -147,10 +147,7 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
 }
 
 fn link_element(spec: &LinkSpec) -> AnyElement {
-    AnyElement::Link(Box::new(Link::new(
-        spec.capacity.clone(),
-        AnyQdisc::DropTail(DropTail::new(spec.queue_limit)),
-    )))
+    AnyElement::Link(Box::new(spec.build_link()))
 }
 
 /// The two directions' paths, as the simulator builds them: [loss] → link → per-flow delay.
@@ -503,6 +500,7 @@ fn summarize(
             "packets_received": c.out_packets,
             "loss_ratio": num(if c.in_packets > 0 { dropped as f64 / c.in_packets as f64 } else { 0.0 }),
             "drops": drops_json(&c.drops),
+            "ecn_marks": c.ecn_marks,
             "retransmits": match rec {
                 FlowResult::Tcp(r) => r.sender_info.map_or(Value::Null, |i| json!(i.total_retrans)),
                 _ => Value::Null,
@@ -570,6 +568,8 @@ fn summarize(
             "delivered_packets_per_second": num(fwd.iter().map(|c| c.window_packets).sum::<u64>() as f64 / window),
             "queuing_delay_ms": percentiles_ms(&all_q),
             "drops": drops_json(&link_drops),
+            "ecn_marks": fwd.iter().map(|c| c.ecn_marks).sum::<u64>(),
+            "queue_kind": s.forward.queue_kind,
         },
         "emulator": {
             "release_error_us": { "p50": us(0.5), "p99": us(0.99), "max": us(1.0) },

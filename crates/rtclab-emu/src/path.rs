@@ -7,7 +7,7 @@
 //! hop are returned with their ideal release time, and the engine measures its lateness.
 
 use rtclab_core::{Direction, Packet, Time};
-use rtclab_net::{AnyElement, Dropped, ElementOutput, NetElement};
+use rtclab_net::{AnyElement, Dropped, ElementOutput, Marked, NetElement};
 
 pub struct Path {
     dir: Direction,
@@ -19,6 +19,8 @@ pub struct Path {
     /// (ideal release time, packet) leaving the path, in order.
     pub released: Vec<(Time, Packet)>,
     pub dropped: Vec<Dropped>,
+    /// Packets a queue marked CE (they travel on, carrying `Ecn::Ce`).
+    pub marked: Vec<Marked>,
 }
 
 impl Path {
@@ -30,6 +32,7 @@ impl Path {
             out: ElementOutput::default(),
             released: Vec::new(),
             dropped: Vec::new(),
+            marked: Vec::new(),
         }
     }
 
@@ -70,6 +73,8 @@ impl Path {
 
     fn drain_out(&mut self, at: Time) {
         self.dropped.append(&mut self.out.drops);
+        self.marked.append(&mut self.out.marks);
+        self.out.dequeues.clear(); // no dequeue observers in the emulator yet
         let pkts = std::mem::take(&mut self.out.packets);
         for p in &pkts {
             self.deliver(at, *p);

@@ -19,16 +19,39 @@ pub struct Dropped {
 }
 
 /// What an element produced in one call; the engine drains it after every call.
+/// A packet a queue marked CE instead of dropping (it travels on).
+#[derive(Clone, Copy, Debug)]
+pub struct Marked {
+    pub pkt: Packet,
+    pub reason: DropReason,
+}
+
+/// A link handed a packet from its queue to its serializer (recorded only for links with
+/// observers, `Link::set_observed`): what a middlebox at that hop (a wireless access point's
+/// feedback updater) learns about the queue.
+#[derive(Clone, Copy, Debug)]
+pub struct DequeueRecord {
+    pub pkt: Packet,
+    /// Time the packet spent in the queue discipline.
+    pub sojourn: rtclab_core::TimeDelta,
+    /// What the discipline holds after this packet left.
+    pub backlog: crate::qdisc::Backlog,
+}
+
 #[derive(Debug, Default)]
 pub struct ElementOutput {
     pub packets: Vec<Packet>,
     pub drops: Vec<Dropped>,
+    pub marks: Vec<Marked>,
+    pub dequeues: Vec<DequeueRecord>,
 }
 
 impl ElementOutput {
     pub fn clear(&mut self) {
         self.packets.clear();
         self.drops.clear();
+        self.marks.clear();
+        self.dequeues.clear();
     }
 }
 
@@ -36,6 +59,9 @@ pub trait NetElement {
     fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput);
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput);
     fn poll_timeout(&self) -> Option<Time>;
+    /// A link at the same hop dequeued a packet (only elements the engine registered as
+    /// observers of that link are told).
+    fn observe_dequeue(&mut self, _now: Time, _rec: &DequeueRecord) {}
 }
 
 /// Built-in elements plus a boxed slot for experiments.
@@ -72,6 +98,11 @@ impl NetElement for AnyElement {
             AnyElement::Delay(e) => e.poll_timeout(),
             AnyElement::Loss(e) => e.poll_timeout(),
             AnyElement::Custom(e) => e.poll_timeout(),
+        }
+    }
+    fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
+        if let AnyElement::Custom(e) = self {
+            e.observe_dequeue(now, rec)
         }
     }
 }

@@ -7,18 +7,18 @@
 
 pub mod capacity;
 pub mod delay;
-pub mod droptail;
 pub mod element;
 pub mod link;
 pub mod loss;
 pub mod qdisc;
+pub mod queues;
 pub mod trace_file;
 
 pub use capacity::CapacityModel;
 pub use delay::DelayLine;
-pub use droptail::{DropTail, QueueLimit};
-pub use element::{AnyElement, Dropped, ElementOutput, NetElement};
+pub use element::{AnyElement, DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
 pub use link::Link;
 pub use loss::{LossElement, LossModel};
-pub use qdisc::{AnyQdisc, Backlog, DropReason, Qdisc};
+pub use qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+pub use queues::droptail::DropTail;
 pub use trace_file::{parse_bandwidth_trace, parse_mahimahi_trace, TraceError};

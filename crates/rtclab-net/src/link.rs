@@ -8,8 +8,8 @@
 //! it; opportunities that find the queue empty are lost.
 
 use crate::capacity::CapacityModel;
-use crate::element::{ElementOutput, NetElement};
-use crate::qdisc::{AnyQdisc, Backlog, Qdisc};
+use crate::element::{DequeueRecord, ElementOutput, NetElement};
+use crate::qdisc::{AnyQdisc, Backlog, Dequeued, Qdisc};
 use rtclab_core::{Direction, Packet, Time, TimeDelta};
 
 pub struct Link {
@@ -20,11 +20,43 @@ pub struct Link {
     /// Opportunity models: the head packet and the bytes it still needs.
     partial: Option<(Packet, u32)>,
     next_opportunity: Option<Time>,
+    /// Record every dequeue in `ElementOutput::dequeues` (a middlebox at this hop wants them).
+    observed: bool,
 }
 
 impl Link {
     pub fn new(capacity: CapacityModel, qdisc: AnyQdisc) -> Self {
-        Link { capacity, qdisc, in_service: None, partial: None, next_opportunity: None }
+        Link {
+            capacity,
+            qdisc,
+            in_service: None,
+            partial: None,
+            next_opportunity: None,
+            observed: false,
+        }
+    }
+
+    /// Reports every packet leaving the queue for the serializer in `out.dequeues`.
+    pub fn set_observed(&mut self, on: bool) {
+        self.observed = on;
+    }
+
+    pub fn qdisc(&self) -> &AnyQdisc {
+        &self.qdisc
+    }
+
+    #[inline]
+    fn pull(&mut self, at: Time, out: &mut ElementOutput) -> Option<Packet> {
+        pull(&mut self.qdisc, self.observed, at, out)
+    }
+
+    /// Runs the queue discipline's own timer if it is due; true if it ran.
+    fn run_qdisc_timer(&mut self, now: Time, out: &mut ElementOutput) -> bool {
+        let due = self.qdisc.poll_timeout().is_some_and(|t| t <= now);
+        if due {
+            self.qdisc.handle_timeout(now, out);
+        }
+        due
     }
 
     pub fn capacity(&self) -> &CapacityModel {
@@ -55,7 +87,7 @@ impl Link {
 
     fn start_next(&mut self, at: Time, out: &mut ElementOutput) {
         debug_assert!(self.in_service.is_none());
-        if let Some(p) = self.qdisc.dequeue(at, &mut out.drops) {
+        if let Some(p) = self.pull(at, out) {
             let finish = self.capacity.finish_time(at, p.size as u64);
             self.in_service = Some((p, finish));
         }
@@ -73,7 +105,7 @@ impl Link {
             while budget > 0 {
                 let (pkt, left) = match self.partial.take() {
                     Some(x) => x,
-                    None => match self.qdisc.dequeue(at, &mut out.drops) {
+                    None => match pull(&mut self.qdisc, self.observed, at, out) {
                         Some(p) => (p, p.size),
                         None => break,
                     },
@@ -95,10 +127,21 @@ impl Link {
     }
 }
 
+/// The queue's next packet, its sojourn added to the packet's ground-truth queue delay.
+#[inline]
+fn pull(q: &mut AnyQdisc, observed: bool, at: Time, out: &mut ElementOutput) -> Option<Packet> {
+    let Dequeued { mut pkt, sojourn } = q.dequeue(at, out)?;
+    pkt.queue_delay += sojourn;
+    if observed {
+        out.dequeues.push(DequeueRecord { pkt, sojourn, backlog: q.backlog() });
+    }
+    Some(pkt)
+}
+
 impl NetElement for Link {
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
-        self.qdisc.enqueue(now, pkt, &mut out.drops);
+        self.qdisc.enqueue(now, pkt, out);
         match &self.capacity {
             CapacityModel::Opportunities(ops) => {
                 if self.next_opportunity.is_none() && self.qdisc.backlog().packets > 0 {
@@ -116,6 +159,12 @@ impl NetElement for Link {
     #[inline]
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
         if matches!(self.capacity, CapacityModel::Opportunities(_)) {
+            self.run_qdisc_timer(now, out);
+            if let CapacityModel::Opportunities(ops) = &self.capacity {
+                if self.next_opportunity.is_none() && self.qdisc.backlog().packets > 0 {
+                    self.next_opportunity = Some(ops.next_at_or_after(now).0);
+                }
+            }
             self.run_opportunities(now, out);
             return;
         }
@@ -127,13 +176,20 @@ impl NetElement for Link {
             out.packets.push(pkt);
             self.start_next(finish, out);
         }
+        if self.run_qdisc_timer(now, out) && self.in_service.is_none() {
+            self.start_next(now, out);
+        }
     }
 
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
-        match self.in_service {
+        let own = match self.in_service {
             Some((_, finish)) => Some(finish),
             None => self.next_opportunity,
+        };
+        match self.qdisc.poll_timeout() {
+            None => own,
+            Some(q) => Some(own.map_or(q, |o| o.min(q))),
         }
     }
 }
@@ -142,7 +198,8 @@ impl NetElement for Link {
 mod tests {
     use super::*;
     use crate::capacity::Opportunities;
-    use crate::droptail::{DropTail, QueueLimit};
+    use crate::qdisc::QueueLimit;
+    use crate::queues::droptail::DropTail;
     use rtclab_core::{FlowId, Rate};
 
     fn drive(link: &mut Link, arrivals: &[(Time, u32)], until: Time) -> Vec<(Time, u64)> {

@@ -1,26 +1,58 @@
-//! The queue discipline interface. Every drop is reported with its reason.
+//! The queue-discipline interface and its dispatch enum.
+//!
+//! A queue discipline (ns-3's `QueueDisc`, Linux's `Qdisc`) sits in front of a link's
+//! serializer. Contract:
+//! - `enqueue(now, pkt, out)` accepts the packet or reports a drop with its reason in `out`;
+//! - `dequeue(now, out)` hands the link its next packet together with the packet's *sojourn
+//!   time* in this queue (the link adds it to the packet's ground-truth `queue_delay` and
+//!   reports it to dequeue observers); it may drop packets on the way (AQM) or mark them
+//!   (ECN CE, counted in `out.marks` with a reason);
+//! - a discipline with timers of its own (pacing, shaping, periodic state) returns the next
+//!   one from `poll_timeout`; the link forwards it to `handle_timeout`, after which it asks
+//!   for a packet again if it is idle;
+//! - `backlog` is what the discipline holds now, `held_by_kind` the same by packet kind for
+//!   the engines' conservation checks;
+//! - classification is per `Packet::flow` (both engines fill it: the simulator from the
+//!   endpoint, the emulator from the packet's addresses and ports).
+//!
+//! Built-ins are chosen by name through the registry in `queues/mod.rs`; drop-tail is
+//! dispatched without a virtual call, the others through `AnyQdisc::Other`.
 
-use crate::droptail::DropTail;
-use crate::element::Dropped;
-use rtclab_core::{Packet, Time};
+use crate::element::ElementOutput;
+use crate::queues::droptail::DropTail;
+use rtclab_core::{Packet, Time, TimeDelta};
 
-/// What a queue holds.
+/// A limit in packets or bytes (limits given in ms at capacity or in BDPs are converted to
+/// bytes by the scenario layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    /// Whether `pkt_size` more bytes fit next to a backlog of `b`.
+    #[inline]
+    pub fn admits(self, b: Backlog, pkt_size: u32) -> bool {
+        match self {
+            QueueLimit::Packets(n) => b.packets < n,
+            QueueLimit::Bytes(max) => b.bytes + pkt_size as u64 <= max,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backlog {
     pub packets: u32,
     pub bytes: u64,
 }
 
-/// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DropReason {
-    /// Drop-tail: the queue limit was reached.
     QueueOverflow,
-    /// Independent random loss.
     RandomLoss,
-    /// Gilbert-Elliott burst loss.
     BurstLoss,
-    /// An active queue management decision.
+    /// An active queue management decision (a drop, or a CE mark where the packet allows).
     Aqm,
 }
 
@@ -40,52 +72,78 @@ impl DropReason {
     }
 }
 
-/// A queue discipline. `enqueue` may drop the arriving packet or others; `dequeue` may drop
-/// packets it decides not to send (AQMs). Drops go to `drops` with a reason.
+/// A packet handed to the link, with the time it spent in the discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dequeued {
+    pub pkt: Packet,
+    pub sojourn: TimeDelta,
+}
+
 pub trait Qdisc {
-    fn enqueue(&mut self, now: Time, pkt: Packet, drops: &mut Vec<Dropped>);
-    fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet>;
+    fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput);
+    fn dequeue(&mut self, now: Time, out: &mut ElementOutput) -> Option<Dequeued>;
     fn backlog(&self) -> Backlog;
-    /// Packets held, counted as (data, acks); for conservation checks.
+    /// (data, acks) held.
     fn held_by_kind(&self) -> (u64, u64);
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
+    fn handle_timeout(&mut self, _now: Time, _out: &mut ElementOutput) {}
 }
 
-/// Built-in queue disciplines (enum dispatch keeps the hot path free of vtables).
-#[derive(Debug)]
 pub enum AnyQdisc {
     DropTail(DropTail),
+    /// Any other registered discipline.
+    Other(Box<dyn Qdisc + Send + Sync>),
+}
+
+impl std::fmt::Debug for AnyQdisc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnyQdisc::DropTail(q) => q.fmt(f),
+            AnyQdisc::Other(_) => f.write_str("AnyQdisc::Other"),
+        }
+    }
+}
+
+macro_rules! each {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            AnyQdisc::DropTail($q) => $e,
+            AnyQdisc::Other($q) => $e,
+        }
+    };
 }
 
 impl Qdisc for AnyQdisc {
     #[inline]
-    fn enqueue(&mut self, now: Time, pkt: Packet, drops: &mut Vec<Dropped>) {
-        match self {
-            AnyQdisc::DropTail(q) => q.enqueue(now, pkt, drops),
-        }
+    fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
+        each!(self, q => q.enqueue(now, pkt, out))
     }
     #[inline]
-    fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet> {
-        match self {
-            AnyQdisc::DropTail(q) => q.dequeue(now, drops),
-        }
+    fn dequeue(&mut self, now: Time, out: &mut ElementOutput) -> Option<Dequeued> {
+        each!(self, q => q.dequeue(now, out))
     }
     #[inline]
     fn backlog(&self) -> Backlog {
-        match self {
-            AnyQdisc::DropTail(q) => q.backlog(),
-        }
+        each!(self, q => q.backlog())
     }
     fn held_by_kind(&self) -> (u64, u64) {
+        each!(self, q => q.held_by_kind())
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
         match self {
-            AnyQdisc::DropTail(q) => q.held_by_kind(),
+            AnyQdisc::DropTail(_) => None,
+            AnyQdisc::Other(q) => q.poll_timeout(),
         }
+    }
+    fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
+        each!(self, q => q.handle_timeout(now, out))
     }
 }
 
-/// Counts packets by kind: (data, acks).
+/// (data, acks) among `pkts`.
 pub fn count_kinds<'a>(pkts: impl Iterator<Item = &'a Packet>) -> (u64, u64) {
     pkts.fold((0, 0), |(d, a), p| match p.kind {
         rtclab_core::PacketKind::Data => (d + 1, a),

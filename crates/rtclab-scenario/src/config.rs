@@ -107,15 +107,17 @@ impl<'de> Deserialize<'de> for CapacityConfig {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `queue = { kind = "codel", limit = "1000pkt", target_ms = 5 }`: the discipline's own
+/// parameters sit next to `kind`, `limit` and `bdp_rtt` and are checked against its table.
+#[derive(Debug)]
 pub struct QueueConfig {
-    #[serde(default)]
-    pub kind: QueueKind,
-    #[serde(default = "default_queue_limit")]
+    /// A name from the queue registry (`rtclab_net::queues`); default "droptail".
+    pub kind: String,
     pub limit: QueueLimitValue,
     /// RTT used to turn a "bdp" limit into bytes; default: the largest flow RTT.
     pub bdp_rtt: Option<Duration>,
+    /// Every other key: the discipline's parameters by name.
+    pub params: std::collections::BTreeMap<String, ParamValue>,
 }
 
 fn default_queue_limit() -> QueueLimitValue {
@@ -124,15 +126,43 @@ fn default_queue_limit() -> QueueLimitValue {
 
 impl Default for QueueConfig {
     fn default() -> Self {
-        QueueConfig { kind: QueueKind::default(), limit: default_queue_limit(), bdp_rtt: None }
+        QueueConfig {
+            kind: "droptail".into(),
+            limit: default_queue_limit(),
+            bdp_rtt: None,
+            params: Default::default(),
+        }
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueKind {
-    #[default]
-    Droptail,
+impl<'de> Deserialize<'de> for QueueConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = QueueConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table such as { kind = \"droptail\", limit = \"1bdp\" }")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<QueueConfig, A::Error> {
+                let mut q = QueueConfig::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "kind" => q.kind = map.next_value()?,
+                        "limit" => q.limit = map.next_value()?,
+                        "bdp_rtt" => q.bdp_rtt = Some(map.next_value()?),
+                        _ => {
+                            let v: ParamValue = map.next_value()?;
+                            if q.params.insert(key.clone(), v).is_some() {
+                                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                            }
+                        }
+                    }
+                }
+                Ok(q)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]

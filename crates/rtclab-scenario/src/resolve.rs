@@ -30,7 +30,31 @@ pub struct LinkSpec {
     /// Human-readable description of the capacity ("100Mbps", "trace foo.up").
     pub capacity_desc: String,
     pub queue_limit: QueueLimit,
+    /// The queue discipline's registry name and parameters (already checked by `resolve`).
+    pub queue_kind: String,
+    pub queue_params: Vec<(String, rtclab_core::params::Value)>,
+    /// Largest data packet of any flow, bytes (CoDel's "one MTU queued" rule).
+    pub mtu: u32,
     pub loss: Option<LossModel>,
+}
+
+impl LinkSpec {
+    fn qdisc_args(&self) -> rtclab_net::queues::QdiscArgs<'_> {
+        rtclab_net::queues::QdiscArgs {
+            limit: self.queue_limit,
+            params: &self.queue_params,
+            mtu: self.mtu,
+        }
+    }
+    /// A fresh queue discipline as the scenario describes it.
+    pub fn build_qdisc(&self) -> rtclab_net::AnyQdisc {
+        rtclab_net::queues::build(&self.queue_kind, &self.qdisc_args())
+            .expect("queue checked when the scenario was resolved")
+    }
+    /// A fresh link (queue discipline + serializer) as the scenario describes it.
+    pub fn build_link(&self) -> rtclab_net::Link {
+        rtclab_net::Link::new(self.capacity.clone(), self.build_qdisc())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -287,9 +311,10 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
     }
 
     let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(TimeDelta::ZERO);
-    let forward = link_spec(&cfg.link, "link", base_dir, duration, max_rtt)?;
+    let mtu = flows.iter().map(|f| f.kind.packet_size()).max().unwrap_or(1500);
+    let forward = link_spec(&cfg.link, "link", base_dir, duration, max_rtt, mtu)?;
     let reverse = match &cfg.reverse_link {
-        Some(l) => Some(link_spec(l, "reverse_link", base_dir, duration, max_rtt)?),
+        Some(l) => Some(link_spec(l, "reverse_link", base_dir, duration, max_rtt, mtu)?),
         None => None,
     };
 
@@ -829,6 +854,7 @@ fn link_spec(
     base_dir: &Path,
     duration: TimeDelta,
     max_rtt: TimeDelta,
+    mtu: u32,
 ) -> Result<LinkSpec, ConfigError> {
     let cap_at = format!("{at}.capacity");
     let (capacity, capacity_desc) = match &l.capacity {
@@ -908,7 +934,39 @@ fn link_spec(
             })
         }
     };
-    Ok(LinkSpec { capacity, capacity_desc, queue_limit, loss })
+    let mut queue_params = Vec::new();
+    for (name, v) in &q.params {
+        let v = match v {
+            ParamValue::Bool(b) => rtclab_core::params::Value::Bool(*b),
+            ParamValue::Num(x) => rtclab_core::params::Value::Num(*x),
+            ParamValue::Str(s) => {
+                return Err(ConfigError::new(
+                    format!("{at}.queue.{name}"),
+                    format!("takes a number or true/false, got {s:?}"),
+                ))
+            }
+        };
+        queue_params.push((name.clone(), v));
+    }
+    let spec = LinkSpec {
+        capacity,
+        capacity_desc,
+        queue_limit,
+        queue_kind: q.kind.clone(),
+        queue_params,
+        mtu,
+        loss,
+    };
+    let build = |params: &[(String, rtclab_core::params::Value)]| {
+        let args = rtclab_net::queues::QdiscArgs { params, ..spec.qdisc_args() };
+        rtclab_net::queues::build(&spec.queue_kind, &args).map(|_| ())
+    };
+    build(&[]).map_err(|e| ConfigError::new(format!("{at}.queue.kind"), e))?;
+    for p in &spec.queue_params {
+        build(std::slice::from_ref(p))
+            .map_err(|e| ConfigError::new(format!("{at}.queue.{}", p.0), e))?;
+    }
+    Ok(spec)
 }
 
 fn check_prob(p: f64, at: &str) -> Result<(), ConfigError> {

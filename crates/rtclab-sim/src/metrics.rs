@@ -70,6 +70,8 @@ pub struct FlowMeter {
     pub bottleneck_bytes: u64,
     pub drops: [u64; N_REASONS],
     pub ack_drops: u64,
+    /// Data packets marked CE by a queue.
+    pub ecn_marks: u64,
     pub qdelay: LogHistogram,
     pub owd: LogHistogram,
     /// Media: end-to-end frame delay (ns) and completed frames, in the window.
@@ -110,6 +112,8 @@ pub struct LinkMeter {
     b_drops: [u64; N_REASONS],
     pub departed_bytes: u64,
     pub offered_packets: u64,
+    /// Packets marked CE on this direction.
+    pub ecn_marks: u64,
     pub drops: [u64; N_REASONS],
     pub col_capacity_bits: Vec<f64>,
     col_departed_bytes: Vec<u64>,
@@ -301,6 +305,20 @@ impl Meters {
         self.rev.b_departed += pkt.size as u64;
         if self.in_window(now) {
             self.rev.departed_bytes += pkt.size as u64;
+        }
+    }
+
+    /// A queue marked `pkt` CE (measurement window only; the packet travels on).
+    pub fn on_mark(&mut self, now: Time, pkt: &Packet) {
+        if !self.in_window(now) {
+            return;
+        }
+        match pkt.dir {
+            rtclab_core::Direction::Forward => {
+                self.flows[pkt.flow.0 as usize].ecn_marks += 1;
+                self.fwd.ecn_marks += 1;
+            }
+            rtclab_core::Direction::Reverse => self.rev.ecn_marks += 1,
         }
     }
 

@@ -19,10 +19,8 @@ use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time, TimeDelta};
 use rtclab_media::receiver::{feedback_wire_size, MediaReceiver};
 use rtclab_media::sender::{MediaFeedback, MediaSender};
-use rtclab_net::{
-    AnyElement, AnyQdisc, DelayLine, DropTail, ElementOutput, Link, LossElement, NetElement,
-};
-use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, MediaCcSpec, MediaSpec, Scenario};
+use rtclab_net::{AnyElement, DelayLine, ElementOutput, Link, LossElement, NetElement};
+use rtclab_scenario::{CcSpec, FlowKindSpec, MediaCcSpec, MediaSpec, Scenario};
 use rtclab_transport::{
     CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
@@ -73,10 +71,6 @@ pub struct Simulation {
     next_feedback_id: u32,
 }
 
-fn build_link(spec: &LinkSpec) -> Link {
-    Link::new(spec.capacity.clone(), AnyQdisc::DropTail(DropTail::new(spec.queue_limit)))
-}
-
 impl Simulation {
     pub fn new(scenario: Scenario, seed: u64) -> Self {
         let seeds = SeedTree::new(seed);
@@ -98,7 +92,7 @@ impl Simulation {
             ));
         }
         let fwd_link = push(
-            AnyElement::Link(Box::new(build_link(&scenario.forward))),
+            AnyElement::Link(Box::new(scenario.forward.build_link())),
             Role::ForwardLink,
             &mut roles,
         );
@@ -114,7 +108,7 @@ impl Simulation {
                 ));
             }
             let idx =
-                push(AnyElement::Link(Box::new(build_link(r))), Role::ReverseLink, &mut roles);
+                push(AnyElement::Link(Box::new(r.build_link())), Role::ReverseLink, &mut roles);
             rev_shared.push(idx);
             rev_link = Some(idx as usize);
         }
@@ -448,6 +442,10 @@ impl Simulation {
                 }
             }
         }
+        for m in self.out.marks.drain(..) {
+            self.meters.on_mark(now, &m.pkt);
+        }
+        self.out.dequeues.clear(); // no dequeue observers yet
         for mut p in self.out.packets.drain(..) {
             match role {
                 Role::ForwardLink if p.dir == Direction::Forward => {

@@ -100,6 +100,19 @@ cc = "gcc_paper"
 rtt = "80ms"
 start = "2s"
 "#,
+        r#"duration = "15s"
+[link]
+capacity = { trace = "traces/TMobile-LTE-short-30s.down", format = "mahimahi" }
+queue = { kind = "codel", limit = "200pkt", target_ms = 5, interval_ms = 100 }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 3
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+"#,
     ];
     for (i, c) in cases.iter().enumerate() {
         for seed in 1..=3 {

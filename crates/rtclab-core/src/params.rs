@@ -1,0 +1,88 @@
+//! Named parameters of controllers and queue disciplines: each publishes a table of its tunables with
+//! meaning and valid range, so a scenario can set any of them by name and a bad value is
+//! rejected with the range in the message. The tables double as the reference in
+//! `docs/scenario.md` (`cargo run -p rtclab-cc --example params_table`).
+
+use crate::TimeDelta;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Real,
+    Integer,
+    Bool,
+}
+
+/// One named parameter of a controller config `C`.
+pub struct Param<C> {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    /// Inclusive range (for booleans 0..=1).
+    pub min: f64,
+    pub max: f64,
+    #[doc(hidden)]
+    pub set: fn(&mut C, f64),
+    #[doc(hidden)]
+    pub get: fn(&C) -> f64,
+}
+
+impl<C> Param<C> {
+    pub fn get(&self, c: &C) -> f64 {
+        (self.get)(c)
+    }
+}
+
+/// A value from a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Num(f64),
+    Bool(bool),
+}
+
+/// Sets `name` to `value`, checking kind and range.
+pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
+    let Some(p) = table.iter().find(|p| p.name == name) else {
+        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
+        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
+    };
+    let v = match (p.kind, value) {
+        (Kind::Bool, Value::Bool(b)) => b as u8 as f64,
+        (Kind::Bool, Value::Num(_)) => return Err(format!("{name} takes true or false")),
+        (_, Value::Bool(_)) => return Err(format!("{name} takes a number")),
+        (Kind::Integer, Value::Num(x)) if x.fract() != 0.0 => {
+            return Err(format!("{name} takes a whole number, got {x}"))
+        }
+        (_, Value::Num(x)) => x,
+    };
+    if !(v.is_finite() && v >= p.min && v <= p.max) {
+        return Err(format!(
+            "{name} = {v} is out of range: accepted {}..={} ({})",
+            p.min, p.max, p.help
+        ));
+    }
+    (p.set)(cfg, v);
+    Ok(())
+}
+
+/// Milliseconds (how time-valued parameters are given) to a `TimeDelta`.
+pub fn ms(v: f64) -> TimeDelta {
+    TimeDelta::from_secs_f64(v / 1000.0)
+}
+
+/// One `Param` table entry: `param!(Config, "name", "help", Real|Integer|Bool, min, max, |c| get, |c, v| set)`.
+#[macro_export]
+macro_rules! param {
+    ($C:ty, $name:literal, $help:literal, $kind:ident, $min:expr, $max:expr, |$c:ident| $field:expr, |$cc:ident, $v:ident| $set:expr) => {
+        $crate::params::Param::<$C> {
+            name: $name,
+            help: $help,
+            kind: $crate::params::Kind::$kind,
+            min: $min,
+            max: $max,
+            set: |$cc: &mut $C, $v: f64| $set,
+            get: |$c: &$C| $field,
+        }
+    };
+}
+
+pub use crate::param;

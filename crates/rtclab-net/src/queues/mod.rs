@@ -1,0 +1,131 @@
+//! The queue-discipline registry: `queue.kind` in a scenario names one of these.
+//!
+//! Adding a discipline is one new file in this folder (implementing `Qdisc` and exporting a
+//! `pub static KIND: QdiscKind`) plus its name in the `register!` line below. Its parameters
+//! are a `rtclab_core::params` table, so a scenario sets them by name and a bad value is
+//! rejected with its range.
+
+use crate::qdisc::{AnyQdisc, QueueLimit};
+use rtclab_core::params::{set, Kind, Param, Value};
+
+macro_rules! register {
+    ($($m:ident),* $(,)?) => {
+        $(pub mod $m;)*
+        /// Every registered discipline, in the order the docs list them.
+        pub static QDISCS: &[&QdiscKind] = &[$(&$m::KIND),*];
+    };
+}
+
+register! { droptail, codel }
+
+/// What a discipline is built from.
+pub struct QdiscArgs<'a> {
+    pub limit: QueueLimit,
+    /// Named parameters from the scenario, in file order.
+    pub params: &'a [(String, Value)],
+    /// The largest packet the link carries, bytes (CoDel's "one MTU queued" rule).
+    pub mtu: u32,
+}
+
+impl QdiscArgs<'_> {
+    /// For disciplines without parameters.
+    pub fn no_params(&self) -> Result<(), String> {
+        match self.params.first() {
+            None => Ok(()),
+            Some((n, _)) => Err(format!("unknown parameter {n:?}: this queue kind takes none")),
+        }
+    }
+    /// Sets every given parameter on `cfg` through `table` (kind and range checked).
+    pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
+        for (name, v) in self.params {
+            set(table, cfg, name, *v)?;
+        }
+        Ok(())
+    }
+}
+
+/// A parameter as the docs and error messages show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    pub min: f64,
+    pub max: f64,
+    pub default: f64,
+}
+
+/// `ParamInfo` for each entry of `table`, defaults read from `default`.
+pub fn describe<C>(table: &[Param<C>], default: &C) -> Vec<ParamInfo> {
+    table
+        .iter()
+        .map(|p| ParamInfo {
+            name: p.name,
+            help: p.help,
+            kind: p.kind,
+            min: p.min,
+            max: p.max,
+            default: p.get(default),
+        })
+        .collect()
+}
+
+/// One registry entry.
+pub struct QdiscKind {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub params: fn() -> Vec<ParamInfo>,
+    pub build: fn(&QdiscArgs) -> Result<AnyQdisc, String>,
+}
+
+/// The names `queue.kind` accepts.
+pub fn names() -> Vec<&'static str> {
+    QDISCS.iter().map(|k| k.name).collect()
+}
+
+/// Builds the discipline `kind`; the error names what is wrong and what is accepted.
+pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, String> {
+    match QDISCS.iter().find(|k| k.name == kind) {
+        Some(k) => (k.build)(args),
+        None => Err(format!("unknown queue kind {kind:?}; accepted: {}", names().join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_kinds_and_parameters_are_named() {
+        let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500 };
+        let e = build("fifo", &args).unwrap_err();
+        assert!(e.contains("\"fifo\"") && e.contains("droptail") && e.contains("codel"), "{e}");
+        let p = [("target".to_string(), Value::Num(5.0))];
+        let e = build("droptail", &QdiscArgs { params: &p, ..args }).unwrap_err();
+        assert!(e.contains("\"target\""), "{e}");
+    }
+
+    #[test]
+    fn every_kind_builds_with_its_defaults_and_is_documented() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
+                .expect("docs/scenario.md");
+        for k in QDISCS {
+            let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500 };
+            assert!((k.build)(&args).is_ok(), "{}", k.name);
+            assert!(
+                doc.contains(&format!("`{}`", k.name)),
+                "docs/scenario.md lacks queue kind {}",
+                k.name
+            );
+            for p in (k.params)() {
+                assert!(
+                    doc.contains(&format!("| `{}` |", p.name)),
+                    "docs/scenario.md lacks {}.{}",
+                    k.name,
+                    p.name
+                );
+            }
+        }
+    }
+}
