@@ -457,16 +457,12 @@ impl CongestionController for Bbr {
                 BbrMode::ProbeBw => 2,
                 BbrMode::ProbeRtt => 3,
             },
-            extra: [
+            extra: crate::named(&[
                 Some(("btl_bw_mbps", self.max_bw_pps() * self.cfg.packet_size as f64 * 8.0 / 1e6)),
                 self.min_rtt.map(|r| ("min_rtt_ms", r.as_millis_f64())),
                 Some(("pacing_gain", self.pacing_gain)),
                 Some(("cwnd_gain", self.cwnd_gain)),
-                None,
-                None,
-                None,
-                None,
-            ],
+            ]),
             ..Default::default()
         }
     }

@@ -461,16 +461,14 @@ impl CongestionController for Copa {
             } else {
                 1
             },
-            extra: [
+            extra: crate::named(&[
                 Some(("delta", self.delta)),
                 Some(("velocity", self.velocity)),
                 Some(("dq_ms", self.dq.as_millis_f64())),
                 Some(("rtt_standing_ms", self.standing.as_millis_f64())),
                 self.rtt_min.all().map(|r| ("rtt_min_ms", r.as_millis_f64())),
                 Some(("competitive", self.competitive as u8 as f64)),
-                None,
-                None,
-            ],
+            ]),
             ..Default::default()
         }
     }

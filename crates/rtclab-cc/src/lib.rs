@@ -113,6 +113,21 @@ pub struct CcTarget {
     pub fec_ratio: f64,
 }
 
+/// How many named values a controller may report in `CcMetrics::extra`.
+pub const EXTRA_METRICS: usize = 12;
+
+/// `CcMetrics::extra` from a list of named values (None entries are skipped).
+pub fn named(
+    values: &[Option<(&'static str, f64)>],
+) -> [Option<(&'static str, f64)>; EXTRA_METRICS] {
+    let mut out = [None; EXTRA_METRICS];
+    for (slot, v) in out.iter_mut().zip(values.iter().flatten()) {
+        *slot = Some(*v);
+    }
+    debug_assert!(values.iter().flatten().count() <= EXTRA_METRICS, "too many named metrics");
+    out
+}
+
 /// Internal state for time series; never read by control logic.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CcMetrics {
@@ -122,8 +137,9 @@ pub struct CcMetrics {
     pub target_rate: Option<Rate>,
     /// A small state code (controller-specific; e.g. 0 = slow start, 1 = avoidance).
     pub state: u8,
-    /// Controller-specific named values (e.g. GCC's delay gradient and threshold).
-    pub extra: [Option<(&'static str, f64)>; 8],
+    /// Controller-specific named values, units in the name (e.g. GCC's `delay_gradient`,
+    /// Copa's `velocity`); each becomes a column of `flows.parquet`.
+    pub extra: [Option<(&'static str, f64)>; EXTRA_METRICS],
 }
 
 pub trait CongestionController {

@@ -219,16 +219,11 @@ impl CongestionController for Qlibra {
         let mut m = window_metrics(self.cwnd.round() as u32, ss, self.cfg.packet_size);
         m.cwnd_bytes = Some((self.cwnd * self.cfg.packet_size as f64) as u64);
         m.state = if self.self_congested { 2 } else { 3 };
-        m.extra = [
+        m.extra = crate::named(&[
             Some(("self_congested", self.self_congested as u8 as f64)),
             Some(("slot_loss", self.l1)),
             Some(("speedup", self.last_speedup)),
-            None,
-            None,
-            None,
-            None,
-            None,
-        ];
+        ]);
         m
     }
 }

@@ -275,16 +275,14 @@ impl CongestionController for ZoomLike {
         CcMetrics {
             pacing_rate: t.pacing_rate,
             target_rate: t.target_rate,
-            extra: [
+            extra: crate::named(&[
                 Some(("loss_estimate", self.loss)),
                 Some(("fec_ratio", self.fec_ratio())),
                 Some(("queuing_ms", self.queuing.as_millis_f64())),
                 Some(("wire_budget_mbps", self.wire_bps / 1e6)),
                 Some(("delivered_mbps", self.delivered_rate / 1e6)),
                 Some(("rtx_mbps", self.rtx_rate / 1e6)),
-                None,
-                None,
-            ],
+            ]),
             ..Default::default()
         }
     }

@@ -25,10 +25,10 @@ use engine::{Classifier, DirStats, EngineStats, Forwarder};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
-use rtclab_net::{AnyElement, DelayLine, LossElement};
-use rtclab_scenario::{CcSpec, FlowKindSpec, LinkSpec, Scenario};
-use rtclab_sim::summary::{drops_json, num, percentiles_ms};
-pub use rtclab_sim::Columns;
+pub use rtclab_harness::measure::Columns;
+use rtclab_harness::measure::{drops_json, num, percentiles_ms, queue_limit_json};
+use rtclab_harness::Network;
+use rtclab_scenario::{CcSpec, FlowKindSpec, Scenario};
 
 /// What a finished emulation produced: the simulator's outputs, `"engine": "emu"`.
 #[derive(Clone, Debug)]
@@ -146,49 +146,18 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
     Ok(())
 }
 
-fn link_element(spec: &LinkSpec) -> AnyElement {
-    AnyElement::Link(Box::new(spec.build_link()))
-}
-
-/// The two directions' paths, as the simulator builds them: [loss] → link → per-flow delay.
-fn build_paths(s: &Scenario, seeds: &SeedTree) -> [Path; 2] {
-    let mk = |dir: Direction, link: Option<&LinkSpec>, label: &str| {
-        let mut elements = Vec::new();
-        let mut shared = Vec::new();
-        if let Some(l) = link {
-            if let Some(m) = l.loss {
-                elements.push(AnyElement::Loss(LossElement::new(
-                    m,
-                    seeds.stream(&format!("{label}.loss")),
-                )));
-                shared.push(elements.len() - 1);
-            }
-            elements.push(link_element(l));
-            shared.push(elements.len() - 1);
+/// The two directions' paths, from the harness's network (the simulator's topology, random
+/// streams and routes). Unclassified packets take the first flow's route. A middlebox that
+/// sees both directions is rejected: each direction runs in its own forwarding loop.
+fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<[Path; 2], EmuError> {
+    let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
+    let [(fe, mut fr), (re, mut rr)] = net.split_directions().map_err(EmuError::Unsupported)?;
+    for r in [&mut fr, &mut rr] {
+        if let Some(first) = r.first().cloned() {
+            r.push(first);
         }
-        let mut routes = Vec::new();
-        // One route per flow, and one for unclassified packets (first flow's delay).
-        for f in s.flows.iter().chain(s.flows.first()) {
-            let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
-            let (delay, jitter) = match dir {
-                Direction::Forward => (half, f.jitter),
-                Direction::Reverse => (f.rtt - half, TimeDelta::ZERO),
-            };
-            elements.push(AnyElement::Delay(DelayLine::new(
-                delay,
-                jitter,
-                seeds.stream(&format!("flow{}.{label}.delay", f.id)),
-            )));
-            let mut r = shared.clone();
-            r.push(elements.len() - 1);
-            routes.push(r);
-        }
-        Path::new(dir, elements, routes)
-    };
-    [
-        mk(Direction::Forward, Some(&s.forward), "link"),
-        mk(Direction::Reverse, s.reverse.as_ref(), "reverse_link"),
-    ]
+    }
+    Ok([Path::new(Direction::Forward, fe, fr), Path::new(Direction::Reverse, re, rr)])
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,7 +219,7 @@ impl Emulation {
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
         let seeds = SeedTree::new(seed);
-        let paths = build_paths(&scenario, &seeds);
+        let paths = build_paths(&scenario, &seeds)?;
         let stop = Arc::new(AtomicBool::new(false));
         // Hosts and listeners first, then time zero.
         let t0 = sys::monotonic_ns() + 50_000_000;
@@ -315,7 +284,7 @@ impl Emulation {
             let port = PORT_BASE + f.id as u16;
             let flow = match (&f.kind, kernel_cc(f)?) {
                 (FlowKindSpec::Media(m), _) => {
-                    let (snd, rcv) = rtclab_sim::media_endpoints(f.id, m, &seeds);
+                    let (snd, rcv) = rtclab_harness::endpoints::media_endpoints(f.id, m, &seeds);
                     let spec = media::MediaSpecRt {
                         flow: f.id,
                         port,
@@ -526,7 +495,7 @@ fn summarize(
             },
         }));
     }
-    let cap_bits = s.forward.capacity.bits_between(w0, w1);
+    let cap_bits = s.main_link().forward.capacity.bits_between(w0, w1);
     let mut link_drops = [0u64; 8];
     for c in fwd {
         for (a, b) in link_drops.iter_mut().zip(c.drops) {
@@ -550,26 +519,23 @@ fn summarize(
         "flows": flows,
         "measurement_window_s": [w0.as_secs_f64(), w1.as_secs_f64()],
         "fairness": {
-            "jain": rtclab_sim::metrics::jain(&rates).map_or(Value::Null, num),
+            "jain": rtclab_harness::measure::jain(&rates).map_or(Value::Null, num),
             "window_s": s.metrics.fairness_window.as_secs_f64(),
             "jain_windows_mean": if jw.is_empty() { Value::Null } else { num(jw.iter().sum::<f64>() / jw.len() as f64) },
             "jain_windows_min": jw.iter().copied().reduce(f64::min).map_or(Value::Null, num),
         },
         "link": {
-            "capacity": s.forward.capacity_desc,
+            "capacity": s.main_link().forward.capacity_desc,
             "mean_capacity_mbps": num(cap_bits / window / 1e6),
             "utilization": num(if cap_bits > 0.0 { total_fwd as f64 * 8.0 / cap_bits } else { f64::NAN }),
             "loss_ratio": num(if offered > 0 { link_drops.iter().sum::<u64>() as f64 / offered as f64 } else { 0.0 }),
-            "queue_limit": match s.forward.queue_limit {
-                rtclab_net::QueueLimit::Packets(n) => json!({ "packets": n }),
-                rtclab_net::QueueLimit::Bytes(b) => json!({ "bytes": b }),
-            },
+            "queue_limit": queue_limit_json(s.main_link().forward.queue_limit),
             "delivered_mbps": num(total_fwd as f64 * 8.0 / window / 1e6),
             "delivered_packets_per_second": num(fwd.iter().map(|c| c.window_packets).sum::<u64>() as f64 / window),
             "queuing_delay_ms": percentiles_ms(&all_q),
             "drops": drops_json(&link_drops),
             "ecn_marks": fwd.iter().map(|c| c.ecn_marks).sum::<u64>(),
-            "queue_kind": s.forward.queue_kind,
+            "queue_kind": s.main_link().forward.queue_kind,
         },
         "emulator": {
             "release_error_us": { "p50": us(0.5), "p99": us(0.99), "max": us(1.0) },

@@ -6,8 +6,8 @@
 use crate::engine::{BinCounters, EngineStats};
 use crate::FlowResult;
 use rtclab_core::{Time, TimeDelta};
+use rtclab_harness::measure::Columns;
 use rtclab_scenario::Scenario;
-use rtclab_sim::Columns;
 
 fn n_bins(s: &Scenario) -> usize {
     (s.duration.as_nanos() / s.metrics.bin.as_nanos()) as usize
@@ -98,7 +98,7 @@ pub fn link_columns(s: &Scenario, st: &EngineStats) -> Columns {
             )
         };
         let (f, r) = (sum(0), sum(1));
-        let cap_bits = s.forward.capacity.bits_between(t0, t1);
+        let cap_bits = s.main_link().forward.capacity.bits_between(t0, t1);
         let (qmax, qarea) = st.dirs[0].queue_bins.get(i).copied().unwrap_or((0, 0.0));
         c.push_row(&[
             t1.as_secs_f64(),
@@ -138,7 +138,7 @@ pub fn fairness_columns(s: &Scenario, st: &EngineStats) -> Columns {
         let agg = xs.iter().sum::<f64>() * 8.0 / s.metrics.fairness_window.as_secs_f64() / 1e6;
         c.push_row(&[
             w1.as_secs_f64(),
-            rtclab_sim::metrics::jain(&xs).unwrap_or(f64::NAN),
+            rtclab_harness::measure::jain(&xs).unwrap_or(f64::NAN),
             xs.len() as f64,
             agg,
         ]);

@@ -10,6 +10,7 @@ pub mod delay;
 pub mod element;
 pub mod link;
 pub mod loss;
+pub mod middleboxes;
 pub mod qdisc;
 pub mod queues;
 pub mod trace_file;

@@ -85,6 +85,7 @@ impl Link {
         self.in_service.is_some() || self.partial.is_some()
     }
 
+    #[inline]
     fn start_next(&mut self, at: Time, out: &mut ElementOutput) {
         debug_assert!(self.in_service.is_none());
         if let Some(p) = self.pull(at, out) {
@@ -128,7 +129,7 @@ impl Link {
 }
 
 /// The queue's next packet, its sojourn added to the packet's ground-truth queue delay.
-#[inline]
+#[inline(always)]
 fn pull(q: &mut AnyQdisc, observed: bool, at: Time, out: &mut ElementOutput) -> Option<Packet> {
     let Dequeued { mut pkt, sojourn } = q.dequeue(at, out)?;
     pkt.queue_delay += sojourn;

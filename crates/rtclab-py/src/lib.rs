@@ -66,7 +66,8 @@ fn validate<'py>(
     d.set_item("duration_s", s.duration.as_secs_f64())?;
     d.set_item("flows", s.flows.len())?;
     d.set_item("seed", s.seed)?;
-    d.set_item("capacity", &s.forward.capacity_desc)?;
+    d.set_item("capacity", &s.main_link().forward.capacity_desc)?;
+    d.set_item("links", s.links.iter().map(|l| l.name.as_str()).collect::<Vec<_>>())?;
     Ok(d)
 }
 

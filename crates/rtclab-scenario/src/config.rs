@@ -18,11 +18,17 @@ pub struct ScenarioConfig {
     pub duration: Duration,
     /// Root seed when none is given on the command line.
     pub seed: Option<u64>,
-    /// The forward (data-direction) bottleneck.
-    pub link: LinkConfig,
-    /// The reverse (feedback-direction) bottleneck; absent = unconstrained.
+    /// Shorthand for a one-link topology: the forward (data-direction) bottleneck, named
+    /// `bottleneck`, crossed by every flow.
+    pub link: Option<LinkConfig>,
+    /// The shorthand link's reverse (feedback-direction) bottleneck; absent = unconstrained.
     pub reverse_link: Option<LinkConfig>,
+    /// Named links (instead of `link`); flows pick theirs with `path`.
+    pub links: Option<Vec<NamedLinkConfig>>,
     pub flows: Vec<FlowConfig>,
+    /// Middleboxes attached by name at a hop, seeing both directions of the flows crossing it.
+    #[serde(default)]
+    pub middleboxes: Vec<MiddleboxConfig>,
     #[serde(default)]
     pub metrics: MetricsConfig,
 }
@@ -34,6 +40,62 @@ pub struct LinkConfig {
     #[serde(default)]
     pub queue: QueueConfig,
     pub loss: Option<LossConfig>,
+}
+
+/// One hop of a topology: a forward bottleneck (as `[link]`), its one-way propagation delay,
+/// and optionally a bottleneck in the reverse direction.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedLinkConfig {
+    pub name: String,
+    pub capacity: CapacityConfig,
+    #[serde(default)]
+    pub queue: QueueConfig,
+    pub loss: Option<LossConfig>,
+    /// One-way propagation delay of this hop, both directions (default 0).
+    pub delay: Option<Duration>,
+    /// The reverse direction's bottleneck; absent = only the propagation delay.
+    pub reverse: Option<LinkConfig>,
+}
+
+/// `{ kind = "...", at = "link name", <parameters> }`.
+#[derive(Debug)]
+pub struct MiddleboxConfig {
+    pub kind: String,
+    pub at: String,
+    pub params: std::collections::BTreeMap<String, ParamValue>,
+}
+
+impl<'de> Deserialize<'de> for MiddleboxConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MiddleboxConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table such as { kind = \"policer\", at = \"bottleneck\" }")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MiddleboxConfig, A::Error> {
+                let (mut kind, mut at) = (None, None);
+                let mut params = std::collections::BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "kind" => kind = Some(map.next_value()?),
+                        "at" => at = Some(map.next_value()?),
+                        _ => {
+                            let v: ParamValue = map.next_value()?;
+                            if params.insert(key.clone(), v).is_some() {
+                                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                            }
+                        }
+                    }
+                }
+                let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+                let at = at.ok_or_else(|| de::Error::missing_field("at"))?;
+                Ok(MiddleboxConfig { kind, at, params })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 #[derive(Debug)]
@@ -278,8 +340,14 @@ pub struct FlowConfig {
     pub kind: FlowKind,
     /// Congestion control (tcp flows): "cubic" (default), "reno"/"newreno".
     pub cc: Option<CcName>,
-    /// Base (propagation) round-trip time, split evenly between the two directions.
-    pub rtt: Duration,
+    /// Base round-trip time of the flow's own access (split evenly between the two
+    /// directions), on top of the propagation delay of the links on its path. Required with
+    /// the `[link]` shorthand; default 0 on a `path`.
+    pub rtt: Option<Duration>,
+    /// Forward hops by link name, in order (default: the only link).
+    pub path: Option<Vec<String>>,
+    /// Reverse hops by link name, in order (default: the forward path, mirrored).
+    pub reverse_path: Option<Vec<String>>,
     pub start: Option<Duration>,
     pub stop: Option<Duration>,
     /// Identical copies of this flow.

@@ -10,7 +10,8 @@ pub mod units;
 
 pub use config::ScenarioConfig;
 pub use resolve::{
-    CcSpec, FlowKindSpec, FlowSpec, LinkSpec, MediaCcSpec, MediaSpec, MetricsSpec, Scenario,
+    CcSpec, FlowKindSpec, FlowSpec, LinkSpec, MediaCcSpec, MediaSpec, MetricsSpec, MiddleboxSpec,
+    NamedLink, Scenario,
 };
 
 use std::fmt;

@@ -18,10 +18,45 @@ pub struct Scenario {
     pub description: String,
     pub duration: TimeDelta,
     pub seed: Option<u64>,
+    /// The topology's links; the first is the one `summary.link` and `link.parquet` describe
+    /// (with the `[link]` shorthand, the only one, named `bottleneck`).
+    pub links: Vec<NamedLink>,
+    pub flows: Vec<FlowSpec>,
+    pub middleboxes: Vec<MiddleboxSpec>,
+    pub metrics: MetricsSpec,
+}
+
+impl Scenario {
+    /// The link `summary.link` describes: the first one.
+    pub fn main_link(&self) -> &NamedLink {
+        &self.links[0]
+    }
+    /// Index of a link by name.
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.links.iter().position(|l| l.name == name)
+    }
+}
+
+/// One hop: a forward bottleneck, an optional reverse one, and the propagation delay.
+#[derive(Clone, Debug)]
+pub struct NamedLink {
+    pub name: String,
+    /// Stable label for random streams and messages: "link" / "reverse_link" for the
+    /// shorthand (as before named links existed), `links.<name>` otherwise.
+    pub label: String,
+    pub reverse_label: String,
+    /// One-way propagation delay, each direction.
+    pub delay: TimeDelta,
     pub forward: LinkSpec,
     pub reverse: Option<LinkSpec>,
-    pub flows: Vec<FlowSpec>,
-    pub metrics: MetricsSpec,
+}
+
+/// A middlebox attached at a hop (`at` = index into `Scenario::links`).
+#[derive(Clone, Debug)]
+pub struct MiddleboxSpec {
+    pub kind: String,
+    pub at: usize,
+    pub params: Vec<(String, rtclab_core::params::Value)>,
 }
 
 #[derive(Clone, Debug)]
@@ -62,7 +97,14 @@ pub struct FlowSpec {
     pub id: u32,
     pub name: String,
     pub kind: FlowKindSpec,
+    /// The flow's own access round trip (half each way, jitter on the forward half).
     pub rtt: TimeDelta,
+    /// The whole propagation round trip: `rtt` plus the delays of the links on both paths.
+    pub base_rtt: TimeDelta,
+    /// Forward hops (indices into `Scenario::links`), in order.
+    pub path: Vec<usize>,
+    /// Reverse hops, in order (by default the forward path mirrored).
+    pub reverse_path: Vec<usize>,
     pub start: Time,
     pub stop: Time,
     pub jitter: TimeDelta,
@@ -176,14 +218,32 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         return Err(ConfigError::new("flows", "at least one flow is needed ([[flows]] tables)"));
     }
 
+    let topo = topology(&cfg)?;
     let mut flows = Vec::new();
     for (i, f) in cfg.flows.iter().enumerate() {
         let at = |field: &str| format!("flows[{i}].{field}");
         if f.count == 0 {
             return Err(ConfigError::new(at("count"), "must be at least 1"));
         }
-        if f.rtt.0 <= TimeDelta::ZERO {
+        let (path, reverse_path) = flow_paths(f, &topo, &at)?;
+        let access_rtt = match (f.rtt, topo.shorthand) {
+            (None, true) => {
+                return Err(ConfigError::new(at("rtt"), "required (e.g. rtt = \"40ms\")"))
+            }
+            (None, false) => TimeDelta::ZERO,
+            (Some(r), _) => r.0,
+        };
+        if access_rtt < TimeDelta::ZERO || (topo.shorthand && access_rtt == TimeDelta::ZERO) {
             return Err(ConfigError::new(at("rtt"), "must be positive (e.g. \"40ms\")"));
+        }
+        let delays =
+            |p: &[usize]| p.iter().map(|&l| topo.links[l].1).fold(TimeDelta::ZERO, |a, b| a + b);
+        let base_rtt = access_rtt + delays(&path) + delays(&reverse_path);
+        if base_rtt <= TimeDelta::ZERO {
+            return Err(ConfigError::new(
+                at("rtt"),
+                "the path has no propagation delay: give the links a `delay` or the flow an `rtt`",
+            ));
         }
         let start = Time::ZERO + f.start.map_or(TimeDelta::ZERO, |d| d.0);
         let stop = f.stop.map_or(end, |d| Time::ZERO + d.0);
@@ -296,7 +356,10 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 id,
                 name,
                 kind: kind.clone(),
-                rtt: f.rtt.0,
+                rtt: access_rtt,
+                base_rtt,
+                path: path.clone(),
+                reverse_path: reverse_path.clone(),
                 start,
                 stop,
                 jitter: f.jitter.map_or(TimeDelta::ZERO, |d| d.0),
@@ -310,13 +373,46 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         }
     }
 
-    let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(TimeDelta::ZERO);
     let mtu = flows.iter().map(|f| f.kind.packet_size()).max().unwrap_or(1500);
-    let forward = link_spec(&cfg.link, "link", base_dir, duration, max_rtt, mtu)?;
-    let reverse = match &cfg.reverse_link {
-        Some(l) => Some(link_spec(l, "reverse_link", base_dir, duration, max_rtt, mtu)?),
-        None => None,
-    };
+    let mut links = Vec::new();
+    for (li, (name, delay, parts, rev)) in topo.links.iter().enumerate() {
+        // "bdp" limits use the largest base RTT among the flows crossing the link.
+        let max_rtt = flows
+            .iter()
+            .filter(|f| f.path.contains(&li) || f.reverse_path.contains(&li))
+            .map(|f| f.base_rtt)
+            .max()
+            .unwrap_or(TimeDelta::ZERO);
+        let (at, rev_at, label, reverse_label) = if topo.shorthand {
+            (
+                "link".to_string(),
+                "reverse_link".to_string(),
+                "link".to_string(),
+                "reverse_link".to_string(),
+            )
+        } else {
+            (
+                format!("links[{li}]"),
+                format!("links[{li}].reverse"),
+                format!("links.{name}"),
+                format!("links.{name}.reverse"),
+            )
+        };
+        let forward = link_spec(*parts, &at, base_dir, duration, max_rtt, mtu)?;
+        let reverse = match rev {
+            Some(r) => Some(link_spec(*r, &rev_at, base_dir, duration, max_rtt, mtu)?),
+            None => None,
+        };
+        links.push(NamedLink {
+            name: name.clone(),
+            label,
+            reverse_label,
+            delay: *delay,
+            forward,
+            reverse,
+        });
+    }
+    let middleboxes = middlebox_specs(&cfg, &links)?;
 
     let m = &cfg.metrics;
     if m.bin.0 < TimeDelta::from_millis(1) {
@@ -337,9 +433,9 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         description: cfg.description.clone(),
         duration,
         seed: cfg.seed,
-        forward,
-        reverse,
+        links,
         flows,
+        middleboxes,
         metrics: MetricsSpec {
             bin: m.bin.0,
             warmup: m.warmup.0,
@@ -848,8 +944,187 @@ fn cubic_config(
     Ok(c)
 }
 
+/// The parts of a link direction a scenario describes.
+#[derive(Clone, Copy)]
+struct LinkParts<'a> {
+    capacity: &'a CapacityConfig,
+    queue: &'a QueueConfig,
+    loss: Option<&'a LossConfig>,
+}
+
+impl<'a> From<&'a LinkConfig> for LinkParts<'a> {
+    fn from(l: &'a LinkConfig) -> Self {
+        LinkParts { capacity: &l.capacity, queue: &l.queue, loss: l.loss.as_ref() }
+    }
+}
+
+/// A topology before its links are resolved: (name, delay, forward, reverse) per link.
+struct Topology<'a> {
+    links: Vec<(String, TimeDelta, LinkParts<'a>, Option<LinkParts<'a>>)>,
+    /// `[link]` (+ `[reverse_link]`) rather than `[[links]]`.
+    shorthand: bool,
+}
+
+const SHORTHAND_LINK: &str = "bottleneck";
+
+fn topology(cfg: &ScenarioConfig) -> Result<Topology<'_>, ConfigError> {
+    match (&cfg.link, &cfg.links) {
+        (Some(_), Some(_)) => Err(ConfigError::new(
+            "links",
+            "give either [link] (one link crossed by every flow) or [[links]], not both",
+        )),
+        (None, None) => Err(ConfigError::new(
+            "link",
+            "missing: give [link] (one link crossed by every flow) or [[links]] with flow paths",
+        )),
+        (Some(l), None) => Ok(Topology {
+            links: vec![(
+                SHORTHAND_LINK.to_string(),
+                TimeDelta::ZERO,
+                l.into(),
+                cfg.reverse_link.as_ref().map(Into::into),
+            )],
+            shorthand: true,
+        }),
+        (None, Some(ls)) => {
+            if cfg.reverse_link.is_some() {
+                return Err(ConfigError::new(
+                    "reverse_link",
+                    "goes with [link]; with [[links]] give each link's `reverse` instead",
+                ));
+            }
+            if ls.is_empty() {
+                return Err(ConfigError::new("links", "at least one link is needed"));
+            }
+            let mut out = Vec::new();
+            for (i, l) in ls.iter().enumerate() {
+                let ok = !l.name.is_empty()
+                    && l.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !ok {
+                    return Err(ConfigError::new(
+                        format!("links[{i}].name"),
+                        format!("{:?}: use letters, digits, '_' and '-'", l.name),
+                    ));
+                }
+                if ls[..i].iter().any(|o| o.name == l.name) {
+                    return Err(ConfigError::new(
+                        format!("links[{i}].name"),
+                        format!("{:?} is used by an earlier link", l.name),
+                    ));
+                }
+                let delay = l.delay.map_or(TimeDelta::ZERO, |d| d.0);
+                if delay < TimeDelta::ZERO {
+                    return Err(ConfigError::new(
+                        format!("links[{i}].delay"),
+                        "must not be negative",
+                    ));
+                }
+                let parts =
+                    LinkParts { capacity: &l.capacity, queue: &l.queue, loss: l.loss.as_ref() };
+                out.push((l.name.clone(), delay, parts, l.reverse.as_ref().map(Into::into)));
+            }
+            Ok(Topology { links: out, shorthand: false })
+        }
+    }
+}
+
+fn flow_paths(
+    f: &FlowConfig,
+    topo: &Topology,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(Vec<usize>, Vec<usize>), ConfigError> {
+    let names = || topo.links.iter().map(|l| format!("{:?}", l.0)).collect::<Vec<_>>().join(", ");
+    let lookup = |hops: &[String], field: &str| -> Result<Vec<usize>, ConfigError> {
+        if hops.is_empty() {
+            return Err(ConfigError::new(at(field), "must name at least one link"));
+        }
+        let mut out = Vec::new();
+        for (k, h) in hops.iter().enumerate() {
+            let Some(i) = topo.links.iter().position(|l| &l.0 == h) else {
+                return Err(ConfigError::new(
+                    format!("{}[{k}]", at(field)),
+                    format!("no link named {h:?}; links: {}", names()),
+                ));
+            };
+            if out.contains(&i) {
+                return Err(ConfigError::new(
+                    format!("{}[{k}]", at(field)),
+                    format!("{h:?} appears twice on the path"),
+                ));
+            }
+            out.push(i);
+        }
+        Ok(out)
+    };
+    let path = match &f.path {
+        Some(p) => lookup(p, "path")?,
+        None if topo.links.len() == 1 => vec![0],
+        None => {
+            return Err(ConfigError::new(
+                at("path"),
+                format!("needed when the scenario has several links ({})", names()),
+            ))
+        }
+    };
+    let reverse_path = match &f.reverse_path {
+        Some(p) => lookup(p, "reverse_path")?,
+        None => path.iter().rev().copied().collect(),
+    };
+    Ok((path, reverse_path))
+}
+
+fn middlebox_specs(
+    cfg: &ScenarioConfig,
+    links: &[NamedLink],
+) -> Result<Vec<MiddleboxSpec>, ConfigError> {
+    let mut out = Vec::new();
+    for (i, m) in cfg.middleboxes.iter().enumerate() {
+        let Some(at) = links.iter().position(|l| l.name == m.at) else {
+            let names: Vec<String> = links.iter().map(|l| format!("{:?}", l.name)).collect();
+            return Err(ConfigError::new(
+                format!("middleboxes[{i}].at"),
+                format!("no link named {:?}; links: {}", m.at, names.join(", ")),
+            ));
+        };
+        let params = param_values(&m.params, &format!("middleboxes[{i}]"))?;
+        let spec = MiddleboxSpec { kind: m.kind.clone(), at, params };
+        let build = |params: &[(String, rtclab_core::params::Value)]| {
+            rtclab_net::middleboxes::build(&spec.kind, params).map(|_| ())
+        };
+        build(&[]).map_err(|e| ConfigError::new(format!("middleboxes[{i}].kind"), e))?;
+        for p in &spec.params {
+            build(std::slice::from_ref(p))
+                .map_err(|e| ConfigError::new(format!("middleboxes[{i}].{}", p.0), e))?;
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Named numeric/boolean parameters in file order; a string value is an error at `at.<name>`.
+fn param_values(
+    given: &std::collections::BTreeMap<String, ParamValue>,
+    at: &str,
+) -> Result<Vec<(String, rtclab_core::params::Value)>, ConfigError> {
+    let mut out = Vec::new();
+    for (name, v) in given {
+        let v = match v {
+            ParamValue::Bool(b) => rtclab_core::params::Value::Bool(*b),
+            ParamValue::Num(x) => rtclab_core::params::Value::Num(*x),
+            ParamValue::Str(s) => {
+                return Err(ConfigError::new(
+                    format!("{at}.{name}"),
+                    format!("takes a number or true/false, got {s:?}"),
+                ))
+            }
+        };
+        out.push((name.clone(), v));
+    }
+    Ok(out)
+}
+
 fn link_spec(
-    l: &LinkConfig,
+    l: LinkParts,
     at: &str,
     base_dir: &Path,
     duration: TimeDelta,
@@ -857,7 +1132,7 @@ fn link_spec(
     mtu: u32,
 ) -> Result<LinkSpec, ConfigError> {
     let cap_at = format!("{at}.capacity");
-    let (capacity, capacity_desc) = match &l.capacity {
+    let (capacity, capacity_desc) = match l.capacity {
         CapacityConfig::Constant(r) => {
             if r.0 == Rate::ZERO {
                 return Err(ConfigError::new(cap_at, "must be positive (e.g. \"10Mbps\")"));
@@ -892,7 +1167,7 @@ fn link_spec(
         }
     };
     let mean = capacity.mean_rate(Time::ZERO, Time::ZERO + duration);
-    let q = &l.queue;
+    let q = l.queue;
     let bdp_rtt = q.bdp_rtt.map_or(max_rtt, |d| d.0);
     let queue_limit = match q.limit {
         QueueLimitValue::Packets(n) => QueueLimit::Packets(n),
@@ -910,7 +1185,7 @@ fn link_spec(
             ));
         }
     }
-    let loss = match &l.loss {
+    let loss = match l.loss {
         None => None,
         Some(LossConfig::Iid { rate }) => {
             check_prob(*rate, &format!("{at}.loss.rate"))?;
@@ -934,20 +1209,7 @@ fn link_spec(
             })
         }
     };
-    let mut queue_params = Vec::new();
-    for (name, v) in &q.params {
-        let v = match v {
-            ParamValue::Bool(b) => rtclab_core::params::Value::Bool(*b),
-            ParamValue::Num(x) => rtclab_core::params::Value::Num(*x),
-            ParamValue::Str(s) => {
-                return Err(ConfigError::new(
-                    format!("{at}.queue.{name}"),
-                    format!("takes a number or true/false, got {s:?}"),
-                ))
-            }
-        };
-        queue_params.push((name.clone(), v));
-    }
+    let queue_params = param_values(&q.params, &format!("{at}.queue"))?;
     let spec = LinkSpec {
         capacity,
         capacity_desc,

@@ -20,8 +20,8 @@ fn minimal_scenario_resolves_with_defaults() {
     assert_eq!(s.flows.len(), 1);
     assert_eq!(s.flows[0].kind.cc_name(), "cubic");
     // 1 BDP at 10 Mbit/s and 40 ms = 50 000 bytes.
-    assert_eq!(s.forward.queue_limit, rtclab_net::QueueLimit::Bytes(50_000));
-    assert!(s.reverse.is_none());
+    assert_eq!(s.main_link().forward.queue_limit, rtclab_net::QueueLimit::Bytes(50_000));
+    assert!(s.main_link().reverse.is_none());
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn queue_limits_resolve() {
         Path::new("."),
     )
     .unwrap();
-    assert_eq!(s.forward.queue_limit, rtclab_net::QueueLimit::Bytes(62_500));
+    assert_eq!(s.main_link().forward.queue_limit, rtclab_net::QueueLimit::Bytes(62_500));
     let e = err(&BASE.replace("[[flows]]", "queue = { limit = \"1ms\" }\n[[flows]]"));
     assert_eq!(e.path, "link.queue.limit");
 }

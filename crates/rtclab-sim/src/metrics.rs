@@ -7,30 +7,7 @@ use rtclab_net::{Backlog, DropReason};
 
 const N_REASONS: usize = DropReason::ALL.len();
 
-/// Column-oriented time series: names and equally long f64 columns.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Columns {
-    pub names: Vec<&'static str>,
-    pub data: Vec<Vec<f64>>,
-}
-
-impl Columns {
-    pub fn new(names: &[&'static str]) -> Self {
-        Columns { names: names.to_vec(), data: vec![Vec::new(); names.len()] }
-    }
-    pub fn push_row(&mut self, row: &[f64]) {
-        debug_assert_eq!(row.len(), self.data.len());
-        for (c, v) in self.data.iter_mut().zip(row) {
-            c.push(*v);
-        }
-    }
-    pub fn rows(&self) -> usize {
-        self.data.first().map_or(0, Vec::len)
-    }
-    pub fn column(&self, name: &str) -> Option<&[f64]> {
-        self.names.iter().position(|n| *n == name).map(|i| self.data[i].as_slice())
-    }
-}
+pub use rtclab_harness::measure::{jain, Columns};
 
 /// Everything a finished run produced.
 #[derive(Clone, Debug)]
@@ -97,7 +74,10 @@ pub struct FlowMeter {
     col_cwnd: Vec<f64>,
     col_srtt_ms: Vec<f64>,
     col_target_mbps: Vec<f64>,
-    col_cc: Vec<CcSample>,
+    col_state: Vec<f64>,
+    /// Per controller series (index into `Meters::cc_names`): one value per bin from the first
+    /// bin the flow reported it in (earlier bins read as NaN).
+    col_named: Vec<Vec<f64>>,
     b_frames: u64,
     col_fps: Vec<f64>,
 }
@@ -170,25 +150,17 @@ impl LinkMeter {
     }
 }
 
-/// Congestion-controller state sampled at the end of each bin (NaN where not applicable).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Controller state sampled at the end of each bin (NaN where not applicable).
+#[derive(Clone, Debug, PartialEq)]
 pub struct CcSample {
     pub cwnd_packets: f64,
     pub srtt_ms: f64,
     pub target_mbps: f64,
-    /// Detector state: -1 underuse, 0 normal, 1 over-use.
+    /// `CcMetrics::state` (controller-specific code).
     pub state: f64,
-    /// The detector's statistic (gcc: min(N,60)·4·trend; gcc_paper: min(N,60)·m).
-    pub delay_gradient: f64,
-    pub threshold: f64,
-    pub delay_based_mbps: f64,
-    pub loss_based_mbps: f64,
-    /// gcc: 1 while the application-limited region detector is on.
-    pub alr: f64,
-    /// gcc: the congestion-window pushback rate.
-    pub pushback_mbps: f64,
-    /// copa: the velocity parameter v.
-    pub velocity: f64,
+    /// Named values from `CongestionController::metrics` (and, for media flows, the
+    /// receiver's estimator): one `flows.parquet` column each.
+    pub named: Vec<(&'static str, f64)>,
 }
 
 impl Default for CcSample {
@@ -198,16 +170,23 @@ impl Default for CcSample {
             srtt_ms: f64::NAN,
             target_mbps: f64::NAN,
             state: f64::NAN,
-            delay_gradient: f64::NAN,
-            threshold: f64::NAN,
-            delay_based_mbps: f64::NAN,
-            loss_based_mbps: f64::NAN,
-            alr: f64::NAN,
-            pushback_mbps: f64::NAN,
-            velocity: f64::NAN,
+            named: Vec::new(),
         }
     }
 }
+
+/// Controller series every `flows.parquet` has (NaN where no controller reports them), so the
+/// schema does not depend on which controllers ran; further names follow as reported.
+pub const STANDARD_CC_SERIES: [&str; 8] = [
+    "detector_state",
+    "delay_gradient",
+    "threshold",
+    "delay_based_mbps",
+    "loss_based_mbps",
+    "alr",
+    "pushback_mbps",
+    "velocity",
+];
 
 /// All meters of a run.
 pub struct Meters {
@@ -215,13 +194,16 @@ pub struct Meters {
     pub warmup: Time,
     pub next_bin_end: Time,
     pub flows: Vec<FlowMeter>,
-    pub fwd: LinkMeter,
-    pub rev: LinkMeter,
+    /// One per (link, direction), index `2 * link + direction` (`HopRef::index`): the first
+    /// link's forward and reverse directions are 0 and 1 (what `summary.link` describes).
+    pub hops: Vec<LinkMeter>,
     pub stats: EngineStats,
+    /// Names of the controller series, in first-seen order after the standard ones.
+    pub cc_names: Vec<&'static str>,
 }
 
 impl Meters {
-    pub fn new(n_flows: usize, bin: TimeDelta, warmup: Time) -> Self {
+    pub fn new(n_flows: usize, n_links: usize, bin: TimeDelta, warmup: Time) -> Self {
         let flow = FlowMeter {
             frame_delay: LogHistogram::new(),
             qdelay: LogHistogram::new(),
@@ -233,10 +215,19 @@ impl Meters {
             warmup,
             next_bin_end: Time::ZERO + bin,
             flows: vec![flow; n_flows],
-            fwd: LinkMeter::default(),
-            rev: LinkMeter::default(),
+            hops: vec![LinkMeter::default(); 2 * n_links.max(1)],
             stats: EngineStats::default(),
+            cc_names: STANDARD_CC_SERIES.to_vec(),
         }
+    }
+
+    /// The first link's forward direction.
+    pub fn fwd(&self) -> &LinkMeter {
+        &self.hops[0]
+    }
+    /// The first link's reverse direction.
+    pub fn rev(&self) -> &LinkMeter {
+        &self.hops[1]
     }
 
     #[inline]
@@ -252,7 +243,14 @@ impl Meters {
         if now >= self.warmup {
             f.sent_packets += 1;
             f.sent_bytes += pkt.size as u64;
-            self.fwd.offered_packets += 1;
+        }
+    }
+
+    /// A packet arrived at a link direction (its first element).
+    #[inline]
+    pub fn on_offered(&mut self, now: Time, hop: usize) {
+        if self.in_window(now) {
+            self.hops[hop].offered_packets += 1;
         }
     }
 
@@ -290,73 +288,66 @@ impl Meters {
         }
     }
 
-    /// A packet left the forward bottleneck.
+    /// A packet left a link (the first link's forward departures make the flows' shares).
     #[inline]
-    pub fn on_fwd_departure(&mut self, now: Time, pkt: &Packet) {
-        self.fwd.b_departed += pkt.size as u64;
-        if self.in_window(now) {
-            self.fwd.departed_bytes += pkt.size as u64;
-            self.flows[pkt.flow.0 as usize].bottleneck_bytes += pkt.size as u64;
+    pub fn on_departure(&mut self, now: Time, hop: usize, pkt: &Packet) {
+        let in_window = self.in_window(now);
+        let l = &mut self.hops[hop];
+        l.b_departed += pkt.size as u64;
+        if in_window {
+            l.departed_bytes += pkt.size as u64;
+            if hop == 0 {
+                self.flows[pkt.flow.0 as usize].bottleneck_bytes += pkt.size as u64;
+            }
         }
     }
 
-    #[inline]
-    pub fn on_rev_departure(&mut self, now: Time, pkt: &Packet) {
-        self.rev.b_departed += pkt.size as u64;
-        if self.in_window(now) {
-            self.rev.departed_bytes += pkt.size as u64;
-        }
-    }
-
-    /// A queue marked `pkt` CE (measurement window only; the packet travels on).
-    pub fn on_mark(&mut self, now: Time, pkt: &Packet) {
+    /// A queue at `hop` marked `pkt` CE (measurement window only; the packet travels on).
+    pub fn on_mark(&mut self, now: Time, pkt: &Packet, hop: Option<usize>) {
         if !self.in_window(now) {
             return;
         }
-        match pkt.dir {
-            rtclab_core::Direction::Forward => {
-                self.flows[pkt.flow.0 as usize].ecn_marks += 1;
-                self.fwd.ecn_marks += 1;
-            }
-            rtclab_core::Direction::Reverse => self.rev.ecn_marks += 1,
+        if pkt.dir == rtclab_core::Direction::Forward {
+            self.flows[pkt.flow.0 as usize].ecn_marks += 1;
+        }
+        if let Some(h) = hop {
+            self.hops[h].ecn_marks += 1;
         }
     }
 
-    pub fn on_drop(&mut self, now: Time, pkt: &Packet, reason: DropReason) {
+    /// `pkt` was dropped at `hop` (None: outside any link).
+    pub fn on_drop(&mut self, now: Time, pkt: &Packet, reason: DropReason, hop: Option<usize>) {
         match pkt.kind {
             rtclab_core::PacketKind::Data => self.stats.dropped_packets += 1,
             rtclab_core::PacketKind::Ack => self.stats.dropped_acks += 1,
         }
         let in_window = self.in_window(now);
         let f = &mut self.flows[pkt.flow.0 as usize];
-        let link = match pkt.dir {
+        match pkt.dir {
             rtclab_core::Direction::Forward => {
                 f.b_drops += 1;
                 if in_window {
                     f.drops[reason.index()] += 1;
                 }
-                &mut self.fwd
             }
             rtclab_core::Direction::Reverse => {
                 if in_window {
                     f.ack_drops += 1;
                 }
-                &mut self.rev
             }
-        };
-        link.b_drops[reason.index()] += 1;
-        if in_window {
-            link.drops[reason.index()] += 1;
+        }
+        if let Some(h) = hop {
+            let link = &mut self.hops[h];
+            link.b_drops[reason.index()] += 1;
+            if in_window {
+                link.drops[reason.index()] += 1;
+            }
         }
     }
 
     /// Closes the bin ending at `self.next_bin_end`; `sample(flow)` gives the controller state.
-    pub fn close_bin(
-        &mut self,
-        fwd_capacity_bits: f64,
-        rev_capacity_bits: f64,
-        mut sample: impl FnMut(usize) -> CcSample,
-    ) {
+    /// `capacity_bits[h]`: what hop `h` could carry during the bin.
+    pub fn close_bin(&mut self, capacity_bits: &[f64], mut sample: impl FnMut(usize) -> CcSample) {
         let end = self.next_bin_end;
         for (i, f) in self.flows.iter_mut().enumerate() {
             f.col_recv_bytes.push(f.b_recv);
@@ -371,7 +362,24 @@ impl Meters {
             f.col_cwnd.push(cc.cwnd_packets);
             f.col_srtt_ms.push(cc.srtt_ms);
             f.col_target_mbps.push(cc.target_mbps);
-            f.col_cc.push(cc);
+            f.col_state.push(cc.state);
+            let bin = f.col_state.len() - 1;
+            for (name, v) in cc.named {
+                let id = match self.cc_names.iter().position(|n| *n == name) {
+                    Some(id) => id,
+                    None => {
+                        self.cc_names.push(name);
+                        self.cc_names.len() - 1
+                    }
+                };
+                if f.col_named.len() <= id {
+                    f.col_named.resize(id + 1, Vec::new());
+                }
+                let col = &mut f.col_named[id];
+                col.resize(bin, f64::NAN); // bins before the first report
+                col.truncate(bin); // a name reported twice in one sample: the last counts
+                col.push(v);
+            }
             f.col_fps.push(f.b_frames as f64 / self.bin.as_secs_f64());
             f.b_frames = 0;
             f.b_recv = 0;
@@ -383,8 +391,9 @@ impl Meters {
             f.b_n = 0;
             f.b_drops = 0;
         }
-        self.fwd.close_bin(end, self.bin, fwd_capacity_bits);
-        self.rev.close_bin(end, self.bin, rev_capacity_bits);
+        for (h, l) in self.hops.iter_mut().enumerate() {
+            l.close_bin(end, self.bin, capacity_bits.get(h).copied().unwrap_or(0.0));
+        }
         self.next_bin_end = end + self.bin;
     }
 
@@ -405,17 +414,16 @@ impl Meters {
             "target_mbps",
             "frame_rate",
             "cc_state",
-            "delay_gradient",
-            "threshold",
-            "delay_based_mbps",
-            "loss_based_mbps",
-            "alr",
-            "pushback_mbps",
-            "velocity",
         ]);
+        let base = c.names.len();
+        for n in &self.cc_names {
+            c.names.push(n);
+            c.data.push(Vec::new());
+        }
+        let mut row = vec![0.0; c.names.len()];
         let secs = self.bin.as_secs_f64();
         let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
-        let bins = self.fwd.col_capacity_bits.len();
+        let bins = self.fwd().col_capacity_bits.len();
         for b in 0..bins {
             let t0 = Time::ZERO + TimeDelta::from_nanos(self.bin.as_nanos() * b as i64);
             let t1 = t0 + self.bin;
@@ -423,7 +431,7 @@ impl Meters {
                 if !active(i, t0, t1) {
                     continue;
                 }
-                c.push_row(&[
+                row[..base].copy_from_slice(&[
                     t1.as_secs_f64(),
                     i as f64,
                     mbps(f.col_recv_bytes[b]),
@@ -437,15 +445,12 @@ impl Meters {
                     f.col_srtt_ms[b],
                     f.col_target_mbps[b],
                     f.col_fps[b],
-                    f.col_cc[b].state,
-                    f.col_cc[b].delay_gradient,
-                    f.col_cc[b].threshold,
-                    f.col_cc[b].delay_based_mbps,
-                    f.col_cc[b].loss_based_mbps,
-                    f.col_cc[b].alr,
-                    f.col_cc[b].pushback_mbps,
-                    f.col_cc[b].velocity,
+                    f.col_state[b],
                 ]);
+                for (k, v) in row[base..].iter_mut().enumerate() {
+                    *v = f.col_named.get(k).and_then(|c| c.get(b)).copied().unwrap_or(f64::NAN);
+                }
+                c.push_row(&row);
             }
         }
         c
@@ -465,7 +470,7 @@ impl Meters {
             "reverse_delivered_mbps",
         ]);
         let secs = self.bin.as_secs_f64();
-        let l = &self.fwd;
+        let l = self.fwd();
         for b in 0..l.col_capacity_bits.len() {
             let t1 = Time::ZERO + TimeDelta::from_nanos(self.bin.as_nanos() * (b as i64 + 1));
             let cap = l.col_capacity_bits[b];
@@ -483,38 +488,16 @@ impl Meters {
                 qdelay_ms,
                 l.col_drops_overflow[b] as f64,
                 l.col_drops_random[b] as f64,
-                self.rev.col_departed_bytes[b] as f64 * 8.0 / secs / 1e6,
+                self.rev().col_departed_bytes[b] as f64 * 8.0 / secs / 1e6,
             ]);
         }
         c
     }
 }
 
-/// Jain's fairness index (Jain, Chiu, Hawe 1984): (sum x)^2 / (n sum x^2), in [1/n, 1].
-pub fn jain(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        return None;
-    }
-    Some(s * s / (xs.len() as f64 * s2))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jain_known_values() {
-        assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
-        // k equal flows and n-k starved flows give k/n.
-        assert!((jain(&[5.0, 5.0, 0.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
-        assert_eq!(jain(&[]), None);
-        assert_eq!(jain(&[0.0, 0.0]), None);
-    }
 
     #[test]
     fn queue_occupancy_is_time_weighted() {

@@ -1,26 +1,32 @@
-//! Wiring and the event loop.
+//! The event loop over the network the harness builds.
 //!
-//! Topology (a dumbbell; each direction has its own bottleneck):
+//! `rtclab_harness::Network` turns the scenario's topology (links, per-flow paths,
+//! middleboxes at hops; the `[link]` shorthand is the classic dumbbell) into elements and a
+//! route per flow and direction:
 //!
 //! ```text
-//! sender_i --fwd--> [loss] -> [forward link: qdisc + serializer] -> [delay_i (rtt/2, jitter)] --> receiver_i
-//! sender_i <--rev-- [delay_i' (rtt/2)] <- [reverse link] <- [loss] <------------------------------ receiver_i
+//! sender_i --fwd--> [middleboxes@l1] [l1: loss, queue + serializer, delay] ... [flow delay (rtt/2, jitter)] --> receiver_i
+//! sender_i <--rev-- [flow delay (rtt/2)] ... [middleboxes@l1] [l1 reverse: loss, link, delay] <---------------- receiver_i
 //! ```
 //!
-//! Elements live in one arena; each flow has a route (element indices) per direction, and an
-//! element may appear on both directions' routes (middleboxes). Packets move between elements
-//! within the same instant without events; only timers (link serialization, delay release,
-//! endpoint timers, flow start/stop) go through the event queue.
+//! Elements live in one arena; an element may appear on both directions' routes
+//! (middleboxes). Packets move between elements within the same instant without events; only
+//! timers (link serialization, delay release, queue timers, endpoint timers, flow start/stop)
+//! go through the event queue. Meters are kept per link direction; the first link is the one
+//! `summary.link` and `link.parquet` describe.
 
 use crate::event::{Event, EventQueue, TimerSlot};
 use crate::metrics::{CcSample, EngineStats, Meters, RunOutput};
 use crate::summary;
-use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
-use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time, TimeDelta};
+use rtclab_cc::CongestionController;
+use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time};
+pub use rtclab_harness::endpoints::media_endpoints;
+use rtclab_harness::endpoints::window_controller;
+use rtclab_harness::{Network, Role};
 use rtclab_media::receiver::{feedback_wire_size, MediaReceiver};
 use rtclab_media::sender::{MediaFeedback, MediaSender};
-use rtclab_net::{AnyElement, DelayLine, ElementOutput, Link, LossElement, NetElement};
-use rtclab_scenario::{CcSpec, FlowKindSpec, MediaCcSpec, MediaSpec, Scenario};
+use rtclab_net::{AnyElement, DequeueRecord, ElementOutput, Link, NetElement};
+use rtclab_scenario::{FlowKindSpec, Scenario};
 use rtclab_transport::{
     CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
@@ -41,12 +47,18 @@ struct FlowState {
     rcv_timer: TimerSlot,
 }
 
-/// Which link meter an element feeds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Plain,
-    ForwardLink,
-    ReverseLink,
+/// No meter (`ElInfo` fields).
+const NO_HOP: u32 = u32::MAX;
+
+/// Per element, for the meters: one record, read once per packet and element.
+#[derive(Clone, Copy)]
+struct ElInfo {
+    /// The meter (`HopRef::index`) of the link direction the element belongs to (drops and
+    /// marks; departures for links); for a middlebox the forward meter of its hop.
+    hop: u32,
+    /// The meter of the link direction this element is the entry of (offered packets).
+    entry: u32,
+    is_link: bool,
 }
 
 pub struct Simulation {
@@ -57,14 +69,19 @@ pub struct Simulation {
     queue: EventQueue,
     elements: Vec<AnyElement>,
     roles: Vec<Role>,
+    /// Per element: what the meters need to know on the hot path.
+    info: Vec<ElInfo>,
+    /// Per element that is a link: the middleboxes told of its dequeues.
+    observers: Vec<Vec<u32>>,
+    /// Per (link, direction): the link element, if any.
+    link_elements: Vec<Option<u32>>,
     el_timers: Vec<TimerSlot>,
     flows: Vec<FlowState>,
     routes: Vec<[Vec<u32>; 2]>,
     out: ElementOutput,
+    dequeued: Vec<DequeueRecord>,
     work: VecDeque<Packet>,
     meters: Meters,
-    fwd_link: usize,
-    rev_link: Option<usize>,
     events: u64,
     /// Content of media feedback packets in flight, by the id their packet carries.
     feedback: BTreeMap<u32, MediaFeedback>,
@@ -72,75 +89,39 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// Panics if a middlebox cannot be built: the scenario layer has checked every kind and
+    /// parameter, so that is a bug.
     pub fn new(scenario: Scenario, seed: u64) -> Self {
         let seeds = SeedTree::new(seed);
         let end = Time::ZERO + scenario.duration;
-        let mut elements: Vec<AnyElement> = Vec::new();
-        let mut roles = Vec::new();
-        let mut push = |e: AnyElement, r: Role, roles: &mut Vec<Role>| {
-            elements.push(e);
-            roles.push(r);
-            (elements.len() - 1) as u32
-        };
-        // Shared elements.
-        let mut fwd_shared = Vec::new();
-        if let Some(m) = scenario.forward.loss {
-            fwd_shared.push(push(
-                AnyElement::Loss(LossElement::new(m, seeds.stream("link.loss"))),
-                Role::Plain,
-                &mut roles,
-            ));
-        }
-        let fwd_link = push(
-            AnyElement::Link(Box::new(scenario.forward.build_link())),
-            Role::ForwardLink,
-            &mut roles,
-        );
-        fwd_shared.push(fwd_link);
-        let mut rev_shared = Vec::new();
-        let mut rev_link = None;
-        if let Some(r) = &scenario.reverse {
-            if let Some(m) = r.loss {
-                rev_shared.push(push(
-                    AnyElement::Loss(LossElement::new(m, seeds.stream("reverse_link.loss"))),
-                    Role::Plain,
-                    &mut roles,
-                ));
+        let net = Network::build(&scenario, &seeds).expect("middleboxes checked by the scenario");
+        let n = net.elements.len();
+        let mut info: Vec<ElInfo> = net
+            .roles
+            .iter()
+            .map(|r| ElInfo {
+                hop: match r {
+                    Role::Loss(h) | Role::Link(h) | Role::LinkDelay(h) => h.index() as u32,
+                    Role::Middlebox { at } => at * 2,
+                    Role::FlowDelay => NO_HOP,
+                },
+                entry: NO_HOP,
+                is_link: matches!(r, Role::Link(_)),
+            })
+            .collect();
+        for (h, e) in net.entries.iter().enumerate() {
+            if let Some(e) = e {
+                info[*e as usize].entry = h as u32;
             }
-            let idx =
-                push(AnyElement::Link(Box::new(r.build_link())), Role::ReverseLink, &mut roles);
-            rev_shared.push(idx);
-            rev_link = Some(idx as usize);
         }
-        // Per-flow delay lines and endpoints.
+        let mut observers = vec![Vec::new(); n];
+        for (li, obs) in net.observers.iter().enumerate() {
+            if let Some(e) = net.link_elements[li * 2] {
+                observers[e as usize] = obs.clone();
+            }
+        }
         let mut flows = Vec::new();
-        let mut routes = Vec::new();
         for f in &scenario.flows {
-            let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
-            let rest = f.rtt - half;
-            let fwd_delay = push(
-                AnyElement::Delay(DelayLine::new(
-                    half,
-                    f.jitter,
-                    seeds.stream(&format!("flow{}.jitter", f.id)),
-                )),
-                Role::Plain,
-                &mut roles,
-            );
-            let rev_delay = push(
-                AnyElement::Delay(DelayLine::new(
-                    rest,
-                    TimeDelta::ZERO,
-                    seeds.stream(&format!("flow{}.rev", f.id)),
-                )),
-                Role::Plain,
-                &mut roles,
-            );
-            let mut fwd = fwd_shared.clone();
-            fwd.push(fwd_delay);
-            let mut rev = rev_shared.clone();
-            rev.push(rev_delay);
-            routes.push([fwd, rev]);
             let id = FlowId(f.id);
             let ep = match &f.kind {
                 FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
@@ -173,7 +154,6 @@ impl Simulation {
                 rcv_timer: TimerSlot::default(),
             });
         }
-        let n = elements.len();
         let mut queue = EventQueue::default();
         for f in &scenario.flows {
             queue.push(f.start, Event::FlowStart { flow: f.id });
@@ -183,6 +163,7 @@ impl Simulation {
         }
         let meters = Meters::new(
             scenario.flows.len(),
+            scenario.links.len(),
             scenario.metrics.bin,
             Time::ZERO + scenario.metrics.warmup,
         );
@@ -192,16 +173,18 @@ impl Simulation {
             now: Time::ZERO,
             end,
             queue,
-            elements,
-            roles,
+            elements: net.elements,
+            roles: net.roles,
+            info,
+            observers,
+            link_elements: net.link_elements,
             el_timers: vec![TimerSlot::default(); n],
             flows,
-            routes,
+            routes: net.routes,
             out: ElementOutput::default(),
+            dequeued: Vec::new(),
             work: VecDeque::new(),
             meters,
-            fwd_link: fwd_link as usize,
-            rev_link,
             events: 0,
             feedback: BTreeMap::new(),
             next_feedback_id: 0,
@@ -262,20 +245,27 @@ impl Simulation {
         self.now >= self.end
     }
 
-    /// Puts `element` on every flow's route in front of the forward bottleneck link and/or
-    /// in front of the reverse path's delay line, so that one element sees data going one way
+    /// Puts `element` on the route of every flow crossing the first link, in front of that
+    /// link's queue and/or in front of the reverse path's access delay line (it is also told
+    /// of the link's dequeues), so that one element sees data going one way
     /// and feedback coming back (a middlebox, e.g. a wireless access point). Call before the
     /// run starts. Returns the element's index.
     pub fn attach_middlebox(&mut self, element: AnyElement, forward: bool, reverse: bool) -> usize {
         assert!(self.now == Time::ZERO && self.events == 0, "attach middleboxes before running");
         self.elements.push(element);
-        self.roles.push(Role::Plain);
+        self.roles.push(Role::Middlebox { at: 0 });
+        self.info.push(ElInfo { hop: 0, entry: NO_HOP, is_link: false });
+        self.observers.push(Vec::new());
         self.el_timers.push(TimerSlot::default());
         let idx = (self.elements.len() - 1) as u32;
-        let fwd_link = self.fwd_link as u32;
+        let fwd_link = self.link_elements[0].expect("the first link has a forward bottleneck");
+        self.observers[fwd_link as usize].push(idx);
+        if let AnyElement::Link(l) = &mut self.elements[fwd_link as usize] {
+            l.set_observed(true);
+        }
         for route in &mut self.routes {
             if forward {
-                let at = route[0].iter().position(|&e| e == fwd_link).expect("route has the link");
+                let Some(at) = route[0].iter().position(|&e| e == fwd_link) else { continue };
                 route[0].insert(at, idx);
             }
             if reverse {
@@ -327,47 +317,37 @@ impl Simulation {
     fn close_bin(&mut self) {
         let b_end = self.meters.next_bin_end;
         let b_start = b_end - self.meters.bin;
-        let fwd_bits = self.link(self.fwd_link).capacity().bits_between(b_start, b_end);
-        let rev_bits =
-            self.rev_link.map_or(0.0, |i| self.link(i).capacity().bits_between(b_start, b_end));
+        let bits: Vec<f64> = self
+            .link_elements
+            .iter()
+            .map(|e| {
+                e.map_or(0.0, |e| self.link(e as usize).capacity().bits_between(b_start, b_end))
+            })
+            .collect();
         let flows = &self.flows;
-        self.meters.close_bin(fwd_bits, rev_bits, |i| {
+        self.meters.close_bin(&bits, |i| {
             let mut c = CcSample::default();
-            match &flows[i].ep {
+            let cc = match &flows[i].ep {
                 Endpoint::Tcp { sender, .. } => {
                     c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
                         / self.scenario.flows[i].kind.packet_size() as f64;
                     c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
-                    if let AnyController::Copa(k) = sender.controller() {
-                        c.velocity = k.velocity();
-                    }
+                    Some(sender.controller())
                 }
-                Endpoint::Cbr { .. } => {}
+                Endpoint::Cbr { .. } => None,
                 Endpoint::Media { sender, receiver } => {
                     let cc = sender.controller();
                     c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
-                    match cc {
-                        AnyController::Gcc(g) => {
-                            c.state = g.detector_state().code();
-                            c.delay_gradient = g.trendline().modified_trend();
-                            c.threshold = g.trendline().threshold();
-                            c.delay_based_mbps = g.delay_based_bps() / 1e6;
-                            c.loss_based_mbps = g.loss_based_bps() / 1e6;
-                            c.alr = g.in_alr() as u8 as f64;
-                            c.pushback_mbps = g.pushback_bps() / 1e6;
-                        }
-                        AnyController::GccPaper(g) => {
-                            c.loss_based_mbps = g.loss_based_bps() / 1e6;
-                            if let Some(r) = receiver.remb_estimator() {
-                                c.state = r.state().code();
-                                c.delay_gradient = r.delay_gradient();
-                                c.threshold = r.detector().threshold();
-                                c.delay_based_mbps = r.estimate_bps() / 1e6;
-                            }
-                        }
-                        _ => {}
+                    if let Some(r) = receiver.remb_estimator() {
+                        c.named.extend(r.metrics());
                     }
+                    Some(cc)
                 }
+            };
+            if let Some(cc) = cc {
+                let m = cc.metrics();
+                c.state = m.state as f64;
+                c.named.extend(m.extra.iter().flatten());
             }
             c
         });
@@ -429,50 +409,64 @@ impl Simulation {
         }
     }
 
-    /// Routes what element `idx` produced, records drops and link departures, re-arms its timer.
+    /// Routes what element `idx` produced, records drops, marks and link departures, tells
+    /// the link's observers of its dequeues, re-arms its timer.
     #[inline]
     fn after_element(&mut self, idx: usize) {
         let now = self.now;
-        let role = self.roles[idx];
+        let info = self.info[idx];
         if !self.out.drops.is_empty() {
             for d in self.out.drops.drain(..) {
-                self.meters.on_drop(now, &d.pkt, d.reason);
+                // A middlebox's hop meter is its forward one: count drops in the packet's direction.
+                let h = (info.hop != NO_HOP).then(|| (info.hop as usize & !1) | d.pkt.dir.index());
+                self.meters.on_drop(now, &d.pkt, d.reason, h);
                 if let rtclab_core::PacketInfo::Feedback { id } = d.pkt.info {
                     self.feedback.remove(&id);
                 }
             }
         }
-        for m in self.out.marks.drain(..) {
-            self.meters.on_mark(now, &m.pkt);
+        if !self.out.marks.is_empty() {
+            let h = (info.hop != NO_HOP).then_some(info.hop as usize);
+            for m in self.out.marks.drain(..) {
+                self.meters.on_mark(now, &m.pkt, h);
+            }
         }
-        self.out.dequeues.clear(); // no dequeue observers yet
-        for mut p in self.out.packets.drain(..) {
-            match role {
-                Role::ForwardLink if p.dir == Direction::Forward => {
-                    self.meters.on_fwd_departure(now, &p)
-                }
-                Role::ReverseLink if p.dir == Direction::Reverse => {
-                    self.meters.on_rev_departure(now, &p)
-                }
-                _ => {}
+        if info.is_link {
+            let h = info.hop as usize;
+            for mut p in self.out.packets.drain(..) {
+                self.meters.on_departure(now, h, &p);
+                p.hop += 1;
+                self.work.push_back(p);
             }
-            p.hop += 1;
-            self.work.push_back(p);
-        }
-        match role {
-            Role::ForwardLink => {
-                let b = self.link(idx).backlog();
-                self.meters.fwd.on_backlog(now, b);
+            let b = self.link(idx).backlog();
+            self.meters.hops[h].on_backlog(now, b);
+        } else {
+            for mut p in self.out.packets.drain(..) {
+                p.hop += 1;
+                self.work.push_back(p);
             }
-            Role::ReverseLink => {
-                let b = self.link(idx).backlog();
-                self.meters.rev.on_backlog(now, b);
-            }
-            Role::Plain => {}
         }
         let want = self.elements[idx].poll_timeout();
         self.el_timers[idx]
             .arm(&mut self.queue, want, |gen| Event::Element { idx: idx as u32, gen });
+        if !self.out.dequeues.is_empty() {
+            self.tell_observers(idx);
+        }
+    }
+
+    /// Hands the dequeues link `idx` just reported to the middleboxes observing it.
+    #[cold]
+    fn tell_observers(&mut self, idx: usize) {
+        std::mem::swap(&mut self.dequeued, &mut self.out.dequeues);
+        let now = self.now;
+        for k in 0..self.observers[idx].len() {
+            let obs = self.observers[idx][k] as usize;
+            for r in &self.dequeued {
+                self.elements[obs].observe_dequeue(now, r);
+            }
+            self.after_element(obs);
+        }
+        self.dequeued.clear();
     }
 
     fn drain_work(&mut self) {
@@ -480,6 +474,10 @@ impl Simulation {
         while let Some(pkt) = self.work.pop_front() {
             let route = &self.routes[pkt.flow.0 as usize][pkt.dir.index()];
             if let Some(&e) = route.get(pkt.hop as usize) {
+                let entry = self.info[e as usize].entry;
+                if entry != NO_HOP {
+                    self.meters.on_offered(now, entry as usize);
+                }
                 self.elements[e as usize].handle_packet(now, pkt.dir, pkt, &mut self.out);
                 self.after_element(e as usize);
             } else {
@@ -612,46 +610,11 @@ impl Simulation {
             &self.scenario,
             self.seed,
             &self.meters,
-            self.link(self.fwd_link).capacity(),
             &sender_stats,
             &media,
             &fairness,
             self.stats(),
         );
         RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
-    }
-}
-
-/// A window-based controller for a tcp flow, or a media flow driven by one.
-/// A media flow's sender and receiver as the scenario describes them (both engines use this).
-pub fn media_endpoints(flow: u32, m: &MediaSpec, seeds: &SeedTree) -> (MediaSender, MediaReceiver) {
-    let cc = match &m.cc {
-        MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c))),
-        MediaCcSpec::GccPaper(c) => {
-            AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
-        }
-        MediaCcSpec::Window(c) => window_controller(c, seeds, flow),
-        MediaCcSpec::ZoomLike(c) => {
-            AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
-        }
-    };
-    let rng = seeds.stream(&format!("flow{flow}.encoder"));
-    (
-        MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(m.feedback.clone(), None),
-    )
-}
-
-fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyController {
-    match cc {
-        CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
-        CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
-        CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
-        CcSpec::Qlibra(c) => AnyController::Qlibra(Box::new(rtclab_cc::Qlibra::new(*c))),
-        CcSpec::Bbr(c) => {
-            let mut rng = seeds.stream(&format!("flow{}.cc", flow));
-            let seed = rng.next_u64();
-            AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(rtclab_cc::BbrConfig { seed, ..*c })))
-        }
     }
 }

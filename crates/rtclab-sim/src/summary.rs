@@ -6,47 +6,28 @@
 //! `cc`, `throughput_mbps`, `goodput_mbps`, `loss_ratio`, `share`, `queuing_delay_ms`
 //! {p5,p25,p50,p75,p95,p99}. All statistics cover the measurement window [warmup, end).
 
-use crate::metrics::{jain, Columns, EngineStats, Meters};
+use crate::metrics::{jain, Columns, EngineStats, LinkMeter, Meters};
 use rtclab_core::{LogHistogram, Time, TimeDelta};
-use rtclab_net::{CapacityModel, DropReason, QueueLimit};
 use rtclab_scenario::Scenario;
 use rtclab_transport::TcpSenderStats;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-const QUANTILES: [(&str, f64); 6] =
-    [("p5", 0.05), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p95", 0.95), ("p99", 0.99)];
-
-pub fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
-
-pub fn percentiles_ms(h: &LogHistogram) -> Value {
-    let mut m = Map::new();
-    for (name, q) in QUANTILES {
-        m.insert(name.into(), h.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e6)));
-    }
-    m.insert("mean".into(), h.mean().map_or(Value::Null, |ns| num(ns / 1e6)));
-    Value::Object(m)
-}
+pub use rtclab_harness::measure::{drops_json, num, percentiles_ms, queue_limit_json};
 
 /// The forward queue's delay sampled every 10 ms over the measurement window (time-weighted,
 /// unlike the per-packet `queuing_delay_ms`), each sample's bytes converted at its bin's
 /// capacity.
-fn sampled_queue(s: &Scenario, m: &Meters) -> LogHistogram {
+fn sampled_queue(s: &Scenario, l: &LinkMeter) -> LogHistogram {
     let mut h = LogHistogram::new();
     let step = crate::metrics::QUEUE_SAMPLE_INTERVAL.as_nanos() as u64;
     let bin = s.metrics.bin.as_nanos() as u64;
     let (w0, w1) = (s.metrics.warmup.as_nanos() as u64, s.duration.as_nanos() as u64);
-    for (k, &bytes) in m.fwd.q_samples.iter().enumerate() {
+    for (k, &bytes) in l.q_samples.iter().enumerate() {
         let t = k as u64 * step;
         if t < w0 || t >= w1 {
             continue;
         }
-        let Some(&bits) = m.fwd.col_capacity_bits.get((t / bin) as usize) else { continue };
+        let Some(&bits) = l.col_capacity_bits.get((t / bin) as usize) else { continue };
         if bits > 0.0 {
             let rate_bps = bits / (bin as f64 / 1e9);
             h.record((bytes as f64 * 8.0 / rate_bps * 1e9) as u64);
@@ -55,12 +36,34 @@ fn sampled_queue(s: &Scenario, m: &Meters) -> LogHistogram {
     h
 }
 
-pub fn drops_json(d: &[u64]) -> Value {
-    let mut m = Map::new();
-    for r in DropReason::ALL {
-        m.insert(r.as_str().into(), json!(d[r.index()]));
+/// `summary.links`: every link direction that has a bottleneck, over the measurement window.
+fn links_json(s: &Scenario, m: &Meters) -> Value {
+    let (w0, w1) = (Time::ZERO + s.metrics.warmup, Time::ZERO + s.duration);
+    let secs = (w1 - w0).as_secs_f64();
+    let mut out = Vec::new();
+    for (li, l) in s.links.iter().enumerate() {
+        for (d, spec) in [("forward", Some(&l.forward)), ("reverse", l.reverse.as_ref())] {
+            let Some(spec) = spec else { continue };
+            let lm = &m.hops[2 * li + (d == "reverse") as usize];
+            let cap_bits = spec.capacity.bits_between(w0, w1);
+            let drops: u64 = lm.drops.iter().sum();
+            out.push(json!({
+                "name": l.name,
+                "direction": d,
+                "delay_ms": l.delay.as_millis_f64(),
+                "capacity": spec.capacity_desc,
+                "queue_kind": spec.queue_kind,
+                "queue_limit": queue_limit_json(spec.queue_limit),
+                "utilization": num(if cap_bits > 0.0 { lm.departed_bytes as f64 * 8.0 / cap_bits } else { f64::NAN }),
+                "delivered_mbps": num(lm.departed_bytes as f64 * 8.0 / secs / 1e6),
+                "loss_ratio": num(if lm.offered_packets > 0 { drops as f64 / lm.offered_packets as f64 } else { 0.0 }),
+                "drops": drops_json(&lm.drops),
+                "ecn_marks": lm.ecn_marks,
+                "queuing_delay_sampled_ms": percentiles_ms(&sampled_queue(s, lm)),
+            }));
+        }
     }
-    Value::Object(m)
+    Value::Array(out)
 }
 
 /// Seconds of [start, stop) that fall inside [w0, w1).
@@ -131,7 +134,6 @@ pub fn build(
     s: &Scenario,
     seed: u64,
     m: &Meters,
-    fwd_capacity: &CapacityModel,
     senders: &[Option<TcpSenderStats>],
     media: &[Option<MediaSummary>],
     fairness: &Columns,
@@ -174,7 +176,7 @@ pub fn build(
             "name": f.name,
             "kind": f.kind.kind_name(),
             "cc": f.kind.cc_name(),
-            "rtt_ms": f.rtt.as_millis_f64(),
+            "rtt_ms": f.base_rtt.as_millis_f64(),
             "start_s": f.start.as_secs_f64(),
             "stop_s": f.stop.as_secs_f64(),
             "active_s": active,
@@ -201,43 +203,44 @@ pub fn build(
         }));
     }
 
-    let cap_bits = fwd_capacity.bits_between(w0, w1);
-    let fwd_drops: u64 = m.fwd.drops.iter().sum();
-    let queue_limit = match s.forward.queue_limit {
-        QueueLimit::Packets(n) => json!({ "packets": n }),
-        QueueLimit::Bytes(b) => json!({ "bytes": b }),
-    };
+    let main = s.main_link();
+    let cap_bits = main.forward.capacity.bits_between(w0, w1);
+    let fwd_drops: u64 = m.fwd().drops.iter().sum();
+    let queue_limit = queue_limit_json(main.forward.queue_limit);
     let jw = fairness.column("jain").unwrap_or(&[]);
     let jw: Vec<f64> = jw.iter().copied().filter(|x| x.is_finite()).collect();
-    let reverse = s.reverse.as_ref().map(|r| {
+    let reverse = main.reverse.as_ref().map(|r| {
         json!({
             "capacity": r.capacity_desc,
-            "delivered_mbps": num(m.rev.departed_bytes as f64 * 8.0 / window_secs / 1e6),
-            "drops": drops_json(&m.rev.drops),
+            "delivered_mbps": num(m.rev().departed_bytes as f64 * 8.0 / window_secs / 1e6),
+            "drops": drops_json(&m.rev().drops),
         })
     });
     json!({
         "scenario": s.name,
         "description": s.description,
+        "rtclab_version": env!("CARGO_PKG_VERSION"),
         "seed": seed,
         "engine": "sim",
         "duration_s": s.duration.as_secs_f64(),
         "wall_time_s": Value::Null,
         "measurement_window_s": [w0.as_secs_f64(), w1.as_secs_f64()],
         "link": {
-            "capacity": s.forward.capacity_desc,
+            "name": main.name,
+            "capacity": main.forward.capacity_desc,
             "mean_capacity_mbps": num(cap_bits / window_secs / 1e6),
             "queue_limit": queue_limit,
-            "queue_kind": s.forward.queue_kind,
-            "utilization": num(if cap_bits > 0.0 { m.fwd.departed_bytes as f64 * 8.0 / cap_bits } else { f64::NAN }),
-            "delivered_mbps": num(m.fwd.departed_bytes as f64 * 8.0 / window_secs / 1e6),
-            "loss_ratio": num(if m.fwd.offered_packets > 0 { fwd_drops as f64 / m.fwd.offered_packets as f64 } else { 0.0 }),
-            "drops": drops_json(&m.fwd.drops),
-            "ecn_marks": m.fwd.ecn_marks,
+            "queue_kind": main.forward.queue_kind,
+            "utilization": num(if cap_bits > 0.0 { m.fwd().departed_bytes as f64 * 8.0 / cap_bits } else { f64::NAN }),
+            "delivered_mbps": num(m.fwd().departed_bytes as f64 * 8.0 / window_secs / 1e6),
+            "loss_ratio": num(if m.fwd().offered_packets > 0 { fwd_drops as f64 / m.fwd().offered_packets as f64 } else { 0.0 }),
+            "drops": drops_json(&m.fwd().drops),
+            "ecn_marks": m.fwd().ecn_marks,
             "queuing_delay_ms": percentiles_ms(&all_q),
-            "queuing_delay_sampled_ms": percentiles_ms(&sampled_queue(s, m)),
+            "queuing_delay_sampled_ms": percentiles_ms(&sampled_queue(s, m.fwd())),
         },
         "reverse_link": reverse,
+        "links": links_json(s, m),
         "fairness": {
             "jain": jain(&rates).map_or(Value::Null, num),
             "window_s": s.metrics.fairness_window.as_secs_f64(),

@@ -105,6 +105,16 @@ impl GccPaperReceiver {
     pub fn detector(&self) -> &KalmanDelayDetector {
         &self.detector
     }
+    /// The receiver-side estimator's state for time series (named as the send side's).
+    pub fn metrics(&self) -> [(&'static str, f64); 4] {
+        [
+            ("detector_state", self.state().code()),
+            ("delay_gradient", self.delay_gradient()),
+            ("threshold", self.detector.threshold()),
+            ("delay_based_mbps", self.estimate_bps() / 1e6),
+        ]
+    }
+
     /// The detector's statistic, min(N, 60)·m (ms).
     pub fn delay_gradient(&self) -> f64 {
         let e = self.detector.estimator();
@@ -236,16 +246,11 @@ impl CongestionController for GccPaper {
         CcMetrics {
             pacing_rate: t.pacing_rate,
             target_rate: t.target_rate,
-            extra: [
-                Some(("loss_based_bps", self.loss.target_bps())),
-                self.remb_bps.is_finite().then_some(("remb_bps", self.remb_bps)),
+            extra: crate::named(&[
+                Some(("loss_based_mbps", self.loss.target_bps() / 1e6)),
+                self.remb_bps.is_finite().then_some(("remb_mbps", self.remb_bps / 1e6)),
                 Some(("loss", self.loss.last_loss())),
-                None,
-                None,
-                None,
-                None,
-                None,
-            ],
+            ]),
             ..Default::default()
         }
     }

@@ -466,16 +466,17 @@ impl CongestionController for Gcc {
             pacing_rate: t.pacing_rate,
             target_rate: t.target_rate,
             state: (self.trendline.state().code() + 1.0) as u8,
-            extra: [
-                Some(("modified_trend", self.trendline.modified_trend())),
+            extra: crate::named(&[
+                Some(("detector_state", self.detector_state().code())),
+                Some(("delay_gradient", self.trendline.modified_trend())),
                 Some(("threshold", self.trendline.threshold())),
-                Some(("delay_based_bps", self.delay_based_bps)),
-                Some(("loss_based_bps", self.loss.target_bps())),
-                self.acked.bitrate_bps().map(|a| ("acked_bps", a)),
+                Some(("delay_based_mbps", self.delay_based_bps / 1e6)),
+                Some(("loss_based_mbps", self.loss_based_bps() / 1e6)),
+                Some(("alr", self.in_alr() as u8 as f64)),
+                Some(("pushback_mbps", self.pushback_bps / 1e6)),
+                self.acked.bitrate_bps().map(|a| ("acked_mbps", a / 1e6)),
                 Some(("rtt_ms", self.rtt.as_millis_f64())),
-                Some(("in_alr", self.in_alr() as u8 as f64)),
-                Some(("pushback_bps", self.pushback_bps)),
-            ],
+            ]),
             ..Default::default()
         }
     }

@@ -1,0 +1,222 @@
+//! A scenario's topology as elements and routes.
+//!
+//! Per link (in scenario order), per direction that has one: `[loss] -> link (queue +
+//! serializer) -> [propagation delay]`; the reverse direction without a bottleneck is only its
+//! propagation delay (if any). Per flow, a forward route
+//!
+//! ```text
+//! for hop in path:          [middleboxes at hop] [hop's forward elements]   then the flow's access delay (rtt/2, jitter)
+//! for hop in reverse_path:  [hop's reverse elements] [middleboxes at hop]   then the flow's access delay (rtt/2)
+//! ```
+//!
+//! so a middlebox at a hop sits on the sender's side of that link: it sees data before the
+//! link and feedback after the link's reverse direction. The `[link]` shorthand gives exactly
+//! the dumbbell rtclab always had (`[loss] -> link -> flow delay`, the same random-stream
+//! labels), so results do not move.
+
+use rtclab_core::{Direction, SeedTree, TimeDelta};
+use rtclab_net::middleboxes::{build_with, MiddleboxArgs};
+use rtclab_net::{AnyElement, DelayLine, LossElement};
+use rtclab_scenario::{LinkSpec, Scenario};
+
+/// One direction of one link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HopRef {
+    pub link: u32,
+    pub dir: Direction,
+}
+
+impl HopRef {
+    /// Index into per-(link, direction) tables: `2 * link + dir`.
+    pub fn index(self) -> usize {
+        self.link as usize * 2 + self.dir.index()
+    }
+}
+
+/// What an element is, for the meters and the dequeue observers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Random loss at a link's entrance.
+    Loss(HopRef),
+    /// A link's queue and serializer.
+    Link(HopRef),
+    /// A link's propagation delay.
+    LinkDelay(HopRef),
+    /// A middlebox attached at a link.
+    Middlebox { at: u32 },
+    /// A flow's access delay.
+    FlowDelay,
+}
+
+impl Role {
+    /// The link direction whose counters a drop here belongs to.
+    pub fn hop(self, dir: Direction) -> Option<HopRef> {
+        match self {
+            Role::Loss(h) | Role::Link(h) | Role::LinkDelay(h) => Some(h),
+            Role::Middlebox { at } => Some(HopRef { link: at, dir }),
+            Role::FlowDelay => None,
+        }
+    }
+}
+
+pub struct Network {
+    pub elements: Vec<AnyElement>,
+    pub roles: Vec<Role>,
+    /// Per flow: element indices crossed, `[forward, reverse]`.
+    pub routes: Vec<[Vec<u32>; 2]>,
+    /// Per (link, direction) (`HopRef::index`): the link element, if that direction has one.
+    pub link_elements: Vec<Option<u32>>,
+    /// Per (link, direction): the first element a packet meets there (where it is offered).
+    pub entries: Vec<Option<u32>>,
+    /// Per link: middleboxes to tell of the forward link's dequeues.
+    pub observers: Vec<Vec<u32>>,
+}
+
+impl Network {
+    /// Builds the scenario's network. Fails only for a middlebox that cannot be built (the
+    /// scenario layer has already checked kinds and parameters).
+    pub fn build(s: &Scenario, seeds: &SeedTree) -> Result<Network, String> {
+        let mut n = Network {
+            elements: Vec::new(),
+            roles: Vec::new(),
+            routes: Vec::new(),
+            link_elements: vec![None; s.links.len() * 2],
+            entries: vec![None; s.links.len() * 2],
+            observers: vec![Vec::new(); s.links.len()],
+        };
+        // Per (link, direction): its elements in order.
+        let mut hop_elements: Vec<Vec<u32>> = vec![Vec::new(); s.links.len() * 2];
+        for (li, l) in s.links.iter().enumerate() {
+            for (dir, spec, label) in [
+                (Direction::Forward, Some(&l.forward), &l.label),
+                (Direction::Reverse, l.reverse.as_ref(), &l.reverse_label),
+            ] {
+                let h = HopRef { link: li as u32, dir };
+                let els = n.hop_elements(h, spec, l.delay, label, seeds);
+                n.entries[h.index()] = els.first().copied();
+                hop_elements[h.index()] = els;
+            }
+        }
+        let mut at_hop: Vec<Vec<u32>> = vec![Vec::new(); s.links.len()];
+        for (i, m) in s.middleboxes.iter().enumerate() {
+            let rng = seeds.stream(&format!("middleboxes[{i}]"));
+            let el = build_with(&m.kind, MiddleboxArgs { params: &m.params, rng })
+                .map_err(|e| format!("middleboxes[{i}]: {e}"))?;
+            let idx = n.push(AnyElement::Custom(el), Role::Middlebox { at: m.at as u32 });
+            at_hop[m.at].push(idx);
+            n.observers[m.at].push(idx);
+        }
+        for (li, obs) in n.observers.iter().enumerate() {
+            if let (false, Some(e)) = (obs.is_empty(), n.link_elements[li * 2]) {
+                if let AnyElement::Link(link) = &mut n.elements[e as usize] {
+                    link.set_observed(true);
+                }
+            }
+        }
+        for f in &s.flows {
+            let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
+            let fwd_delay = n.push(
+                AnyElement::Delay(DelayLine::new(
+                    half,
+                    f.jitter,
+                    seeds.stream(&format!("flow{}.jitter", f.id)),
+                )),
+                Role::FlowDelay,
+            );
+            let rev_delay = n.push(
+                AnyElement::Delay(DelayLine::new(
+                    f.rtt - half,
+                    TimeDelta::ZERO,
+                    seeds.stream(&format!("flow{}.rev", f.id)),
+                )),
+                Role::FlowDelay,
+            );
+            let mut fwd = Vec::new();
+            for &hop in &f.path {
+                fwd.extend(&at_hop[hop]);
+                fwd.extend(&hop_elements[hop * 2]);
+            }
+            fwd.push(fwd_delay);
+            let mut rev = Vec::new();
+            for &hop in &f.reverse_path {
+                rev.extend(&hop_elements[hop * 2 + 1]);
+                rev.extend(&at_hop[hop]);
+            }
+            rev.push(rev_delay);
+            n.routes.push([fwd, rev]);
+        }
+        Ok(n)
+    }
+
+    fn push(&mut self, e: AnyElement, r: Role) -> u32 {
+        self.elements.push(e);
+        self.roles.push(r);
+        (self.elements.len() - 1) as u32
+    }
+
+    fn hop_elements(
+        &mut self,
+        h: HopRef,
+        spec: Option<&LinkSpec>,
+        delay: TimeDelta,
+        label: &str,
+        seeds: &SeedTree,
+    ) -> Vec<u32> {
+        let mut els = Vec::new();
+        if let Some(spec) = spec {
+            if let Some(m) = spec.loss {
+                let rng = seeds.stream(&format!("{label}.loss"));
+                els.push(self.push(AnyElement::Loss(LossElement::new(m, rng)), Role::Loss(h)));
+            }
+            let link = self.push(AnyElement::Link(Box::new(spec.build_link())), Role::Link(h));
+            self.link_elements[h.index()] = Some(link);
+            els.push(link);
+        }
+        if delay > TimeDelta::ZERO {
+            let rng = seeds.stream(&format!("{label}.delay"));
+            let d = DelayLine::new(delay, TimeDelta::ZERO, rng);
+            els.push(self.push(AnyElement::Delay(d), Role::LinkDelay(h)));
+        }
+        els
+    }
+
+    /// The elements of each direction on their own, with per-flow routes re-indexed (for an
+    /// engine that runs each direction in its own loop). Fails, naming it, if an element is
+    /// crossed in both directions (a middlebox seeing data and feedback).
+    #[allow(clippy::type_complexity)]
+    pub fn split_directions(self) -> Result<[(Vec<AnyElement>, Vec<Vec<usize>>); 2], String> {
+        let n = self.elements.len();
+        let mut used = vec![[false; 2]; n];
+        for r in &self.routes {
+            for d in 0..2 {
+                for &e in &r[d] {
+                    used[e as usize][d] = true;
+                }
+            }
+        }
+        if let Some(e) = (0..n).find(|&e| used[e][0] && used[e][1]) {
+            return Err(match self.roles[e] {
+                Role::Middlebox { at } => format!(
+                    "the middlebox at link {at} sees both directions; the emulator runs each direction in its own loop"
+                ),
+                r => format!("element {e} ({r:?}) is crossed in both directions"),
+            });
+        }
+        let mut new_index = vec![usize::MAX; n];
+        let mut parts: [Vec<AnyElement>; 2] = [Vec::new(), Vec::new()];
+        for (e, el) in self.elements.into_iter().enumerate() {
+            if let Some(d) = (0..2).find(|&d| used[e][d]) {
+                new_index[e] = parts[d].len();
+                parts[d].push(el);
+            }
+        }
+        let routes = |d: usize| -> Vec<Vec<usize>> {
+            self.routes
+                .iter()
+                .map(|r| r[d].iter().map(|&e| new_index[e as usize]).collect())
+                .collect()
+        };
+        let [fwd, rev] = parts;
+        Ok([(fwd, routes(0)), (rev, routes(1))])
+    }
+}
