@@ -16,7 +16,7 @@ macro_rules! register {
     };
 }
 
-register! { droptail, codel }
+register! { droptail, codel, drophead }
 
 /// What a discipline is built from.
 pub struct QdiscArgs<'a> {
