@@ -220,3 +220,36 @@ impl Network {
         Ok([(fwd, routes(0)), (rev, routes(1))])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str) -> Scenario {
+        let text = format!(
+            "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n[[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\n{extra}"
+        );
+        rtclab_scenario::from_toml_str(&text, std::path::Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn a_middlebox_sits_before_its_link_forward_and_after_it_in_reverse() {
+        let s = scenario("[[middleboxes]]\nkind = \"ack_aggregation\"\nat = \"bottleneck\"\n");
+        let n = Network::build(&s, &SeedTree::new(1)).unwrap();
+        let roles = |r: &[u32]| r.iter().map(|&e| n.roles[e as usize]).collect::<Vec<_>>();
+        let hop = HopRef { link: 0, dir: Direction::Forward };
+        assert_eq!(
+            roles(&n.routes[0][0]),
+            vec![Role::Middlebox { at: 0 }, Role::Link(hop), Role::FlowDelay]
+        );
+        assert_eq!(roles(&n.routes[0][1]), vec![Role::Middlebox { at: 0 }, Role::FlowDelay]);
+        assert_eq!(n.observers[0].len(), 1);
+        let e = n.split_directions().err().unwrap();
+        assert!(e.contains("middlebox") && e.contains("both directions"), "{e}");
+        // Without it, each direction splits out on its own.
+        let n = Network::build(&scenario(""), &SeedTree::new(1)).unwrap();
+        let [(f, fr), (r, rr)] = n.split_directions().unwrap();
+        assert_eq!((f.len(), r.len()), (2, 1));
+        assert_eq!((fr[0].clone(), rr[0].clone()), (vec![0, 1], vec![0]));
+    }
+}

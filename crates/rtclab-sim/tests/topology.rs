@@ -221,3 +221,34 @@ fn bad_topologies_are_named() {
     assert_eq!(x.path, "middleboxes[0].at");
     assert!(x.message.contains("\"bottleneck\""), "{x}");
 }
+
+/// A middlebox from the scenario sits at its hop and sees the feedback: ACK aggregation at
+/// 20 ms batches raises the smoothed RTT the sender measures by about half a batch.
+#[test]
+fn a_scenario_middlebox_acts_on_the_feedback_of_its_hop() {
+    let base = r#"duration = "10s"
+[link]
+capacity = "10Mbps"
+queue = { kind = "codel" }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+"#;
+    let with = format!("{base}[[middleboxes]]\nkind = \"ack_aggregation\"\nat = \"bottleneck\"\ninterval_ms = 20\n");
+    let srtt = |t: &str| {
+        let (out, _) = run(parse(t), 1);
+        let s = col(&out.flows, "srtt_ms");
+        s[s.len() / 2..].iter().sum::<f64>() / (s.len() - s.len() / 2) as f64
+    };
+    let (a, b) = (srtt(base), srtt(&with));
+    println!("srtt without {a:.1} ms, with 20 ms ACK aggregation {b:.1} ms");
+    assert!(b > a + 5.0 && b < a + 25.0, "{a} {b}");
+    let s = parse(&with);
+    assert_eq!(s.middleboxes.len(), 1);
+    let e = rtclab_scenario::from_toml_str(
+        &with.replace("interval_ms = 20", "interval_ms = 0"),
+        &builtin_dir(),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "middleboxes[0].interval_ms");
+}

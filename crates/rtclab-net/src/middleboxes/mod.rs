@@ -22,7 +22,7 @@ macro_rules! register {
     };
 }
 
-register! {}
+register! { ack_aggregation }
 
 /// What a middlebox is built from.
 pub struct MiddleboxArgs<'a> {
