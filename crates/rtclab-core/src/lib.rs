@@ -3,6 +3,7 @@
 //! Invariants: no clock is read here (time is always an argument), no ambient randomness
 //! (every random stream derives from a run's root seed and a stable label).
 
+pub mod endpoint;
 pub mod histogram;
 pub mod packet;
 pub mod params;
@@ -10,6 +11,7 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
+pub use endpoint::{Endpoint, EndpointEvent, Payload, Payloads, Transmit};
 pub use histogram::LogHistogram;
 pub use packet::{Direction, Ecn, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
 pub use rng::{RngStream, SeedTree};

@@ -118,7 +118,8 @@ pub enum PacketInfo {
     Padding,
     /// Media feedback (RTCP): a handle to its content, which the engine keeps aside (the
     /// emulator sends real RTCP bytes instead).
-    Feedback { id: u32 },
+    /// The packet's content is in the engine's `Payloads` under this id.
+    Payload { id: u32 },
 }
 
 /// 72 bytes; it is copied through queues and delay lines, so keep it small.
@@ -130,9 +131,9 @@ pub struct Packet {
     /// Position on the flow's route in `dir` (engine bookkeeping).
     pub hop: u8,
     /// True for a retransmitted data packet.
-    pub retransmit: bool,
-    /// ECN field as the packet carries it now (a queue may set CE).
-    pub ecn: Ecn,
+    /// Retransmission bit (0x4) and the ECN field (0x3): see `retransmit()` and `ecn()`.
+    /// One byte for both keeps `Packet` at 72 bytes, which the hot path notices.
+    flags: u8,
     /// Size on the wire, in bytes.
     pub size: u32,
     /// Data: segment/sequence number. Ack: cumulative acknowledgement (next expected).
@@ -147,7 +148,28 @@ pub struct Packet {
     pub info: PacketInfo,
 }
 
+const RETRANSMIT: u8 = 0b100;
+
 impl Packet {
+    /// A retransmission of data sent before.
+    #[inline]
+    pub fn retransmit(&self) -> bool {
+        self.flags & RETRANSMIT != 0
+    }
+    #[inline]
+    pub fn set_retransmit(&mut self, on: bool) {
+        self.flags = (self.flags & !RETRANSMIT) | if on { RETRANSMIT } else { 0 };
+    }
+    /// The ECN field as the packet carries it now (a queue may set CE).
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        Ecn::from_bits(self.flags)
+    }
+    #[inline]
+    pub fn set_ecn(&mut self, e: Ecn) {
+        self.flags = (self.flags & !0b11) | e.bits();
+    }
+
     /// The SACK blocks of a TCP ACK (empty for anything else).
     pub fn sack(&self) -> SackBlocks {
         match self.info {
@@ -162,8 +184,7 @@ impl Packet {
             kind: PacketKind::Data,
             dir: Direction::Forward,
             hop: 0,
-            retransmit: false,
-            ecn: Ecn::NotEct,
+            flags: 0,
             size,
             seq,
             sent_at: now,
@@ -179,8 +200,7 @@ impl Packet {
             kind: PacketKind::Ack,
             dir: Direction::Reverse,
             hop: 0,
-            retransmit: false,
-            ecn: Ecn::NotEct,
+            flags: 0,
             size,
             seq: cumulative,
             sent_at: now,
@@ -197,7 +217,7 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
+        assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
     }
 
     #[test]
@@ -207,6 +227,13 @@ mod tests {
         }
         assert_eq!(Ecn::from_bits(0xfe), Ecn::Ect0); // only the two low bits count
         assert!(!Ecn::NotEct.is_capable() && Ecn::Ect1.is_capable());
+        let mut p = Packet::data(FlowId(0), 0, 100, Time::ZERO);
+        p.set_retransmit(true);
+        p.set_ecn(Ecn::Ect0);
+        assert!(p.retransmit() && p.ecn() == Ecn::Ect0);
+        p.set_ecn(Ecn::Ce);
+        p.set_retransmit(false);
+        assert!(!p.retransmit() && p.ecn() == Ecn::Ce);
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl Forwarder {
             }
             for (ideal, p) in self.path.released.drain(..) {
                 let slot = p.seq as usize;
-                set_ecn(&mut pool[slot][..p.size as usize], p.ecn);
+                set_ecn(&mut pool[slot][..p.size as usize], p.ecn());
                 let ok =
                     sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
                 let done = sys::now_at(self.t0);
@@ -234,7 +234,7 @@ impl Forwarder {
                 c.bin(at, self.bin_ns).in_bytes += len as u64;
                 let mut p = Packet::data(flow, slot as u64, len as u32, at);
                 p.queue_delay = TimeDelta::ZERO;
-                p.ecn = Ecn::from_bits(pool[slot][1]);
+                p.set_ecn(Ecn::from_bits(pool[slot][1]));
                 self.path.inject(at, p);
             }
             // 3. Queue sample, then sleep until the next deadline or packet.

@@ -1,10 +1,114 @@
-//! Endpoints and controllers as the scenario describes them (both engines use these).
+//! Endpoints and controllers as the scenario describes them (both engines use these), and
+//! `AnyEndpoint`: every built-in endpoint behind the one `Endpoint` interface without a
+//! virtual call, plus a boxed slot for endpoints from elsewhere.
 
 use rtclab_cc::{AnyController, Cubic, Reno};
-use rtclab_core::{FlowId, SeedTree};
+use rtclab_core::{Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, Transmit};
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::sender::MediaSender;
-use rtclab_scenario::{CcSpec, MediaCcSpec, MediaSpec};
+use rtclab_scenario::{CcSpec, FlowKindSpec, FlowSpec, MediaCcSpec, MediaSpec};
+use rtclab_transport::{
+    CbrConfig, CbrSender, DatagramSink, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+};
+
+/// One side of a flow.
+pub enum AnyEndpoint {
+    TcpSender(Box<TcpSender>),
+    TcpReceiver(Box<TcpReceiver>),
+    CbrSender(Box<CbrSender>),
+    Sink(Box<DatagramSink>),
+    MediaSender(Box<MediaSender>),
+    MediaReceiver(Box<MediaReceiver>),
+    /// Any other endpoint (a registered flow kind, an experiment).
+    Other(Box<dyn Endpoint + Send + Sync>),
+}
+
+macro_rules! each {
+    ($self:ident, $e:ident => $body:expr) => {
+        match $self {
+            AnyEndpoint::TcpSender($e) => $body,
+            AnyEndpoint::TcpReceiver($e) => $body,
+            AnyEndpoint::CbrSender($e) => $body,
+            AnyEndpoint::Sink($e) => $body,
+            AnyEndpoint::MediaSender($e) => $body,
+            AnyEndpoint::MediaReceiver($e) => $body,
+            AnyEndpoint::Other($e) => $body,
+        }
+    };
+}
+
+impl Endpoint for AnyEndpoint {
+    #[inline]
+    fn start(&mut self, now: Time) {
+        each!(self, e => Endpoint::start(e.as_mut(), now))
+    }
+    #[inline]
+    fn stop(&mut self) {
+        each!(self, e => Endpoint::stop(e.as_mut()))
+    }
+    #[inline]
+    fn handle_packet(&mut self, now: Time, pkt: &Packet, payload: Option<Payload>) {
+        each!(self, e => Endpoint::handle_packet(e.as_mut(), now, pkt, payload))
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Time) {
+        each!(self, e => Endpoint::handle_timeout(e.as_mut(), now))
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        each!(self, e => Endpoint::poll_transmit(e.as_mut(), now))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        each!(self, e => Endpoint::poll_timeout(e.as_ref()))
+    }
+    #[inline]
+    fn poll_event(&mut self) -> Option<EndpointEvent> {
+        each!(self, e => Endpoint::poll_event(e.as_mut()))
+    }
+}
+
+impl AnyEndpoint {
+    /// The congestion controller of a sender that has one.
+    pub fn controller(&self) -> Option<&AnyController> {
+        match self {
+            AnyEndpoint::TcpSender(s) => Some(s.controller()),
+            AnyEndpoint::MediaSender(s) => Some(s.controller()),
+            _ => None,
+        }
+    }
+}
+
+/// A flow's (sender, receiver) as the scenario describes it.
+pub fn flow_endpoints(f: &FlowSpec, seeds: &SeedTree) -> (AnyEndpoint, AnyEndpoint) {
+    let id = FlowId(f.id);
+    match &f.kind {
+        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
+            let cc = window_controller(cc, seeds, f.id);
+            let scfg = TcpSenderConfig {
+                packet_size: *packet_size,
+                app_rate: *app_rate,
+                ..Default::default()
+            };
+            let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
+            (
+                AnyEndpoint::TcpSender(Box::new(TcpSender::new(id, scfg, cc))),
+                AnyEndpoint::TcpReceiver(Box::new(TcpReceiver::new(id, rcfg))),
+            )
+        }
+        FlowKindSpec::Cbr { rate, packet_size } => (
+            AnyEndpoint::CbrSender(Box::new(CbrSender::new(
+                id,
+                CbrConfig { rate: *rate, packet_size: *packet_size },
+            ))),
+            AnyEndpoint::Sink(Box::default()),
+        ),
+        FlowKindSpec::Media(m) => {
+            let (s, r) = media_endpoints(f.id, m, seeds);
+            (AnyEndpoint::MediaSender(Box::new(s)), AnyEndpoint::MediaReceiver(Box::new(r)))
+        }
+    }
+}
 
 /// A media flow's sender and receiver.
 pub fn media_endpoints(flow: u32, m: &MediaSpec, seeds: &SeedTree) -> (MediaSender, MediaReceiver) {
@@ -21,7 +125,7 @@ pub fn media_endpoints(flow: u32, m: &MediaSpec, seeds: &SeedTree) -> (MediaSend
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
     (
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(m.feedback.clone(), None),
+        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None),
     )
 }
 

@@ -9,7 +9,9 @@ use crate::feedback::TwccGenerator;
 use crate::frames::FrameAssembler;
 use crate::sender::MediaFeedback;
 use rtclab_cc::gcc::{GccPaperConfig, GccPaperReceiver};
-use rtclab_core::{Packet, PacketInfo, Time, TimeDelta};
+use rtclab_core::{
+    Endpoint, EndpointEvent, FlowId, Packet, PacketInfo, Payload, Time, TimeDelta, Transmit,
+};
 use rtclab_wire::extensions::{abs_send_time_from_nanos, abs_send_time_to_nanos};
 use std::collections::VecDeque;
 
@@ -24,6 +26,9 @@ pub enum FeedbackMode {
 const ABS_SEND_TIME_WRAP_NS: i64 = 64_000_000_000;
 
 pub struct MediaReceiver {
+    flow: FlowId,
+    /// Events for the meters, in order (through `Endpoint::poll_event`).
+    events: VecDeque<EndpointEvent>,
     twcc: Option<TwccGenerator>,
     ccfb: Option<CcfbGenerator>,
     remb: Option<GccPaperReceiver>,
@@ -41,7 +46,7 @@ pub struct MediaReceiver {
 }
 
 impl MediaReceiver {
-    pub fn new(mode: FeedbackMode, stall_threshold: Option<TimeDelta>) -> Self {
+    pub fn new(flow: FlowId, mode: FeedbackMode, stall_threshold: Option<TimeDelta>) -> Self {
         let (mut twcc, mut ccfb, mut remb, mut rr_interval) = (None, None, None, TimeDelta::ZERO);
         match mode {
             FeedbackMode::Twcc { interval } => twcc = Some(TwccGenerator::new(interval, 0, 1)),
@@ -52,6 +57,8 @@ impl MediaReceiver {
             }
         }
         MediaReceiver {
+            flow,
+            events: VecDeque::new(),
             twcc,
             ccfb,
             remb,
@@ -166,6 +173,32 @@ impl MediaReceiver {
     /// The paper receiver's estimator (for time series).
     pub fn remb_estimator(&self) -> Option<&GccPaperReceiver> {
         self.remb.as_ref()
+    }
+}
+
+/// Feedback leaves as a packet carrying the `MediaFeedback` as a structured payload (the
+/// emulator encodes it into RTCP bytes instead, `rtp_codec`).
+impl Endpoint for MediaReceiver {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet, _payload: Option<Payload>) {
+        let frame = self.handle_data(now, pkt);
+        self.events.push_back(EndpointEvent::Delivered { goodput_bytes: pkt.size as u64 });
+        if let Some(delay) = frame {
+            self.events.push_back(EndpointEvent::FrameComplete { delay });
+        }
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        MediaReceiver::handle_timeout(self, now)
+    }
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        let fb = self.poll_feedback(now)?;
+        let pkt = Packet::ack(self.flow, 0, now, feedback_wire_size(&fb), now);
+        Some(Transmit { pkt, payload: Some(Payload::structured(fb)) })
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        MediaReceiver::poll_timeout(self)
+    }
+    fn poll_event(&mut self) -> Option<EndpointEvent> {
+        self.events.pop_front()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::packetizer::{packetize, PacketizerConfig};
 use crate::rtx::{Retransmitter, RtxConfig};
 use crate::window::WindowAdapter;
 use rtclab_cc::{AnyController, CongestionController, SentPacket};
-use rtclab_core::{FlowId, Packet, PacketInfo, Rate, RngStream, Time};
+use rtclab_core::{Endpoint, FlowId, Packet, PacketInfo, Payload, Rate, RngStream, Time, Transmit};
 use rtclab_wire::rtcp::{CongestionControlFeedback, TransportFeedback};
 
 /// What a media receiver tells its sender.
@@ -267,7 +267,7 @@ impl MediaSender {
                     r.on_sent(now, seq, mp);
                 }
                 if mp.rtx {
-                    p.retransmit = true;
+                    p.set_retransmit(true);
                     self.stats.rtx_packets += 1;
                     self.stats.rtx_bytes += size as u64;
                 }
@@ -295,5 +295,30 @@ impl MediaSender {
             .into_iter()
             .flatten()
             .min()
+    }
+}
+
+/// The sender takes feedback as a structured `MediaFeedback` payload (the simulator) and
+/// ignores packets without one.
+impl Endpoint for MediaSender {
+    fn start(&mut self, now: Time) {
+        MediaSender::start(self, now)
+    }
+    fn stop(&mut self) {
+        MediaSender::stop(self)
+    }
+    fn handle_packet(&mut self, now: Time, _pkt: &Packet, payload: Option<Payload>) {
+        if let Some(fb) = payload.as_ref().and_then(|p| p.downcast_ref::<MediaFeedback>()) {
+            self.handle_feedback(now, fb);
+        }
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        MediaSender::handle_timeout(self, now)
+    }
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        MediaSender::poll_transmit(self, now).map(Transmit::from)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        MediaSender::poll_timeout(self)
     }
 }

@@ -44,6 +44,10 @@ pub struct ElementOutput {
     pub drops: Vec<Dropped>,
     pub marks: Vec<Marked>,
     pub dequeues: Vec<DequeueRecord>,
+    /// What packets in flight carry beyond their header (by `PacketInfo::Payload` id): an
+    /// element may read or rewrite it (parse and rewrite transport feedback, for instance).
+    /// Owned by the engine; `clear` leaves it alone.
+    pub payloads: rtclab_core::Payloads,
 }
 
 impl ElementOutput {

@@ -19,32 +19,32 @@ use crate::event::{Event, EventQueue, TimerSlot};
 use crate::metrics::{CcSample, EngineStats, Meters, RunOutput};
 use crate::summary;
 use rtclab_cc::CongestionController;
-use rtclab_core::{Direction, FlowId, Packet, PacketKind, SeedTree, Time};
-pub use rtclab_harness::endpoints::media_endpoints;
-use rtclab_harness::endpoints::window_controller;
-use rtclab_harness::{Network, Role};
-use rtclab_media::receiver::{feedback_wire_size, MediaReceiver};
-use rtclab_media::sender::{MediaFeedback, MediaSender};
-use rtclab_net::{AnyElement, DequeueRecord, ElementOutput, Link, NetElement};
-use rtclab_scenario::{FlowKindSpec, Scenario};
-use rtclab_transport::{
-    CbrConfig, CbrSender, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
+use rtclab_core::{
+    Direction, Endpoint, EndpointEvent, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit,
 };
-use std::collections::BTreeMap;
+pub use rtclab_harness::endpoints::media_endpoints;
+use rtclab_harness::endpoints::{flow_endpoints, AnyEndpoint};
+use rtclab_harness::{Network, Role};
+use rtclab_net::{AnyElement, DequeueRecord, ElementOutput, Link, NetElement};
+use rtclab_scenario::Scenario;
 use std::collections::VecDeque;
 
-// Endpoints are few (one per flow) and accessed in place: the size difference is harmless.
-#[allow(clippy::large_enum_variant)]
-enum Endpoint {
-    Tcp { sender: TcpSender, receiver: TcpReceiver },
-    Cbr { sender: CbrSender },
-    Media { sender: Box<MediaSender>, receiver: Box<MediaReceiver> },
-}
-
+/// A flow's two endpoints, driven through the one `Endpoint` interface.
 struct FlowState {
-    ep: Endpoint,
+    snd: AnyEndpoint,
+    rcv: AnyEndpoint,
     snd_timer: TimerSlot,
     rcv_timer: TimerSlot,
+}
+
+/// A transmitted packet, its payload (if any) moved into the payload store.
+#[inline]
+fn launch(t: Transmit, payloads: &mut rtclab_core::Payloads) -> Packet {
+    let mut p = t.pkt;
+    if let Some(payload) = t.payload {
+        p.info = PacketInfo::Payload { id: payloads.insert(payload) };
+    }
+    p
 }
 
 /// No meter (`ElInfo` fields).
@@ -83,9 +83,6 @@ pub struct Simulation {
     work: VecDeque<Packet>,
     meters: Meters,
     events: u64,
-    /// Content of media feedback packets in flight, by the id their packet carries.
-    feedback: BTreeMap<u32, MediaFeedback>,
-    next_feedback_id: u32,
 }
 
 impl Simulation {
@@ -122,34 +119,10 @@ impl Simulation {
         }
         let mut flows = Vec::new();
         for f in &scenario.flows {
-            let id = FlowId(f.id);
-            let ep = match &f.kind {
-                FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
-                    let cc = window_controller(cc, &seeds, f.id);
-                    let scfg = TcpSenderConfig {
-                        packet_size: *packet_size,
-                        app_rate: *app_rate,
-                        ..Default::default()
-                    };
-                    let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
-                    Endpoint::Tcp {
-                        sender: TcpSender::new(id, scfg, cc),
-                        receiver: TcpReceiver::new(id, rcfg),
-                    }
-                }
-                FlowKindSpec::Cbr { rate, packet_size } => Endpoint::Cbr {
-                    sender: CbrSender::new(
-                        id,
-                        CbrConfig { rate: *rate, packet_size: *packet_size },
-                    ),
-                },
-                FlowKindSpec::Media(m) => {
-                    let (sender, receiver) = media_endpoints(f.id, m, &seeds);
-                    Endpoint::Media { sender: Box::new(sender), receiver: Box::new(receiver) }
-                }
-            };
+            let (snd, rcv) = flow_endpoints(f, &seeds);
             flows.push(FlowState {
-                ep,
+                snd,
+                rcv,
                 snd_timer: TimerSlot::default(),
                 rcv_timer: TimerSlot::default(),
             });
@@ -186,8 +159,6 @@ impl Simulation {
             work: VecDeque::new(),
             meters,
             events: 0,
-            feedback: BTreeMap::new(),
-            next_feedback_id: 0,
         }
     }
 
@@ -226,9 +197,9 @@ impl Simulation {
         held
     }
 
-    /// Media feedback contents held for packets still in flight (for leak checks).
+    /// Payloads (media feedback contents) held for packets still in flight (leak checks).
     pub fn pending_feedback(&self) -> usize {
-        self.feedback.len()
+        self.out.payloads.len()
     }
 
     /// Runs to the end of the scenario.
@@ -327,22 +298,25 @@ impl Simulation {
         let flows = &self.flows;
         self.meters.close_bin(&bits, |i| {
             let mut c = CcSample::default();
-            let cc = match &flows[i].ep {
-                Endpoint::Tcp { sender, .. } => {
+            let cc = match (&flows[i].snd, &flows[i].rcv) {
+                (AnyEndpoint::TcpSender(sender), _) => {
                     c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
                         / self.scenario.flows[i].kind.packet_size() as f64;
                     c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
                     Some(sender.controller())
                 }
-                Endpoint::Cbr { .. } => None,
-                Endpoint::Media { sender, receiver } => {
+                (AnyEndpoint::MediaSender(sender), rcv) => {
                     let cc = sender.controller();
                     c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
-                    if let Some(r) = receiver.remb_estimator() {
+                    if let Some(r) = match rcv {
+                        AnyEndpoint::MediaReceiver(r) => r.remb_estimator(),
+                        _ => None,
+                    } {
                         c.named.extend(r.metrics());
                     }
                     Some(cc)
                 }
+                (snd, _) => snd.controller(),
             };
             if let Some(cc) = cc {
                 let m = cc.metrics();
@@ -372,40 +346,24 @@ impl Simulation {
             }
             Event::Sender { flow, gen } => {
                 if self.flows[flow as usize].snd_timer.fire(gen) {
-                    match &mut self.flows[flow as usize].ep {
-                        Endpoint::Tcp { sender, .. } => sender.handle_timeout(now),
-                        Endpoint::Media { sender, .. } => sender.handle_timeout(now),
-                        Endpoint::Cbr { .. } => {}
-                    }
+                    self.flows[flow as usize].snd.handle_timeout(now);
                     self.pump_sender(flow as usize);
                     self.drain_work();
                 }
             }
             Event::Receiver { flow, gen } => {
                 if self.flows[flow as usize].rcv_timer.fire(gen) {
-                    match &mut self.flows[flow as usize].ep {
-                        Endpoint::Tcp { receiver, .. } => receiver.handle_timeout(now),
-                        Endpoint::Media { receiver, .. } => receiver.handle_timeout(now),
-                        Endpoint::Cbr { .. } => {}
-                    }
+                    self.flows[flow as usize].rcv.handle_timeout(now);
                     self.pump_receiver(flow as usize);
                     self.drain_work();
                 }
             }
             Event::FlowStart { flow } => {
-                match &mut self.flows[flow as usize].ep {
-                    Endpoint::Tcp { sender, .. } => sender.start(now),
-                    Endpoint::Cbr { sender } => sender.start(now),
-                    Endpoint::Media { sender, .. } => sender.start(now),
-                }
+                self.flows[flow as usize].snd.start(now);
                 self.pump_sender(flow as usize);
                 self.drain_work();
             }
-            Event::FlowStop { flow } => match &mut self.flows[flow as usize].ep {
-                Endpoint::Tcp { sender, .. } => sender.stop(),
-                Endpoint::Cbr { sender } => sender.stop(),
-                Endpoint::Media { sender, .. } => sender.stop(),
-            },
+            Event::FlowStop { flow } => self.flows[flow as usize].snd.stop(),
         }
     }
 
@@ -420,8 +378,8 @@ impl Simulation {
                 // A middlebox's hop meter is its forward one: count drops in the packet's direction.
                 let h = (info.hop != NO_HOP).then(|| (info.hop as usize & !1) | d.pkt.dir.index());
                 self.meters.on_drop(now, &d.pkt, d.reason, h);
-                if let rtclab_core::PacketInfo::Feedback { id } = d.pkt.info {
-                    self.feedback.remove(&id);
+                if let PacketInfo::Payload { id } = d.pkt.info {
+                    self.out.payloads.take(id);
                 }
             }
         }
@@ -469,6 +427,7 @@ impl Simulation {
         self.dequeued.clear();
     }
 
+    #[inline]
     fn drain_work(&mut self) {
         let now = self.now;
         while let Some(pkt) = self.work.pop_front() {
@@ -486,91 +445,62 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn deliver(&mut self, pkt: Packet) {
         let now = self.now;
         let flow = pkt.flow.0 as usize;
+        let payload = match pkt.info {
+            PacketInfo::Payload { id } => self.out.payloads.take(id),
+            _ => None,
+        };
         match (pkt.dir, pkt.kind) {
             (Direction::Forward, PacketKind::Data) => {
-                let goodput = match &mut self.flows[flow].ep {
-                    Endpoint::Tcp { receiver, .. } => receiver.handle_data(now, &pkt),
-                    Endpoint::Cbr { .. } => pkt.size as u64,
-                    Endpoint::Media { receiver, .. } => {
-                        if let Some(delay) = receiver.handle_data(now, &pkt) {
-                            self.meters.on_frame(now, flow, delay);
-                        }
-                        pkt.size as u64
+                let Simulation { flows, meters, .. } = self;
+                let rcv = &mut flows[flow].rcv;
+                rcv.handle_packet(now, &pkt, payload);
+                let mut goodput = 0;
+                while let Some(ev) = rcv.poll_event() {
+                    match ev {
+                        EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
+                        EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
                     }
-                };
-                self.meters.on_data_delivered(now, &pkt, goodput);
+                }
+                meters.on_data_delivered(now, &pkt, goodput);
                 self.pump_receiver(flow);
             }
             (Direction::Reverse, PacketKind::Ack) => {
                 self.meters.stats.delivered_acks += 1;
-                match &mut self.flows[flow].ep {
-                    Endpoint::Tcp { sender, .. } => sender.handle_ack(now, &pkt),
-                    Endpoint::Media { sender, .. } => {
-                        if let rtclab_core::PacketInfo::Feedback { id } = pkt.info {
-                            if let Some(fb) = self.feedback.remove(&id) {
-                                sender.handle_feedback(now, &fb);
-                            }
-                        }
-                    }
-                    Endpoint::Cbr { .. } => {}
-                }
+                self.flows[flow].snd.handle_packet(now, &pkt, payload);
                 self.pump_sender(flow);
             }
             _ => {}
         }
     }
 
+    #[inline]
     fn pump_sender(&mut self, flow: usize) {
         let now = self.now;
-        let st = &mut self.flows[flow];
-        loop {
-            let p = match &mut st.ep {
-                Endpoint::Tcp { sender, .. } => sender.poll_transmit(now),
-                Endpoint::Cbr { sender } => sender.poll_transmit(now),
-                Endpoint::Media { sender, .. } => sender.poll_transmit(now),
-            };
-            let Some(p) = p else { break };
-            self.meters.on_sent(now, &p);
-            self.work.push_back(p);
+        let Simulation { flows, meters, work, out, queue, .. } = self;
+        let st = &mut flows[flow];
+        while let Some(t) = st.snd.poll_transmit(now) {
+            meters.on_sent(now, &t.pkt);
+            work.push_back(launch(t, &mut out.payloads));
         }
-        let want = match &st.ep {
-            Endpoint::Tcp { sender, .. } => sender.poll_timeout(),
-            Endpoint::Cbr { sender } => sender.poll_timeout(),
-            Endpoint::Media { sender, .. } => sender.poll_timeout(),
-        };
-        st.snd_timer.arm(&mut self.queue, want, |gen| Event::Sender { flow: flow as u32, gen });
+        let want = st.snd.poll_timeout();
+        st.snd_timer.arm(queue, want, |gen| Event::Sender { flow: flow as u32, gen });
     }
 
+    #[inline]
     fn pump_receiver(&mut self, flow: usize) {
         let now = self.now;
-        let st = &mut self.flows[flow];
-        let want = match &mut st.ep {
-            Endpoint::Tcp { receiver, .. } => {
-                while let Some(ack) = receiver.poll_transmit(now) {
-                    self.meters.stats.sent_acks += 1;
-                    self.work.push_back(ack);
-                }
-                receiver.poll_timeout()
-            }
-            Endpoint::Media { receiver, .. } => {
-                while let Some(fb) = receiver.poll_feedback(now) {
-                    let id = self.next_feedback_id;
-                    self.next_feedback_id = self.next_feedback_id.wrapping_add(1);
-                    let size = feedback_wire_size(&fb);
-                    let mut p = Packet::ack(FlowId(flow as u32), id as u64, now, size, now);
-                    p.info = rtclab_core::PacketInfo::Feedback { id };
-                    self.feedback.insert(id, fb);
-                    self.meters.stats.sent_acks += 1;
-                    self.work.push_back(p);
-                }
-                receiver.poll_timeout()
-            }
-            Endpoint::Cbr { .. } => None,
-        };
-        st.rcv_timer.arm(&mut self.queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
+        let Simulation { flows, meters, work, out, queue, .. } = self;
+        let st = &mut flows[flow];
+        while let Some(t) = st.rcv.poll_transmit(now) {
+            meters.stats.sent_acks += 1;
+            work.push_back(launch(t, &mut out.payloads));
+        }
+        let want = st.rcv.poll_timeout();
+        st.rcv_timer.arm(queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
     }
 
     /// Builds the summary and time series; call once the run has finished.
@@ -583,26 +513,28 @@ impl Simulation {
         let sender_stats: Vec<_> = self
             .flows
             .iter()
-            .map(|f| match &f.ep {
-                Endpoint::Tcp { sender, .. } => Some(sender.stats),
-                Endpoint::Cbr { .. } | Endpoint::Media { .. } => None,
+            .map(|f| match &f.snd {
+                AnyEndpoint::TcpSender(sender) => Some(sender.stats),
+                _ => None,
             })
             .collect();
         let media: Vec<Option<summary::MediaSummary>> = self
             .flows
             .iter()
-            .map(|f| match &f.ep {
-                Endpoint::Media { sender, receiver } => Some(summary::MediaSummary {
-                    stalls: receiver.frames.stats.stalls,
-                    stall_time_s: receiver.frames.stats.stall_time.as_secs_f64(),
-                    incomplete_frames: receiver.frames.stats.incomplete,
-                    frames_dropped_by_sender: sender.frames_dropped(),
-                    padding_bytes: sender.stats.padding_bytes,
-                    probe_clusters: sender.stats.probe_clusters,
-                    bytes_sent: sender.stats.bytes_sent,
-                    fec_bytes: sender.stats.fec_bytes,
-                    rtx_bytes: sender.stats.rtx_bytes,
-                }),
+            .map(|f| match (&f.snd, &f.rcv) {
+                (AnyEndpoint::MediaSender(sender), AnyEndpoint::MediaReceiver(receiver)) => {
+                    Some(summary::MediaSummary {
+                        stalls: receiver.frames.stats.stalls,
+                        stall_time_s: receiver.frames.stats.stall_time.as_secs_f64(),
+                        incomplete_frames: receiver.frames.stats.incomplete,
+                        frames_dropped_by_sender: sender.frames_dropped(),
+                        padding_bytes: sender.stats.padding_bytes,
+                        probe_clusters: sender.stats.probe_clusters,
+                        bytes_sent: sender.stats.bytes_sent,
+                        fec_bytes: sender.stats.fec_bytes,
+                        rtx_bytes: sender.stats.rtx_bytes,
+                    })
+                }
                 _ => None,
             })
             .collect();

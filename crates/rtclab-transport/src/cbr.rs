@@ -1,6 +1,9 @@
-//! Constant-bitrate UDP source: fixed-size datagrams at a fixed interval, no feedback.
+//! Constant-bitrate UDP source: fixed-size datagrams at a fixed interval, no feedback; and
+//! the datagram sink that receives them.
 
-use rtclab_core::{FlowId, Packet, Rate, Time, TimeDelta};
+use rtclab_core::{
+    Endpoint, EndpointEvent, FlowId, Packet, Payload, Rate, Time, TimeDelta, Transmit,
+};
 
 #[derive(Clone, Copy, Debug)]
 pub struct CbrConfig {
@@ -47,6 +50,47 @@ impl CbrSender {
     }
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next
+    }
+}
+
+impl Endpoint for CbrSender {
+    fn start(&mut self, now: Time) {
+        CbrSender::start(self, now)
+    }
+    fn stop(&mut self) {
+        CbrSender::stop(self)
+    }
+    fn handle_packet(&mut self, _now: Time, _pkt: &Packet, _payload: Option<Payload>) {}
+    fn handle_timeout(&mut self, _now: Time) {}
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        CbrSender::poll_transmit(self, now).map(Transmit::from)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        CbrSender::poll_timeout(self)
+    }
+}
+
+/// Receives datagrams; every byte counts as delivered (no ordering, no feedback).
+#[derive(Debug, Default)]
+pub struct DatagramSink {
+    pub received_packets: u64,
+    delivered: Option<u64>,
+}
+
+impl Endpoint for DatagramSink {
+    fn handle_packet(&mut self, _now: Time, pkt: &Packet, _payload: Option<Payload>) {
+        self.received_packets += 1;
+        *self.delivered.get_or_insert(0) += pkt.size as u64;
+    }
+    fn handle_timeout(&mut self, _now: Time) {}
+    fn poll_transmit(&mut self, _now: Time) -> Option<Transmit> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn poll_event(&mut self) -> Option<EndpointEvent> {
+        self.delivered.take().map(|goodput_bytes| EndpointEvent::Delivered { goodput_bytes })
     }
 }
 

@@ -9,7 +9,7 @@ pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;
 
-pub use cbr::{CbrConfig, CbrSender};
+pub use cbr::{CbrConfig, CbrSender, DatagramSink};
 pub use rtt::RttEstimator;
 pub use tcp_receiver::{TcpReceiver, TcpReceiverConfig};
 pub use tcp_sender::{TcpSender, TcpSenderConfig, TcpSenderStats};

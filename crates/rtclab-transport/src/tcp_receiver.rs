@@ -6,7 +6,9 @@
 //! RFC 2018 SACK: the first block holds the most recently received packet, the others the
 //! highest remaining out-of-order ranges (at most three blocks, as with timestamps).
 
-use rtclab_core::{FlowId, Packet, SackBlocks, Time, TimeDelta};
+use rtclab_core::{
+    Endpoint, EndpointEvent, FlowId, Packet, Payload, SackBlocks, Time, TimeDelta, Transmit,
+};
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpReceiverConfig {
@@ -47,6 +49,8 @@ pub struct TcpReceiver {
     pub goodput_bytes: u64,
     pub received_packets: u64,
     pub duplicate_packets: u64,
+    /// Goodput of the last packet handled through `Endpoint`, not yet polled as an event.
+    delivered: Option<u64>,
 }
 
 impl TcpReceiver {
@@ -64,6 +68,7 @@ impl TcpReceiver {
             goodput_bytes: 0,
             received_packets: 0,
             duplicate_packets: 0,
+            delivered: None,
         }
     }
 
@@ -185,6 +190,25 @@ impl TcpReceiver {
 
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet, _payload: Option<Payload>) {
+        let g = self.handle_data(now, pkt);
+        *self.delivered.get_or_insert(0) += g;
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        TcpReceiver::handle_timeout(self, now)
+    }
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        TcpReceiver::poll_transmit(self, now).map(Transmit::from)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpReceiver::poll_timeout(self)
+    }
+    fn poll_event(&mut self) -> Option<EndpointEvent> {
+        self.delivered.take().map(|goodput_bytes| EndpointEvent::Delivered { goodput_bytes })
     }
 }
 

@@ -30,7 +30,7 @@
 //! controller what each ACK delivered.
 
 use rtclab_cc::{AnyController, CongestionController, CongestionEvent, FeedbackReport, SentPacket};
-use rtclab_core::{FlowId, Packet, Rate, Time, TimeDelta};
+use rtclab_core::{Endpoint, FlowId, Packet, Payload, Rate, Time, TimeDelta, Transmit};
 use std::collections::VecDeque;
 
 use crate::rtt::RttEstimator;
@@ -627,7 +627,7 @@ impl TcpSender {
         }
         let size = self.cfg.packet_size;
         let mut p = Packet::data(self.flow, seq, size, now);
-        p.retransmit = retransmit;
+        p.set_retransmit(retransmit);
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size as u64;
         let in_flight = self.packets_in_flight() * size as u64;
@@ -654,6 +654,27 @@ impl TcpSender {
     }
 }
 
+impl Endpoint for TcpSender {
+    fn start(&mut self, now: Time) {
+        TcpSender::start(self, now)
+    }
+    fn stop(&mut self) {
+        TcpSender::stop(self)
+    }
+    fn handle_packet(&mut self, now: Time, pkt: &Packet, _payload: Option<Payload>) {
+        self.handle_ack(now, pkt)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        TcpSender::handle_timeout(self, now)
+    }
+    fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        TcpSender::poll_transmit(self, now).map(Transmit::from)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpSender::poll_timeout(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,7 +690,7 @@ mod tests {
     }
 
     fn drain(s: &mut TcpSender, now: Time) -> Vec<(u64, bool)> {
-        std::iter::from_fn(|| s.poll_transmit(now).map(|p| (p.seq, p.retransmit))).collect()
+        std::iter::from_fn(|| s.poll_transmit(now).map(|p| (p.seq, p.retransmit()))).collect()
     }
 
     fn ack(seq: u64) -> Packet {

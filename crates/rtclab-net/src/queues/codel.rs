@@ -152,8 +152,8 @@ impl Codel {
 
     /// Marks `d` CE if ECN is on and the packet allows it; else drops it. True if marked.
     fn signal(&self, d: &mut Dequeued, out: &mut ElementOutput) -> bool {
-        if self.cfg.ecn && d.pkt.ecn.is_capable() {
-            d.pkt.ecn = Ecn::Ce;
+        if self.cfg.ecn && d.pkt.ecn().is_capable() {
+            d.pkt.set_ecn(Ecn::Ce);
             out.marks.push(Marked { pkt: d.pkt, reason: DropReason::Aqm });
             true
         } else {
@@ -241,7 +241,7 @@ mod tests {
 
     fn pkt(seq: u64, ecn: Ecn) -> Packet {
         let mut p = Packet::data(FlowId(0), seq, 1500, Time::ZERO);
-        p.ecn = ecn;
+        p.set_ecn(ecn);
         p
     }
 
