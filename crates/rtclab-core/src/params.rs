@@ -39,6 +39,40 @@ pub enum Value {
     Bool(bool),
 }
 
+/// A parameter as the docs and error messages show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    pub min: f64,
+    pub max: f64,
+    pub default: f64,
+}
+
+/// `ParamInfo` for each entry of `table`, defaults read from `default`.
+pub fn describe<C>(table: &[Param<C>], default: &C) -> Vec<ParamInfo> {
+    table
+        .iter()
+        .map(|p| ParamInfo {
+            name: p.name,
+            help: p.help,
+            kind: p.kind,
+            min: p.min,
+            max: p.max,
+            default: p.get(default),
+        })
+        .collect()
+}
+
+/// Sets every `(name, value)` on `cfg` through `table`, in order (kind and range checked).
+pub fn apply<C>(table: &[Param<C>], cfg: &mut C, given: &[(String, Value)]) -> Result<(), String> {
+    for (name, v) in given {
+        set(table, cfg, name, *v)?;
+    }
+    Ok(())
+}
+
 /// Sets `name` to `value`, checking kind and range.
 pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
     let Some(p) = table.iter().find(|p| p.name == name) else {

@@ -7,6 +7,7 @@ use rtclab_core::{Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Ti
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::sender::MediaSender;
 use rtclab_scenario::{CcSpec, FlowKindSpec, FlowSpec, MediaCcSpec, MediaSpec};
+use rtclab_transport::flows::FlowArgs;
 use rtclab_transport::{
     CbrConfig, CbrSender, DatagramSink, TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig,
 };
@@ -106,6 +107,12 @@ pub fn flow_endpoints(f: &FlowSpec, seeds: &SeedTree) -> (AnyEndpoint, AnyEndpoi
         FlowKindSpec::Media(m) => {
             let (s, r) = media_endpoints(f.id, m, seeds);
             (AnyEndpoint::MediaSender(Box::new(s)), AnyEndpoint::MediaReceiver(Box::new(r)))
+        }
+        FlowKindSpec::Registered { kind, params, packet_size } => {
+            let rng = seeds.stream(&format!("flow{}.kind", f.id));
+            let args = FlowArgs { flow: id, packet_size: *packet_size, params, rng };
+            let (s, r) = (kind.build)(args).expect("flow parameters checked by the scenario");
+            (AnyEndpoint::Other(s), AnyEndpoint::Other(r))
         }
     }
 }

@@ -247,8 +247,7 @@ fn one() -> f64 {
     1.0
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FlowKind {
     /// Reliable bulk transfer with a window-based congestion controller.
     Tcp,
@@ -256,6 +255,20 @@ pub enum FlowKind {
     Cbr,
     /// Real-time video over RTP with a media congestion controller.
     Media,
+    /// A kind from the flow-kind registry (`rtclab_transport::flows`), checked by `resolve`.
+    Registered(String),
+}
+
+impl<'de> Deserialize<'de> for FlowKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.as_str() {
+            "tcp" => FlowKind::Tcp,
+            "cbr" => FlowKind::Cbr,
+            "media" => FlowKind::Media,
+            _ => FlowKind::Registered(s),
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -373,6 +386,8 @@ pub struct FlowConfig {
     pub rate: Option<RateValue>,
     /// media: encoder and controller parameters.
     pub media: Option<MediaParams>,
+    /// A registered kind's parameters by name.
+    pub params: Option<std::collections::BTreeMap<String, ParamValue>>,
 }
 
 fn one_u32() -> u32 {

@@ -112,6 +112,12 @@ pub struct FlowSpec {
 
 #[derive(Clone, Debug)]
 pub enum FlowKindSpec {
+    /// A kind from the flow-kind registry, with its checked parameters.
+    Registered {
+        kind: &'static rtclab_transport::flows::FlowKindEntry,
+        params: Vec<(String, rtclab_core::params::Value)>,
+        packet_size: u32,
+    },
     /// `app_rate`: the application's data rate (a live stream over TCP); None = bulk.
     Tcp {
         cc: CcSpec,
@@ -169,15 +175,16 @@ impl FlowKindSpec {
         match self {
             FlowKindSpec::Tcp { .. } => "tcp",
             FlowKindSpec::Cbr { .. } => "cbr",
+            FlowKindSpec::Registered { kind, .. } => kind.name,
             FlowKindSpec::Media(_) => "media",
         }
     }
     /// Bytes on the wire per (full) data packet.
     pub fn packet_size(&self) -> u32 {
         match self {
-            FlowKindSpec::Tcp { packet_size, .. } | FlowKindSpec::Cbr { packet_size, .. } => {
-                *packet_size
-            }
+            FlowKindSpec::Tcp { packet_size, .. }
+            | FlowKindSpec::Cbr { packet_size, .. }
+            | FlowKindSpec::Registered { packet_size, .. } => *packet_size,
             FlowKindSpec::Media(m) => {
                 m.sender.packetizer.max_payload + m.sender.packetizer.overhead
             }
@@ -186,7 +193,7 @@ impl FlowKindSpec {
     pub fn cc_name(&self) -> &'static str {
         match self {
             FlowKindSpec::Tcp { cc, .. } => cc.name(),
-            FlowKindSpec::Cbr { .. } => "none",
+            FlowKindSpec::Cbr { .. } | FlowKindSpec::Registered { .. } => "none",
             FlowKindSpec::Media(m) => match &m.cc {
                 MediaCcSpec::Gcc(_) => "gcc",
                 MediaCcSpec::GccPaper(_) => "gcc_paper",
@@ -283,7 +290,14 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 "media parameters apply to kind = \"media\" flows only",
             ));
         }
-        let kind = match f.kind {
+        if f.params.is_some() && !matches!(f.kind, FlowKind::Registered(_)) {
+            return Err(ConfigError::new(
+                at("params"),
+                "`params` apply to registered flow kinds only; tcp, cbr and media have named keys",
+            ));
+        }
+        let kind = match &f.kind {
+            FlowKind::Registered(name) => registered_flow(f, name, packet_size, &at)?,
             FlowKind::Media => media_spec(f, &at, base_dir)?,
             FlowKind::Tcp => {
                 if f.rate.is_some_and(|r| r.0 == Rate::ZERO) {
@@ -1071,6 +1085,51 @@ fn flow_paths(
         None => path.iter().rev().copied().collect(),
     };
     Ok((path, reverse_path))
+}
+
+/// A registered flow kind with its parameters checked (built once with a throw-away stream).
+fn registered_flow(
+    f: &FlowConfig,
+    name: &str,
+    packet_size: u32,
+    at: &dyn Fn(&str) -> String,
+) -> Result<FlowKindSpec, ConfigError> {
+    use rtclab_transport::flows;
+    let Some(kind) = flows::find(name) else {
+        let mut accepted = vec!["tcp", "cbr", "media"];
+        accepted.extend(flows::names());
+        let list: Vec<String> = accepted.iter().map(|k| format!("`{k}`")).collect();
+        return Err(ConfigError::new(
+            at("kind"),
+            format!("unknown value `{name}`, expected one of {}", list.join(", ")),
+        ));
+    };
+    if f.cc.is_some()
+        || f.rate.is_some()
+        || f.cubic.is_some()
+        || f.copa.is_some()
+        || f.qlibra.is_some()
+        || f.initial_window.is_some()
+        || f.delayed_ack.is_some()
+    {
+        return Err(ConfigError::new(
+            at("kind"),
+            format!("a {name:?} flow takes its settings in `params` (cc, rate, cubic, copa, qlibra, initial_window, delayed_ack do not apply)"),
+        ));
+    }
+    let empty = std::collections::BTreeMap::new();
+    let params = param_values(f.params.as_ref().unwrap_or(&empty), &at("params"))?;
+    let build = |params: &[(String, rtclab_core::params::Value)]| {
+        let rng = rtclab_core::SeedTree::new(0).stream("validate");
+        let args = flows::FlowArgs { flow: rtclab_core::FlowId(0), packet_size, params, rng };
+        (kind.build)(args).map(|_| ())
+    };
+    build(&[]).map_err(|e| ConfigError::new(at("kind"), e))?;
+    for p in &params {
+        build(std::slice::from_ref(p))
+            .map_err(|e| ConfigError::new(at(&format!("params.{}", p.0)), e))?;
+    }
+    Ok(FlowKindSpec::Registered { kind, params, packet_size })
 }
 
 fn middlebox_specs(

@@ -5,6 +5,7 @@
 //! next wake-up `poll_timeout`. Engines drain `poll_transmit` after every input.
 
 pub mod cbr;
+pub mod flows;
 pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;

@@ -11,7 +11,7 @@
 
 use crate::element::NetElement;
 use crate::queues::ParamInfo;
-use rtclab_core::params::{set, Param, Value};
+use rtclab_core::params::{Param, Value};
 use rtclab_core::RngStream;
 
 macro_rules! register {
@@ -35,10 +35,7 @@ pub struct MiddleboxArgs<'a> {
 impl MiddleboxArgs<'_> {
     /// Sets every given parameter on `cfg` through `table` (kind and range checked).
     pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
-        for (name, v) in self.params {
-            set(table, cfg, name, *v)?;
-        }
-        Ok(())
+        rtclab_core::params::apply(table, cfg, self.params)
     }
 }
 

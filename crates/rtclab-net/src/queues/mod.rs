@@ -6,7 +6,8 @@
 //! rejected with its range.
 
 use crate::qdisc::{AnyQdisc, QueueLimit};
-use rtclab_core::params::{set, Kind, Param, Value};
+pub use rtclab_core::params::{describe, ParamInfo};
+use rtclab_core::params::{Param, Value};
 
 macro_rules! register {
     ($($m:ident),* $(,)?) => {
@@ -37,37 +38,8 @@ impl QdiscArgs<'_> {
     }
     /// Sets every given parameter on `cfg` through `table` (kind and range checked).
     pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
-        for (name, v) in self.params {
-            set(table, cfg, name, *v)?;
-        }
-        Ok(())
+        rtclab_core::params::apply(table, cfg, self.params)
     }
-}
-
-/// A parameter as the docs and error messages show it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub help: &'static str,
-    pub kind: Kind,
-    pub min: f64,
-    pub max: f64,
-    pub default: f64,
-}
-
-/// `ParamInfo` for each entry of `table`, defaults read from `default`.
-pub fn describe<C>(table: &[Param<C>], default: &C) -> Vec<ParamInfo> {
-    table
-        .iter()
-        .map(|p| ParamInfo {
-            name: p.name,
-            help: p.help,
-            kind: p.kind,
-            min: p.min,
-            max: p.max,
-            default: p.get(default),
-        })
-        .collect()
 }
 
 /// One registry entry.
