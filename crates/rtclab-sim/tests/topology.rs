@@ -252,3 +252,31 @@ rtt = "40ms"
     .unwrap_err();
     assert_eq!(e.path, "middleboxes[0].interval_ms");
 }
+
+/// A registered flow kind runs through the generic endpoint path: an on/off source next to
+/// TCP takes its duty cycle of the link.
+#[test]
+fn a_registered_flow_kind_runs() {
+    let text = r#"duration = "20s"
+[link]
+capacity = "10Mbps"
+[[flows]]
+kind = "onoff"
+rtt = "20ms"
+params = { rate_mbps = 4, on_ms = 500, off_ms = 1500 }
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+"#;
+    let (out, _) = run(parse(text), 1);
+    let f = &out.summary["flows"][0];
+    assert_eq!(f["kind"], "onoff");
+    let t = f["throughput_mbps"].as_f64().unwrap();
+    println!("onoff throughput {t:.2} Mbit/s (duty cycle 0.25 of 4 Mbit/s = 1)");
+    assert!((0.9..1.1).contains(&t), "{t}");
+    let e = |t: &str| rtclab_scenario::from_toml_str(t, &builtin_dir()).unwrap_err();
+    let x = e(&text.replace("rate_mbps = 4", "rate_mbps = -4"));
+    assert_eq!(x.path, "flows[0].params.rate_mbps");
+    let x = e(&text.replace("kind = \"onoff\"", "kind = \"onof\""));
+    assert!(x.message.contains("`onoff`"), "{x}");
+}

@@ -19,7 +19,7 @@ macro_rules! register {
     };
 }
 
-register! {}
+register! { onoff }
 
 /// A boxed endpoint of a registered kind.
 pub type BoxedEndpoint = Box<dyn Endpoint + Send + Sync>;
