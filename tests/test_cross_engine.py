@@ -61,6 +61,29 @@ rtt = "40ms"
 start = "5s"
 """
 
+# Two hops: the flow crosses a 2 Mbit/s bottleneck, then a fast access link; the base RTT is
+# 2 x (10 + 5) ms of link delay plus 10 ms of its own.
+GCC_TWO_LINKS = """
+name = "cross-gcc-two-links"
+duration = "25s"
+[[links]]
+name = "core"
+capacity = "2Mbps"
+delay = "10ms"
+queue = { limit = "300ms" }
+[[links]]
+name = "access"
+capacity = "20Mbps"
+delay = "5ms"
+[metrics]
+warmup = "5s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+path = ["core", "access"]
+rtt = "10ms"
+"""
+
 
 def _by_metric(diffs):
     return {(d.scope, d.metric): d for d in diffs}
@@ -121,3 +144,13 @@ def test_gcc_against_kernel_cubic():
     # fuller: the emulator's median queue is higher, never lower.
     q = by[("link", "queuing delay p50 ms")]
     assert q.ok or q.delta > 0, q
+
+
+def test_compare_on_a_two_link_path():
+    """The emulator builds the same two-hop path from the shared topology layer."""
+    sim, emu, diffs = compare(GCC_TWO_LINKS, progress=False)
+    _report("GCC over two links", diffs, emu)
+    assert sim["flows"][0]["rtt_ms"] == 40.0
+    by = _by_metric(diffs)
+    assert by[("link", "utilization")].ok
+    assert by[("link", "queuing delay p50 ms")].ok
