@@ -78,6 +78,8 @@ pub struct FlowMeter {
     /// Per controller series (index into `Meters::cc_names`): one value per bin from the first
     /// bin the flow reported it in (earlier bins read as NaN).
     col_named: Vec<Vec<f64>>,
+    /// The id (`Meters::cc_names`) of the k-th name this flow reported last bin.
+    name_ids: Vec<(&'static str, usize)>,
     b_frames: u64,
     col_fps: Vec<f64>,
 }
@@ -364,12 +366,22 @@ impl Meters {
             f.col_target_mbps.push(cc.target_mbps);
             f.col_state.push(cc.state);
             let bin = f.col_state.len() - 1;
-            for (name, v) in cc.named {
-                let id = match self.cc_names.iter().position(|n| *n == name) {
-                    Some(id) => id,
-                    None => {
-                        self.cc_names.push(name);
-                        self.cc_names.len() - 1
+            for (k, (name, v)) in cc.named.into_iter().enumerate() {
+                // Controllers report the same names in the same order every bin: the id of
+                // the k-th name is remembered per flow (pointer-equal strings).
+                let id = match f.name_ids.get(k) {
+                    Some(&(n, id)) if std::ptr::eq(n, name) => id,
+                    _ => {
+                        let id = match self.cc_names.iter().position(|n| *n == name) {
+                            Some(id) => id,
+                            None => {
+                                self.cc_names.push(name);
+                                self.cc_names.len() - 1
+                            }
+                        };
+                        f.name_ids.truncate(k);
+                        f.name_ids.push((name, id));
+                        id
                     }
                 };
                 if f.col_named.len() <= id {

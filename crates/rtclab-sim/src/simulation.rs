@@ -297,7 +297,7 @@ impl Simulation {
             .collect();
         let flows = &self.flows;
         self.meters.close_bin(&bits, |i| {
-            let mut c = CcSample::default();
+            let mut c = CcSample { named: Vec::with_capacity(16), ..CcSample::default() };
             let cc = match (&flows[i].snd, &flows[i].rcv) {
                 (AnyEndpoint::TcpSender(sender), _) => {
                     c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
