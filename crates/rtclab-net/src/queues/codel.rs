@@ -19,7 +19,7 @@ use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{describe, QdiscArgs, QdiscKind};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{Ecn, Packet, Time, TimeDelta};
-use std::collections::VecDeque;
+use crate::queues::fifo::TimedFifo;
 
 pub static KIND: QdiscKind = QdiscKind {
     name: "codel",
@@ -92,8 +92,7 @@ pub static CODEL_PARAMS: &[Param<CodelConfig>] = &[
 pub struct Codel {
     limit: QueueLimit,
     cfg: CodelConfig,
-    fifo: VecDeque<(Time, Packet)>,
-    bytes: u64,
+    fifo: TimedFifo,
     /// When the sojourn will have been above target for an interval (None: below target).
     first_above_time: Option<Time>,
     drop_next: Time,
@@ -107,8 +106,7 @@ impl Codel {
         Codel {
             limit,
             cfg,
-            fifo: VecDeque::new(),
-            bytes: 0,
+            fifo: TimedFifo::default(),
             first_above_time: None,
             drop_next: Time::ZERO,
             count: 0,
@@ -131,14 +129,12 @@ impl Codel {
 
     /// RFC 8289 `dodequeue`: the head packet, and whether CoDel may drop it.
     fn do_dequeue(&mut self, now: Time) -> Option<(Dequeued, bool)> {
-        let Some((enq, pkt)) = self.fifo.pop_front() else {
+        let Some(d) = self.fifo.pop(now) else {
             self.first_above_time = None;
             return None;
         };
-        self.bytes -= pkt.size as u64;
-        let sojourn = now - enq;
         let mut ok_to_drop = false;
-        if sojourn < self.cfg.target || self.bytes <= self.cfg.mtu as u64 {
+        if d.sojourn < self.cfg.target || self.fifo.backlog().bytes <= self.cfg.mtu as u64 {
             self.first_above_time = None;
         } else {
             match self.first_above_time {
@@ -147,7 +143,7 @@ impl Codel {
                 Some(_) => {}
             }
         }
-        Some((Dequeued { pkt, sojourn }, ok_to_drop))
+        Some((d, ok_to_drop))
     }
 
     /// Marks `d` CE if ECN is on and the packet allows it; else drops it. True if marked.
@@ -165,9 +161,8 @@ impl Codel {
 
 impl Qdisc for Codel {
     fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
-        if self.limit.admits(self.backlog(), pkt.size) {
-            self.bytes += pkt.size as u64;
-            self.fifo.push_back((now, pkt));
+        if self.limit.admits(self.fifo.backlog(), pkt.size) {
+            self.fifo.push(now, pkt);
         } else {
             out.drops.push(Dropped { pkt, reason: DropReason::QueueOverflow });
         }
@@ -226,11 +221,11 @@ impl Qdisc for Codel {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.fifo.len() as u32, bytes: self.bytes }
+        self.fifo.backlog()
     }
 
     fn held_by_kind(&self) -> (u64, u64) {
-        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+        self.fifo.held_by_kind()
     }
 }
 

@@ -8,7 +8,7 @@ use crate::element::{Dropped, ElementOutput};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{QdiscArgs, QdiscKind};
 use rtclab_core::{Packet, Time};
-use std::collections::VecDeque;
+use crate::queues::fifo::TimedFifo;
 
 pub static KIND: QdiscKind = QdiscKind {
     name: "drophead",
@@ -16,43 +16,38 @@ pub static KIND: QdiscKind = QdiscKind {
     params: Vec::new,
     build: |a: &QdiscArgs| {
         a.no_params()?;
-        Ok(AnyQdisc::Other(Box::new(DropHead { limit: a.limit, fifo: VecDeque::new(), bytes: 0 })))
+        Ok(AnyQdisc::Other(Box::new(DropHead { limit: a.limit, fifo: TimedFifo::default() })))
     },
 };
 
 pub struct DropHead {
     limit: QueueLimit,
-    fifo: VecDeque<(Time, Packet)>,
-    bytes: u64,
+    fifo: TimedFifo,
 }
 
 impl Qdisc for DropHead {
     fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
-        while !self.limit.admits(self.backlog(), pkt.size) {
-            let Some((_, old)) = self.fifo.pop_front() else {
+        while !self.limit.admits(self.fifo.backlog(), pkt.size) {
+            let Some(old) = self.fifo.pop(now) else {
                 // Larger than the whole limit: nothing to make room with.
                 out.drops.push(Dropped { pkt, reason: DropReason::QueueOverflow });
                 return;
             };
-            self.bytes -= old.size as u64;
-            out.drops.push(Dropped { pkt: old, reason: DropReason::QueueOverflow });
+            out.drops.push(Dropped { pkt: old.pkt, reason: DropReason::QueueOverflow });
         }
-        self.bytes += pkt.size as u64;
-        self.fifo.push_back((now, pkt));
+        self.fifo.push(now, pkt);
     }
 
     fn dequeue(&mut self, now: Time, _out: &mut ElementOutput) -> Option<Dequeued> {
-        let (enq, pkt) = self.fifo.pop_front()?;
-        self.bytes -= pkt.size as u64;
-        Some(Dequeued { pkt, sojourn: now - enq })
+        self.fifo.pop(now)
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.fifo.len() as u32, bytes: self.bytes }
+        self.fifo.backlog()
     }
 
     fn held_by_kind(&self) -> (u64, u64) {
-        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+        self.fifo.held_by_kind()
     }
 }
 

@@ -7,7 +7,7 @@ use crate::element::{Dropped, ElementOutput};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{QdiscArgs, QdiscKind};
 use rtclab_core::{Packet, Time};
-use std::collections::VecDeque;
+use crate::queues::fifo::TimedFifo;
 
 pub static KIND: QdiscKind = QdiscKind {
     name: "droptail",
@@ -22,13 +22,12 @@ pub static KIND: QdiscKind = QdiscKind {
 #[derive(Debug)]
 pub struct DropTail {
     limit: QueueLimit,
-    fifo: VecDeque<(Time, Packet)>,
-    bytes: u64,
+    fifo: TimedFifo,
 }
 
 impl DropTail {
     pub fn new(limit: QueueLimit) -> Self {
-        DropTail { limit, fifo: VecDeque::new(), bytes: 0 }
+        DropTail { limit, fifo: TimedFifo::default() }
     }
     pub fn limit(&self) -> QueueLimit {
         self.limit
@@ -38,9 +37,8 @@ impl DropTail {
 impl Qdisc for DropTail {
     #[inline]
     fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
-        if self.limit.admits(self.backlog(), pkt.size) {
-            self.bytes += pkt.size as u64;
-            self.fifo.push_back((now, pkt));
+        if self.limit.admits(self.fifo.backlog(), pkt.size) {
+            self.fifo.push(now, pkt);
         } else {
             out.drops.push(Dropped { pkt, reason: DropReason::QueueOverflow });
         }
@@ -48,18 +46,16 @@ impl Qdisc for DropTail {
 
     #[inline]
     fn dequeue(&mut self, now: Time, _out: &mut ElementOutput) -> Option<Dequeued> {
-        let (enq, pkt) = self.fifo.pop_front()?;
-        self.bytes -= pkt.size as u64;
-        Some(Dequeued { pkt, sojourn: now - enq })
+        self.fifo.pop(now)
     }
 
     #[inline]
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.fifo.len() as u32, bytes: self.bytes }
+        self.fifo.backlog()
     }
 
     fn held_by_kind(&self) -> (u64, u64) {
-        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+        self.fifo.held_by_kind()
     }
 }
 

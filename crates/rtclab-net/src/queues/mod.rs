@@ -17,6 +17,8 @@ macro_rules! register {
     };
 }
 
+pub mod fifo;
+
 register! { droptail, codel, drophead }
 
 /// What a discipline is built from.
