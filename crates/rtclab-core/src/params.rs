@@ -50,6 +50,21 @@ pub struct ParamInfo {
     pub default: f64,
 }
 
+/// What `doc` (docs/scenario.md) lacks for a registry entry `name` with `params`: the
+/// entry's name in backquotes and a `| \`param\` |` table row per parameter. Registry tests use it.
+pub fn undocumented(doc: &str, name: &str, params: &[ParamInfo]) -> Vec<String> {
+    let mut missing = Vec::new();
+    if !doc.contains(&format!("`{name}`")) {
+        missing.push(name.to_string());
+    }
+    for p in params {
+        if !doc.contains(&format!("| `{}` |", p.name)) {
+            missing.push(format!("{name}.{}", p.name));
+        }
+    }
+    missing
+}
+
 /// `ParamInfo` for each entry of `table`, defaults read from `default`.
 pub fn describe<C>(table: &[Param<C>], default: &C) -> Vec<ParamInfo> {
     table

@@ -90,19 +90,8 @@ mod tests {
                 .expect("docs/scenario.md");
         for k in MIDDLEBOXES {
             assert!(build(k.name, &[]).is_ok(), "{}", k.name);
-            assert!(
-                doc.contains(&format!("`{}`", k.name)),
-                "docs/scenario.md lacks middlebox {}",
-                k.name
-            );
-            for p in (k.params)() {
-                assert!(
-                    doc.contains(&format!("| `{}` |", p.name)),
-                    "docs lack {}.{}",
-                    k.name,
-                    p.name
-                );
-            }
+            let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
+            assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
         }
     }
 }

@@ -87,19 +87,8 @@ mod tests {
         for k in QDISCS {
             let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500 };
             assert!((k.build)(&args).is_ok(), "{}", k.name);
-            assert!(
-                doc.contains(&format!("`{}`", k.name)),
-                "docs/scenario.md lacks queue kind {}",
-                k.name
-            );
-            for p in (k.params)() {
-                assert!(
-                    doc.contains(&format!("| `{}` |", p.name)),
-                    "docs/scenario.md lacks {}.{}",
-                    k.name,
-                    p.name
-                );
-            }
+            let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
+            assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
         }
     }
 }

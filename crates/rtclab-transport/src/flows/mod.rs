@@ -73,19 +73,8 @@ mod tests {
             let rng = rtclab_core::SeedTree::new(1).stream("t");
             let args = FlowArgs { flow: FlowId(0), packet_size: 1500, params: &[], rng };
             assert!((k.build)(args).is_ok(), "{}", k.name);
-            assert!(
-                doc.contains(&format!("`{}`", k.name)),
-                "docs/scenario.md lacks flow kind {}",
-                k.name
-            );
-            for p in (k.params)() {
-                assert!(
-                    doc.contains(&format!("| `{}` |", p.name)),
-                    "docs lack {}.{}",
-                    k.name,
-                    p.name
-                );
-            }
+            let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
+            assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
         }
     }
 }
