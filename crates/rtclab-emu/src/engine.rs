@@ -7,7 +7,7 @@
 use crate::path::Path;
 use crate::sys;
 use crate::EmuError;
-use rtclab_core::{Direction, Ecn, FlowId, LogHistogram, Packet, Time, TimeDelta};
+use rtclab_core::{Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, Time, TimeDelta};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -26,10 +26,16 @@ pub struct FlowCounters {
     /// Bytes and packets released in the measurement window.
     pub window_bytes: u64,
     pub window_packets: u64,
+    /// Packets that entered the path in the measurement window.
+    pub window_in_packets: u64,
+    /// Drops by reason of packets sent in the measurement window.
     pub drops: [u64; 8],
     /// Packets a queue marked CE, in the measurement window.
     pub ecn_marks: u64,
+    /// Queuing delay and delay through the whole emulated path (ns) of the packets released
+    /// in the measurement window.
     pub queue_delay: LogHistogram,
+    pub path_delay: LogHistogram,
     /// Per time bin (index = time / bin).
     pub bins: Vec<BinCounters>,
 }
@@ -43,7 +49,10 @@ pub struct BinCounters {
     pub out_bytes: u64,
     pub queue_delay_sum_ns: u64,
     pub queue_delay_max_ns: u64,
+    pub path_delay_sum_ns: u64,
     pub packets_out: u64,
+    /// Packets of this flow dropped in the path (by when they were sent).
+    pub drops: u64,
 }
 
 impl FlowCounters {
@@ -69,9 +78,9 @@ pub struct DirStats {
     pub ran_ns: i64,
     /// Whether the forwarding thread got SCHED_FIFO.
     pub realtime: bool,
-    /// Bottleneck queue per time bin: (max bytes, byte-nanoseconds), sampled at every pass of
-    /// the loop (after the path has caught up with the clock).
-    pub queue_bins: Vec<(u64, f64)>,
+    /// Per (link, direction), `HopRef::index` (this direction's entries are fed): the same
+    /// link meters as the simulator's.
+    pub meters: Vec<rtclab_harness::link_meter::LinkMeter>,
 }
 
 /// Both directions: [forward (sender → receiver), reverse].
@@ -144,16 +153,22 @@ impl Forwarder {
         epoll.add(timer.raw(), 1).map_err(io)?;
         let n = self.classifier.flows + 1;
         let mut stats = DirStats {
-            flows: vec![FlowCounters::default(); n],
+            flows: vec![
+                FlowCounters {
+                    queue_delay: LogHistogram::new(),
+                    path_delay: LogHistogram::new(),
+                    ..Default::default()
+                };
+                n
+            ],
             release_error: LogHistogram::new(),
             write_drops: 0,
             non_ipv4: 0,
             ran_ns: 0,
             realtime,
-            queue_bins: Vec::new(),
+            meters: Vec::new(),
         };
-        let mut last_q: (Time, u64) = (Time::ZERO, 0);
-        // Packet bytes live in a pool of MTU-sized buffers; a packet's `seq` is its slot.
+        // Packet bytes live in a pool of MTU-sized buffers; a packet's payload id is its slot.
         let mut pool: Vec<Box<[u8]>> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
         let mut ready = Vec::new();
@@ -165,6 +180,8 @@ impl Forwarder {
             }
             if now >= self.end || stop.load(Ordering::Relaxed) {
                 stats.ran_ns = (now - Time::ZERO).as_nanos();
+                self.path.close_bins_to(now.min(self.end));
+                stats.meters = std::mem::take(&mut self.path.meters);
                 if let Some(cap) = self.capture.take() {
                     cap.finish().map_err(io)?;
                 }
@@ -174,8 +191,11 @@ impl Forwarder {
             self.path.advance(now);
             for dr in self.path.dropped.drain(..) {
                 let c = &mut stats.flows[dr.pkt.flow.0 as usize];
-                c.drops[dr.reason.index()] += 1;
-                free.push(dr.pkt.seq as usize);
+                if dr.pkt.sent_at >= self.window_start {
+                    c.drops[dr.reason.index()] += 1;
+                }
+                c.bin(dr.pkt.sent_at, self.bin_ns).drops += 1;
+                free.push(slot_of(&dr.pkt));
             }
             for m in self.path.marked.drain(..) {
                 if m.pkt.sent_at >= self.window_start {
@@ -183,7 +203,7 @@ impl Forwarder {
                 }
             }
             for (ideal, p) in self.path.released.drain(..) {
-                let slot = p.seq as usize;
+                let slot = slot_of(&p);
                 set_ecn(&mut pool[slot][..p.size as usize], p.ecn());
                 let ok =
                     sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
@@ -196,16 +216,19 @@ impl Forwarder {
                     }
                     c.out_packets += 1;
                     c.out_bytes += p.size as u64;
+                    let qd = p.queue_delay.as_nanos().max(0) as u64;
+                    let owd = (ideal - p.sent_at).as_nanos().max(0) as u64;
                     if ideal >= self.window_start {
                         c.window_bytes += p.size as u64;
                         c.window_packets += 1;
+                        c.queue_delay.record(qd);
+                        c.path_delay.record(owd);
                     }
-                    let qd = p.queue_delay.as_nanos().max(0) as u64;
-                    c.queue_delay.record(qd);
                     let b = c.bin(ideal, self.bin_ns);
                     b.out_bytes += p.size as u64;
                     b.packets_out += 1;
                     b.queue_delay_sum_ns += qd;
+                    b.path_delay_sum_ns += owd;
                     b.queue_delay_max_ns = b.queue_delay_max_ns.max(qd);
                 } else {
                     stats.write_drops += 1;
@@ -231,24 +254,18 @@ impl Forwarder {
                 let c = &mut stats.flows[flow.0 as usize];
                 c.in_packets += 1;
                 c.in_bytes += len as u64;
+                if at >= self.window_start {
+                    c.window_in_packets += 1;
+                }
                 c.bin(at, self.bin_ns).in_bytes += len as u64;
-                let mut p = Packet::data(flow, slot as u64, len as u32, at);
+                let mut p = Packet::data(flow, 0, len as u32, at);
+                p.info = PacketInfo::Payload { id: slot as u32 };
                 p.queue_delay = TimeDelta::ZERO;
                 p.set_ecn(Ecn::from_bits(pool[slot][1]));
                 self.path.inject(at, p);
             }
-            // 3. Queue sample, then sleep until the next deadline or packet.
+            // 3. Sleep until the next deadline or packet.
             let now = sys::now_at(self.t0);
-            if let Some(bytes) = self.path.link_backlog_bytes() {
-                let i = ((last_q.0 - Time::ZERO).as_nanos() / self.bin_ns) as usize;
-                if stats.queue_bins.len() <= i {
-                    stats.queue_bins.resize(i + 1, (0, 0.0));
-                }
-                let b = &mut stats.queue_bins[i];
-                b.0 = b.0.max(last_q.1).max(bytes);
-                b.1 += last_q.1 as f64 * (now - last_q.0).as_nanos() as f64;
-                last_q = (now, bytes);
-            }
             let next = self.path.next_deadline();
             if next.is_some_and(|t| t <= now) {
                 continue;
@@ -264,6 +281,14 @@ impl Forwarder {
                 armed = None;
             }
         }
+    }
+}
+
+/// The pool slot holding a packet's bytes (every packet in a path has one).
+fn slot_of(p: &Packet) -> usize {
+    match p.info {
+        PacketInfo::Payload { id } => id as usize,
+        _ => unreachable!("every emulated packet carries its buffer slot"),
     }
 }
 

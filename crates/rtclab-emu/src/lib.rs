@@ -25,8 +25,12 @@ use engine::{Classifier, DirStats, EngineStats, Forwarder};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
+use rtclab_harness::link_meter::LinkMeter;
 pub use rtclab_harness::measure::Columns;
-use rtclab_harness::measure::{drops_json, num, percentiles_ms, queue_limit_json};
+use rtclab_harness::summary::{
+    self as hs, percentiles_ms, Composition, EmulatorSummary, EngineCounters, KernelTcp, MediaQoe,
+    ReleaseError, Summary,
+};
 use rtclab_harness::Network;
 use rtclab_scenario::{CcSpec, FlowKindSpec, Scenario};
 
@@ -41,7 +45,7 @@ pub struct EmuOutput {
     /// One row per fairness window.
     pub fairness: Columns,
 }
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -49,7 +53,6 @@ use std::thread::JoinHandle;
 
 /// Receiver ports: flow i listens on `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 5000;
-pub(crate) const BIN: TimeDelta = TimeDelta::from_millis(100);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmuError {
@@ -111,7 +114,7 @@ pub enum FlowResult {
 }
 
 impl FlowResult {
-    /// Application bytes per 100 ms.
+    /// Application bytes per time-series bin.
     pub fn bins(&self) -> &[u64] {
         match self {
             FlowResult::Tcp(r) => &r.bins,
@@ -151,13 +154,17 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
 /// sees both directions is rejected: each direction runs in its own forwarding loop.
 fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<[Path; 2], EmuError> {
     let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
-    let [(fe, mut fr), (re, mut rr)] = net.split_directions().map_err(EmuError::Unsupported)?;
-    for r in [&mut fr, &mut rr] {
+    let [mut fwd, mut rev] = net.split_directions().map_err(EmuError::Unsupported)?;
+    for r in [&mut fwd.routes, &mut rev.routes] {
         if let Some(first) = r.first().cloned() {
             r.push(first);
         }
     }
-    Ok([Path::new(Direction::Forward, fe, fr), Path::new(Direction::Reverse, re, rr)])
+    let (n, bin, warmup) = (s.links.len(), s.metrics.bin, Time::ZERO + s.metrics.warmup);
+    Ok([
+        Path::new(Direction::Forward, fwd, n, bin, warmup),
+        Path::new(Direction::Reverse, rev, n, bin, warmup),
+    ])
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,7 +285,8 @@ impl Emulation {
                 }
             }
         }
-        let nbins = (emu.scenario.duration.as_nanos() / BIN.as_nanos()) as usize + 1;
+        let bin = emu.scenario.metrics.bin;
+        let nbins = (emu.scenario.duration.as_nanos() / bin.as_nanos()) as usize + 1;
         let flows = if mode == Mode::Scenario { emu.scenario.flows.clone() } else { Vec::new() };
         for f in &flows {
             let port = PORT_BASE + f.id as u16;
@@ -311,7 +319,7 @@ impl Emulation {
                         t0,
                         start: t0 + (f.start - Time::ZERO).as_nanos(),
                         stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
-                        bin_ns: BIN.as_nanos(),
+                        bin_ns: bin.as_nanos(),
                         bins: nbins,
                     };
                     tcp::TcpFlow::spawn(
@@ -389,7 +397,7 @@ impl Emulation {
         }
         let fairness = series::fairness_columns(&self.scenario, &stats);
         Ok(EmuOutput {
-            summary: summarize(&self.scenario, self.seed, &stats, &received, &fairness),
+            summary: summarize(&self.scenario, self.seed, &stats, &received, &fairness).to_value(),
             flows: series::flow_columns(&self.scenario, &stats, &received),
             link: series::link_columns(&self.scenario, &stats),
             fairness,
@@ -410,28 +418,21 @@ impl Drop for Emulation {
     }
 }
 
-fn media_json(m: &media::MediaResult, active: f64) -> Value {
+fn media_qoe(m: &media::MediaResult, active: f64) -> MediaQoe {
     let s = &m.sender;
-    let total = s.bytes_sent.max(1) as f64;
-    let media = s.bytes_sent.saturating_sub(s.fec_bytes + s.rtx_bytes + s.padding_bytes);
-    json!({
-        "frame_delay_ms": percentiles_ms(&m.frame_delay),
-        "frames": m.frames.completed,
-        "frame_rate": num(if active > 0.0 { m.frames.completed as f64 / active } else { 0.0 }),
-        "incomplete_frames": m.frames.incomplete,
-        "stalls": m.frames.stalls,
-        "stall_time_s": num(m.frames.stall_time.as_secs_f64()),
-        "frames_dropped_by_sender": m.frames_dropped_by_sender,
-        "padding_bytes": s.padding_bytes,
-        "probe_clusters": s.probe_clusters,
-        "composition": {
-            "media": num(media as f64 / total),
-            "fec": num(s.fec_bytes as f64 / total),
-            "rtx": num(s.rtx_bytes as f64 / total),
-            "padding": num(s.padding_bytes as f64 / total),
-        },
-        "undecodable_packets": m.decode_errors,
-    })
+    MediaQoe {
+        frame_delay_ms: percentiles_ms(&m.frame_delay),
+        frames: m.frames.completed,
+        frame_rate: if active > 0.0 { m.frames.completed as f64 / active } else { 0.0 },
+        incomplete_frames: m.frames.incomplete,
+        stalls: m.frames.stalls,
+        stall_time_s: m.frames.stall_time.as_secs_f64(),
+        frames_dropped_by_sender: m.frames_dropped_by_sender,
+        padding_bytes: s.padding_bytes,
+        probe_clusters: s.probe_clusters,
+        composition: Composition::of(s.bytes_sent, s.fec_bytes, s.rtx_bytes, s.padding_bytes),
+        undecodable_packets: Some(m.decode_errors),
+    }
 }
 
 fn summarize(
@@ -440,110 +441,106 @@ fn summarize(
     st: &EngineStats,
     received: &[FlowResult],
     fairness: &Columns,
-) -> Value {
-    let w0 = Time::ZERO + s.metrics.warmup;
-    let w1 = Time::ZERO + s.duration.min(TimeDelta::from_nanos(st.ran_ns()));
-    let window = (w1 - w0).as_secs_f64().max(1e-9);
+) -> Summary {
+    let w = hs::window(s, TimeDelta::from_nanos(st.ran_ns()));
+    let (w0, w1) = w;
     let fwd = &st.dirs[0].flows;
     let total_fwd: u64 = fwd.iter().map(|c| c.window_bytes).sum();
     let mut all_q = rtclab_core::LogHistogram::new();
     let mut flows = Vec::new();
+    let mut rates = Vec::new();
+    let bin = s.metrics.bin.as_nanos();
+    let (b0, b1) = (
+        ((w0 - Time::ZERO).as_nanos() / bin) as usize,
+        ((w1 - Time::ZERO).as_nanos() / bin) as usize,
+    );
     for (f, rec) in s.flows.iter().zip(received) {
         let c = &fwd[f.id as usize];
         all_q.merge(&c.queue_delay);
-        let b0 = (s.metrics.warmup.as_nanos() / BIN.as_nanos()) as usize;
-        let b1 = ((w1 - Time::ZERO).as_nanos() / BIN.as_nanos()) as usize;
+        let mut out = hs::flow_base(f, w);
+        let active = out.active_s;
+        let mbps = |bytes: u64| if active > 0.0 { bytes as f64 * 8.0 / active / 1e6 } else { 0.0 };
         let app: u64 = rec.bins().iter().take(b1).skip(b0).sum();
+        let sent: u64 = c.bins.iter().take(b1).skip(b0).map(|b| b.in_bytes).sum();
         let dropped: u64 = c.drops.iter().sum();
-        flows.push(json!({
-            "id": f.id,
-            "name": f.name,
-            "kind": f.kind.kind_name(),
-            "cc": f.kind.cc_name(),
-            "rtt_ms": f.rtt.as_millis_f64(),
-            "throughput_mbps": num(c.window_bytes as f64 * 8.0 / window / 1e6),
-            "goodput_mbps": num(app as f64 * 8.0 / window / 1e6),
-            "share": num(if total_fwd > 0 { c.window_bytes as f64 / total_fwd as f64 } else { 0.0 }),
-            "queuing_delay_ms": percentiles_ms(&c.queue_delay),
-            "packets_sent": c.in_packets,
-            "packets_received": c.out_packets,
-            "loss_ratio": num(if c.in_packets > 0 { dropped as f64 / c.in_packets as f64 } else { 0.0 }),
-            "drops": drops_json(&c.drops),
-            "ecn_marks": c.ecn_marks,
-            "retransmits": match rec {
-                FlowResult::Tcp(r) => r.sender_info.map_or(Value::Null, |i| json!(i.total_retrans)),
-                _ => Value::Null,
-            },
-            "kernel_tcp": match rec {
-                FlowResult::Tcp(r) => r.sender_info.map_or(Value::Null, |i| json!({
-                    "total_retrans": i.total_retrans,
-                    "final_cwnd_packets": i.snd_cwnd,
-                    "final_srtt_ms": i.rtt_us as f64 / 1000.0,
-                    "mss": i.snd_mss,
-                })),
-                _ => Value::Null,
-            },
-            "connected": match rec {
-                FlowResult::Tcp(r) => r.connected,
-                FlowResult::Media(_) => true,
-                FlowResult::Failed => false,
-            },
-            "media": match rec {
-                // Frames are counted over the whole run, so the rate is over the flow's life.
-                FlowResult::Media(m) => media_json(m, (f.stop.min(w1) - f.start).as_secs_f64()),
-                _ => Value::Null,
-            },
-        }));
-    }
-    let cap_bits = s.main_link().forward.capacity.bits_between(w0, w1);
-    let mut link_drops = [0u64; 8];
-    for c in fwd {
-        for (a, b) in link_drops.iter_mut().zip(c.drops) {
-            *a += b;
+        out.throughput_mbps = mbps(c.window_bytes);
+        if active > 0.0 {
+            rates.push(out.throughput_mbps);
         }
+        out.goodput_mbps = mbps(app);
+        out.sending_rate_mbps = mbps(sent);
+        out.share = if total_fwd > 0 { c.window_bytes as f64 / total_fwd as f64 } else { 0.0 };
+        out.queuing_delay_ms = percentiles_ms(&c.queue_delay);
+        out.one_way_delay_ms = percentiles_ms(&c.path_delay);
+        out.packets_sent = c.window_in_packets;
+        out.packets_received = c.window_packets;
+        out.loss_ratio =
+            if c.window_in_packets > 0 { dropped as f64 / c.window_in_packets as f64 } else { 0.0 };
+        out.drops = hs::drops(&c.drops);
+        out.ecn_marks = c.ecn_marks;
+        out.ack_drops = st.dirs[1].flows[f.id as usize].drops.iter().sum();
+        match rec {
+            FlowResult::Tcp(r) => {
+                out.connected = r.connected;
+                out.retransmits = r.sender_info.map(|i| i.total_retrans as u64);
+                out.kernel_tcp = r.sender_info.map(|i| KernelTcp {
+                    total_retrans: i.total_retrans as u64,
+                    final_cwnd_packets: i.snd_cwnd as u64,
+                    final_srtt_ms: i.rtt_us as f64 / 1000.0,
+                    mss: i.snd_mss as u64,
+                });
+            }
+            // Frames are counted over the whole run, so the rate is over the flow's life.
+            FlowResult::Media(m) => {
+                out.media = Some(media_qoe(m, (f.stop.min(w1) - f.start).as_secs_f64()))
+            }
+            FlowResult::Failed => out.connected = false,
+        }
+        flows.push(out);
     }
-    let offered: u64 = fwd.iter().map(|c| c.in_packets).sum();
-    let jw: Vec<f64> =
-        fairness.column("jain").unwrap_or(&[]).iter().copied().filter(|x| x.is_finite()).collect();
-    let rates: Vec<f64> = s.flows.iter().map(|f| fwd[f.id as usize].window_bytes as f64).collect();
+    let meters = merged_meters(st);
+    let (link, reverse_link) = hs::main_link(s, &meters[0], &meters[1], &all_q, w);
     let mut err = st.dirs[0].release_error.clone();
     err.merge(&st.dirs[1].release_error);
-    let us = |q: f64| err.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e3));
-    json!({
-        "engine": "emu",
-        "scenario": s.name,
-        "description": s.description,
-        "seed": seed,
-        "duration_s": s.duration.as_secs_f64(),
-        "warmup_s": s.metrics.warmup.as_secs_f64(),
-        "flows": flows,
-        "measurement_window_s": [w0.as_secs_f64(), w1.as_secs_f64()],
-        "fairness": {
-            "jain": rtclab_harness::measure::jain(&rates).map_or(Value::Null, num),
-            "window_s": s.metrics.fairness_window.as_secs_f64(),
-            "jain_windows_mean": if jw.is_empty() { Value::Null } else { num(jw.iter().sum::<f64>() / jw.len() as f64) },
-            "jain_windows_min": jw.iter().copied().reduce(f64::min).map_or(Value::Null, num),
+    let us = |q: f64| err.quantile(q).map(|ns| ns as f64 / 1e3);
+    Summary {
+        scenario: s.name.clone(),
+        description: s.description.clone(),
+        rtclab_version: env!("CARGO_PKG_VERSION"),
+        seed,
+        engine: "emu",
+        duration_s: s.duration.as_secs_f64(),
+        warmup_s: s.metrics.warmup.as_secs_f64(),
+        wall_time_s: None,
+        measurement_window_s: [(w0 - Time::ZERO).as_secs_f64(), (w1 - Time::ZERO).as_secs_f64()],
+        link,
+        reverse_link,
+        links: hs::links(s, &meters, w),
+        fairness: hs::fairness(s, &rates, fairness.column("jain").unwrap_or(&[])),
+        flows,
+        engine_stats: EngineCounters {
+            events: None,
+            delivered_packets: st.dirs[0].flows.iter().map(|c| c.out_packets).sum(),
+            delivered_acks: st.dirs[1].flows.iter().map(|c| c.out_packets).sum(),
         },
-        "link": {
-            "capacity": s.main_link().forward.capacity_desc,
-            "mean_capacity_mbps": num(cap_bits / window / 1e6),
-            "utilization": num(if cap_bits > 0.0 { total_fwd as f64 * 8.0 / cap_bits } else { f64::NAN }),
-            "loss_ratio": num(if offered > 0 { link_drops.iter().sum::<u64>() as f64 / offered as f64 } else { 0.0 }),
-            "queue_limit": queue_limit_json(s.main_link().forward.queue_limit),
-            "delivered_mbps": num(total_fwd as f64 * 8.0 / window / 1e6),
-            "delivered_packets_per_second": num(fwd.iter().map(|c| c.window_packets).sum::<u64>() as f64 / window),
-            "queuing_delay_ms": percentiles_ms(&all_q),
-            "drops": drops_json(&link_drops),
-            "ecn_marks": fwd.iter().map(|c| c.ecn_marks).sum::<u64>(),
-            "queue_kind": s.main_link().forward.queue_kind,
-        },
-        "emulator": {
-            "release_error_us": { "p50": us(0.5), "p99": us(0.99), "max": us(1.0) },
-            "packets_forwarded": st.dirs.iter().flat_map(|d| &d.flows).map(|c| c.out_packets).sum::<u64>(),
-            "unclassified_packets": st.dirs.iter().filter_map(|d| d.flows.last()).map(|c| c.in_packets).sum::<u64>(),
-            "device_write_drops": st.dirs[0].write_drops + st.dirs[1].write_drops,
-            "realtime_forwarder": st.dirs[0].realtime && st.dirs[1].realtime,
-            "non_ip_packets": st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
-        },
-    })
+        emulator: Some(EmulatorSummary {
+            release_error_us: ReleaseError { p50: us(0.5), p99: us(0.99), max: us(1.0) },
+            packets_forwarded: st.dirs.iter().flat_map(|d| &d.flows).map(|c| c.out_packets).sum(),
+            unclassified_packets: st
+                .dirs
+                .iter()
+                .filter_map(|d| d.flows.last())
+                .map(|c| c.in_packets)
+                .sum(),
+            device_write_drops: st.dirs[0].write_drops + st.dirs[1].write_drops,
+            realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
+            non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
+        }),
+    }
+}
+
+/// Both directions' link meters in one table (`HopRef::index`): each forwarder fed its own.
+pub(crate) fn merged_meters(st: &EngineStats) -> Vec<LinkMeter> {
+    let n = st.dirs[0].meters.len().max(st.dirs[1].meters.len());
+    (0..n).map(|h| st.dirs[h % 2].meters.get(h).cloned().unwrap_or_default()).collect()
 }

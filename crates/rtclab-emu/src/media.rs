@@ -9,6 +9,8 @@ use crate::sys;
 use crate::sys::now_at;
 use crate::EmuError;
 use rtclab_core::{FlowId, LogHistogram, Time, TimeDelta};
+use rtclab_harness::endpoints::{sample_media_receiver, sample_media_sender};
+use rtclab_harness::measure::CcSample;
 use rtclab_media::frames::FrameStats;
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::rtp_codec::{
@@ -41,15 +43,32 @@ pub struct MediaResult {
     pub frame_delay: LogHistogram,
     /// Application bytes received per 100 ms (as the tcp receiver counts them).
     pub bins: Vec<u64>,
-    /// The controller's target (Mbit/s) at the end of each time-series bin.
-    pub target_mbps: Vec<f64>,
+    /// The controller's state at the end of each time-series bin (the receiver-side
+    /// estimator's named values first, as the simulator reports them).
+    pub samples: Vec<CcSample>,
+    /// Frames completed per time-series bin.
+    pub frames_per_bin: Vec<u64>,
     pub decode_errors: u64,
 }
 
-/// The sender thread's result: stats, frames dropped by the encoder, target per bin.
-type SenderOut = (MediaSenderStats, u64, Vec<f64>);
-/// The receiver thread's result: frame stats, frame delays, bytes per 100 ms, decode errors.
-type ReceiverOut = (FrameStats, LogHistogram, Vec<u64>, u64);
+/// The sender thread's result: stats, frames dropped by the encoder, controller per bin.
+type SenderOut = (MediaSenderStats, u64, Vec<CcSample>);
+/// The receiver thread's result: frame stats, frame delays, bytes per bin, decode errors,
+/// the receiver-side estimator per bin.
+type ReceiverOut = (FrameStats, LogHistogram, Vec<u64>, u64, Vec<CcSample>, Vec<u64>);
+
+/// Fills `samples[done..=i]` (bins that ended by now) with `f()`; returns the new `done`.
+fn sample_bins(samples: &mut [CcSample], done: usize, i: usize, f: impl Fn() -> CcSample) -> usize {
+    if i <= done || done >= samples.len() {
+        return done;
+    }
+    let c = f();
+    let upto = i.min(samples.len());
+    for s in &mut samples[done..upto] {
+        *s = c.clone();
+    }
+    upto
+}
 
 pub struct MediaFlow {
     sender: JoinHandle<Result<SenderOut, EmuError>>,
@@ -85,7 +104,8 @@ impl MediaFlow {
     ) -> Result<Self, EmuError> {
         let rns = crate::netns::Topology::netns_path(receiver_ns);
         let stop_r = stop.clone();
-        let (port, t0, end, flow) = (spec.port, spec.t0, spec.end, spec.flow);
+        let (port, t0, end, flow, bin) = (spec.port, spec.t0, spec.end, spec.flow, spec.bin);
+        let nb = ((end - Time::ZERO).as_nanos() / bin.as_nanos()) as usize + 1;
         let ssrc = SSRC_BASE + flow;
         let setup = move || -> Result<UdpSocket, EmuError> {
             let s = UdpSocket::bind((crate::netns::RECEIVER_ADDR, port))
@@ -108,11 +128,10 @@ impl MediaFlow {
                 let mut buf = vec![0u8; 2048];
                 let mut peer = None;
                 let mut delay = LogHistogram::new();
-                let mut bins =
-                    vec![
-                        0u64;
-                        (end - Time::ZERO).as_nanos() as usize / crate::BIN.as_nanos() as usize + 1
-                    ];
+                let mut bins = vec![0u64; nb];
+                let mut frames = vec![0u64; nb];
+                let mut est = vec![CcSample::default(); nb];
+                let mut est_done = 0;
                 let mut errors = 0u64;
                 let mut ready = Vec::new();
                 while !stop_r.load(Ordering::Relaxed) {
@@ -127,12 +146,14 @@ impl MediaFlow {
                                 let now = now_at(t0);
                                 match decode_data(&buf[..n], FlowId(flow), &mut seqs) {
                                     Ok(p) => {
+                                        let i = ((now - Time::ZERO).as_nanos() / bin.as_nanos())
+                                            as usize;
                                         if let Some(d) = receiver.handle_data(now, &p) {
                                             delay.record(d.as_nanos().max(0) as u64);
+                                            if let Some(n) = frames.get_mut(i) {
+                                                *n += 1;
+                                            }
                                         }
-                                        let i = ((now - Time::ZERO).as_nanos()
-                                            / crate::BIN.as_nanos())
-                                            as usize;
                                         if let Some(b) = bins.get_mut(i) {
                                             *b += p.size as u64;
                                         }
@@ -145,6 +166,12 @@ impl MediaFlow {
                         }
                     }
                     let now = now_at(t0);
+                    let i = ((now - Time::ZERO).as_nanos() / bin.as_nanos()) as usize;
+                    est_done = sample_bins(&mut est, est_done, i, || {
+                        let mut c = CcSample::default();
+                        sample_media_receiver(&receiver, &mut c);
+                        c
+                    });
                     if receiver.poll_timeout().is_some_and(|t| t <= now) {
                         receiver.handle_timeout(now);
                     }
@@ -156,12 +183,12 @@ impl MediaFlow {
                     }
                     wait(&epoll, &timer, t0, receiver.poll_timeout(), &mut ready)?;
                 }
-                Ok((receiver.frames.stats.clone(), delay, bins, errors))
+                Ok((receiver.frames.stats.clone(), delay, bins, errors, est, frames))
             },
         )?;
 
         let sns = crate::netns::Topology::netns_path(sender_ns);
-        let (start, stop_at, bin) = (spec.start, spec.stop, spec.bin);
+        let (start, stop_at) = (spec.start, spec.stop);
         let send_thread = std::thread::Builder::new()
             .name(format!("emu-media-send-{port}"))
             .spawn(move || {
@@ -177,8 +204,8 @@ impl MediaFlow {
                 epoll.add(timer.raw(), 1).map_err(io)?;
                 let mut ready = Vec::new();
                 let mut buf = vec![0u8; 4096];
-                let nb = ((end - Time::ZERO).as_nanos() / bin.as_nanos()) as usize + 1;
-                let mut target = vec![f64::NAN; nb];
+                let mut samples = vec![CcSample::default(); nb];
+                let mut done = 0;
                 // Until the flow starts.
                 while !stop.load(Ordering::Relaxed) && now_at(t0) < start {
                     wait(&epoll, &timer, t0, Some(start), &mut ready)?;
@@ -230,19 +257,24 @@ impl MediaFlow {
                         }
                     }
                     let i = ((now - Time::ZERO).as_nanos() / bin.as_nanos()) as usize;
-                    if let (Some(slot), Some(r)) = (
-                        target.get_mut(i),
-                        rtclab_cc::CongestionController::target(sender.controller()).target_rate,
-                    ) {
-                        *slot = r.as_mbps_f64();
-                    }
+                    done = sample_bins(&mut samples, done, i, || {
+                        let mut c = CcSample::default();
+                        sample_media_sender(&sender, &mut c);
+                        c
+                    });
                     let next = [sender.poll_timeout(), (!stopped).then_some(stop_at), Some(end)]
                         .into_iter()
                         .flatten()
                         .min();
                     wait(&epoll, &timer, t0, next, &mut ready)?;
                 }
-                Ok((sender.stats, sender.frames_dropped(), target))
+                let i = ((now_at(t0) - Time::ZERO).as_nanos() / bin.as_nanos()) as usize;
+                sample_bins(&mut samples, done, i, || {
+                    let mut c = CcSample::default();
+                    sample_media_sender(&sender, &mut c);
+                    c
+                });
+                Ok((sender.stats, sender.frames_dropped(), samples))
             })
             .map_err(|e| EmuError::Setup(format!("thread: {e}")))?;
         Ok(MediaFlow { sender: send_thread, receiver: recv_thread })
@@ -251,15 +283,21 @@ impl MediaFlow {
     pub fn join(self) -> Result<MediaResult, EmuError> {
         let s = self.sender.join().map_err(|_| EmuError::Io("media sender panicked".into()))?;
         let r = self.receiver.join().map_err(|_| EmuError::Io("media receiver panicked".into()))?;
-        let (sender, dropped, target_mbps) = s?;
-        let (frames, frame_delay, bins, decode_errors) = r?;
+        let (sender, dropped, mut samples) = s?;
+        let (frames, frame_delay, bins, decode_errors, est, frames_per_bin) = r?;
+        // The receiver's estimator first, as the simulator samples a media flow.
+        for (s, mut e) in samples.iter_mut().zip(est) {
+            e.named.append(&mut s.named);
+            s.named = e.named;
+        }
         Ok(MediaResult {
             sender,
             frames_dropped_by_sender: dropped,
             frames,
             frame_delay,
             bins,
-            target_mbps,
+            samples,
+            frames_per_bin,
             decode_errors,
         })
     }

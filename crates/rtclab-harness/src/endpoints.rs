@@ -2,7 +2,8 @@
 //! `AnyEndpoint`: every built-in endpoint behind the one `Endpoint` interface without a
 //! virtual call, plus a boxed slot for endpoints from elsewhere.
 
-use rtclab_cc::{AnyController, Cubic, Reno};
+use crate::measure::CcSample;
+use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, Transmit};
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::sender::MediaSender;
@@ -148,5 +149,54 @@ pub fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyControl
             let seed = rng.next_u64();
             AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(rtclab_cc::BbrConfig { seed, ..*c })))
         }
+    }
+}
+
+/// A flow's controller state for the time series, the same in both engines: the window and
+/// smoothed RTT of a TCP sender, the target of a media sender, the receiver-side estimator's
+/// named values, then the controller's own state code and named values (`metrics()`).
+/// `rcv` is None where the receiver lives elsewhere (the emulator samples it on its own
+/// thread with [`sample_media_receiver`] and puts its values first).
+pub fn sample_flow(snd: &AnyEndpoint, rcv: Option<&AnyEndpoint>, packet_size: u32) -> CcSample {
+    let mut c = CcSample { named: Vec::with_capacity(16), ..CcSample::default() };
+    let cc = match snd {
+        AnyEndpoint::TcpSender(sender) => {
+            c.cwnd_packets =
+                sender.controller().target().cwnd_bytes.unwrap_or(0) as f64 / packet_size as f64;
+            c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+            Some(sender.controller())
+        }
+        AnyEndpoint::MediaSender(sender) => {
+            if let Some(AnyEndpoint::MediaReceiver(r)) = rcv {
+                sample_media_receiver(r, &mut c);
+            }
+            sample_media_sender(sender, &mut c);
+            return c;
+        }
+        snd => snd.controller(),
+    };
+    if let Some(cc) = cc {
+        sample_controller(cc, &mut c);
+    }
+    c
+}
+
+fn sample_controller(cc: &dyn CongestionController, c: &mut CcSample) {
+    let m = cc.metrics();
+    c.state = m.state as f64;
+    c.named.extend(m.extra.iter().flatten());
+}
+
+/// A media sender's target and its controller's state and named values.
+pub fn sample_media_sender(s: &MediaSender, c: &mut CcSample) {
+    let cc = s.controller();
+    c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
+    sample_controller(cc, c);
+}
+
+/// The receiver-side estimator's named values (REMB), appended to `c.named`.
+pub fn sample_media_receiver(r: &MediaReceiver, c: &mut CcSample) {
+    if let Some(e) = r.remb_estimator() {
+        c.named.extend(e.metrics());
     }
 }

@@ -7,7 +7,9 @@
 //! the same numbers for the same scenario and seed. Nothing here reads a clock or does I/O.
 
 pub mod endpoints;
+pub mod link_meter;
 pub mod measure;
 pub mod network;
+pub mod summary;
 
-pub use network::{HopRef, Network, Role};
+pub use network::{DirectionPart, HopRef, MeterInfo, Network, Role, NO_HOP};

@@ -1,9 +1,8 @@
-//! Measurement pieces both engines share: column-oriented time series, Jain's index, and the
-//! JSON shapes of summary values (percentiles, drops by reason, queue limits).
+//! Measurement pieces both engines share: column-oriented time series, the column sets of
+//! `flows`, `link` and `fairness` (the same in both engines), Jain's index.
 
-use rtclab_core::LogHistogram;
-use rtclab_net::{DropReason, QueueLimit};
-use serde_json::{json, Map, Value};
+use rtclab_core::{Time, TimeDelta};
+use rtclab_scenario::Scenario;
 
 /// Column-oriented time series: names and equally long f64 columns.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -43,42 +42,94 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
     Some(s * s / (xs.len() as f64 * s2))
 }
 
-const QUANTILES: [(&str, f64); 6] =
-    [("p5", 0.05), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p95", 0.95), ("p99", 0.99)];
+/// The leading columns of `flows.parquet`, in order; the controller series follow
+/// ([`STANDARD_CC_SERIES`], then further names as controllers report them).
+pub const FLOW_COLUMNS: [&str; 14] = [
+    "time_s",
+    "flow",
+    "throughput_mbps",
+    "goodput_mbps",
+    "sending_rate_mbps",
+    "queuing_delay_ms_mean",
+    "queuing_delay_ms_max",
+    "one_way_delay_ms_mean",
+    "drops",
+    "cwnd_packets",
+    "srtt_ms",
+    "target_mbps",
+    "frame_rate",
+    "cc_state",
+];
 
-/// A finite number, or null (JSON has no NaN).
-pub fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
+/// Controller series every `flows.parquet` has (NaN where no controller reports them), so the
+/// schema does not depend on which controllers ran or which engine ran them.
+pub const STANDARD_CC_SERIES: [&str; 8] = [
+    "detector_state",
+    "delay_gradient",
+    "threshold",
+    "delay_based_mbps",
+    "loss_based_mbps",
+    "alr",
+    "pushback_mbps",
+    "velocity",
+];
+
+/// Controller state sampled at the end of each bin (NaN where not applicable).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcSample {
+    pub cwnd_packets: f64,
+    pub srtt_ms: f64,
+    pub target_mbps: f64,
+    /// `CcMetrics::state` (controller-specific code).
+    pub state: f64,
+    /// Named values from `CongestionController::metrics` (and, for media flows, the
+    /// receiver's estimator): one `flows.parquet` column each.
+    pub named: Vec<(&'static str, f64)>,
+}
+
+impl Default for CcSample {
+    fn default() -> Self {
+        CcSample {
+            cwnd_packets: f64::NAN,
+            srtt_ms: f64::NAN,
+            target_mbps: f64::NAN,
+            state: f64::NAN,
+            named: Vec::new(),
+        }
     }
 }
 
-/// `{p5, p25, p50, p75, p95, p99, mean}` in ms of a histogram of nanoseconds.
-pub fn percentiles_ms(h: &LogHistogram) -> Value {
-    let mut m = Map::new();
-    for (name, q) in QUANTILES {
-        m.insert(name.into(), h.quantile(q).map_or(Value::Null, |ns| num(ns as f64 / 1e6)));
-    }
-    m.insert("mean".into(), h.mean().map_or(Value::Null, |ns| num(ns / 1e6)));
-    Value::Object(m)
-}
+/// The columns of `fairness.parquet`.
+pub const FAIRNESS_COLUMNS: [&str; 4] = ["time_s", "jain", "active_flows", "aggregate_mbps"];
 
-/// Drop counts by reason (`queue_overflow`, `random_loss`, `burst_loss`, `aqm`).
-pub fn drops_json(d: &[u64]) -> Value {
-    let mut m = Map::new();
-    for r in DropReason::ALL {
-        m.insert(r.as_str().into(), json!(d[r.index()]));
+/// Jain's index per fairness window over the flows active for the whole window, from each
+/// flow's delivered bytes per bin (`bytes(flow id)`, one entry per bin of `s.metrics.bin`).
+pub fn fairness_columns<'a>(
+    s: &Scenario,
+    n_bins: usize,
+    bytes: impl Fn(usize) -> &'a [u64],
+) -> Columns {
+    let mut c = Columns::new(&FAIRNESS_COLUMNS);
+    let bin = s.metrics.bin;
+    let per = (s.metrics.fairness_window.as_nanos() / bin.as_nanos()).max(1) as usize;
+    let mut w = 0;
+    while (w + 1) * per <= n_bins {
+        let w0 = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * (w * per) as i64);
+        let w1 = w0 + s.metrics.fairness_window;
+        let xs: Vec<f64> = s
+            .flows
+            .iter()
+            .filter(|f| f.start <= w0 && f.stop >= w1)
+            .map(|f| {
+                let b = bytes(f.id as usize);
+                (w * per..(w + 1) * per).map(|i| b.get(i).copied().unwrap_or(0)).sum::<u64>() as f64
+            })
+            .collect();
+        let agg = xs.iter().sum::<f64>() * 8.0 / s.metrics.fairness_window.as_secs_f64() / 1e6;
+        c.push_row(&[w1.as_secs_f64(), jain(&xs).unwrap_or(f64::NAN), xs.len() as f64, agg]);
+        w += 1;
     }
-    Value::Object(m)
-}
-
-pub fn queue_limit_json(q: QueueLimit) -> Value {
-    match q {
-        QueueLimit::Packets(n) => json!({ "packets": n }),
-        QueueLimit::Bytes(b) => json!({ "bytes": b }),
-    }
+    c
 }
 
 #[cfg(test)]

@@ -59,6 +59,37 @@ impl Role {
     }
 }
 
+/// No meter (`MeterInfo` fields).
+pub const NO_HOP: u32 = u32::MAX;
+
+/// Per element, what the link meters need on the hot path (one record per element).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeterInfo {
+    /// The meter (`HopRef::index`) of the link direction the element belongs to (drops and
+    /// marks; departures for links); for a middlebox the forward meter of its hop.
+    pub hop: u32,
+    /// The meter of the link direction this element is the entry of (offered packets).
+    pub entry: u32,
+    pub is_link: bool,
+}
+
+impl MeterInfo {
+    /// The meter a drop of a packet travelling `dir` belongs to: a middlebox's drops count in
+    /// the packet's direction.
+    #[inline]
+    pub fn drop_hop(self, dir: Direction) -> Option<usize> {
+        (self.hop != NO_HOP).then(|| (self.hop as usize & !1) | dir.index())
+    }
+}
+
+/// One direction of a network on its own (`Network::split_directions`).
+pub struct DirectionPart {
+    pub elements: Vec<AnyElement>,
+    pub info: Vec<MeterInfo>,
+    /// Per flow: the element indices (into `elements`) a packet crosses.
+    pub routes: Vec<Vec<usize>>,
+}
+
 pub struct Network {
     pub elements: Vec<AnyElement>,
     pub roles: Vec<Role>,
@@ -148,6 +179,29 @@ impl Network {
         Ok(n)
     }
 
+    /// Per element: which link meters it feeds.
+    pub fn meter_info(&self) -> Vec<MeterInfo> {
+        let mut info: Vec<MeterInfo> = self
+            .roles
+            .iter()
+            .map(|r| MeterInfo {
+                hop: match r {
+                    Role::Loss(h) | Role::Link(h) | Role::LinkDelay(h) => h.index() as u32,
+                    Role::Middlebox { at } => at * 2,
+                    Role::FlowDelay => NO_HOP,
+                },
+                entry: NO_HOP,
+                is_link: matches!(r, Role::Link(_)),
+            })
+            .collect();
+        for (h, e) in self.entries.iter().enumerate() {
+            if let Some(e) = e {
+                info[*e as usize].entry = h as u32;
+            }
+        }
+        info
+    }
+
     fn push(&mut self, e: AnyElement, r: Role) -> u32 {
         self.elements.push(e);
         self.roles.push(r);
@@ -183,8 +237,7 @@ impl Network {
     /// The elements of each direction on their own, with per-flow routes re-indexed (for an
     /// engine that runs each direction in its own loop). Fails, naming it, if an element is
     /// crossed in both directions (a middlebox seeing data and feedback).
-    #[allow(clippy::type_complexity)]
-    pub fn split_directions(self) -> Result<[(Vec<AnyElement>, Vec<Vec<usize>>); 2], String> {
+    pub fn split_directions(self) -> Result<[DirectionPart; 2], String> {
         let n = self.elements.len();
         let mut used = vec![[false; 2]; n];
         for r in &self.routes {
@@ -202,12 +255,14 @@ impl Network {
                 r => format!("element {e} ({r:?}) is crossed in both directions"),
             });
         }
+        let info = self.meter_info();
         let mut new_index = vec![usize::MAX; n];
-        let mut parts: [Vec<AnyElement>; 2] = [Vec::new(), Vec::new()];
+        let mut parts: [(Vec<AnyElement>, Vec<MeterInfo>); 2] = Default::default();
         for (e, el) in self.elements.into_iter().enumerate() {
             if let Some(d) = (0..2).find(|&d| used[e][d]) {
-                new_index[e] = parts[d].len();
-                parts[d].push(el);
+                new_index[e] = parts[d].0.len();
+                parts[d].0.push(el);
+                parts[d].1.push(info[e]);
             }
         }
         let routes = |d: usize| -> Vec<Vec<usize>> {
@@ -216,8 +271,11 @@ impl Network {
                 .map(|r| r[d].iter().map(|&e| new_index[e as usize]).collect())
                 .collect()
         };
-        let [fwd, rev] = parts;
-        Ok([(fwd, routes(0)), (rev, routes(1))])
+        let [(fe, fi), (re, ri)] = parts;
+        Ok([
+            DirectionPart { elements: fe, info: fi, routes: routes(0) },
+            DirectionPart { elements: re, info: ri, routes: routes(1) },
+        ])
     }
 }
 
@@ -248,8 +306,11 @@ mod tests {
         assert!(e.contains("middlebox") && e.contains("both directions"), "{e}");
         // Without it, each direction splits out on its own.
         let n = Network::build(&scenario(""), &SeedTree::new(1)).unwrap();
-        let [(f, fr), (r, rr)] = n.split_directions().unwrap();
-        assert_eq!((f.len(), r.len()), (2, 1));
-        assert_eq!((fr[0].clone(), rr[0].clone()), (vec![0, 1], vec![0]));
+        let [f, r] = n.split_directions().unwrap();
+        assert_eq!((f.elements.len(), r.elements.len()), (2, 1));
+        assert_eq!((f.routes[0].clone(), r.routes[0].clone()), (vec![0, 1], vec![0]));
+        // The link is its hop's entry and meter; the flow's delay feeds no meter.
+        assert_eq!(f.info[0], MeterInfo { hop: 0, entry: 0, is_link: true });
+        assert_eq!(f.info[1].hop, NO_HOP);
     }
 }

@@ -3,11 +3,12 @@
 //! Nothing is stored per packet.
 
 use rtclab_core::{LogHistogram, Packet, Time, TimeDelta};
-use rtclab_net::{Backlog, DropReason};
+use rtclab_net::DropReason;
 
 const N_REASONS: usize = DropReason::ALL.len();
 
-pub use rtclab_harness::measure::{jain, Columns};
+pub use rtclab_harness::link_meter::{LinkMeter, QUEUE_SAMPLE_INTERVAL};
+pub use rtclab_harness::measure::{jain, CcSample, Columns, FLOW_COLUMNS, STANDARD_CC_SERIES};
 
 /// Everything a finished run produced.
 #[derive(Clone, Debug)]
@@ -84,112 +85,6 @@ pub struct FlowMeter {
     col_fps: Vec<f64>,
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct LinkMeter {
-    cur_bytes: u64,
-    last_change: Time,
-    b_area: u128,
-    b_max: u64,
-    b_departed: u64,
-    b_drops: [u64; N_REASONS],
-    pub departed_bytes: u64,
-    pub offered_packets: u64,
-    /// Packets marked CE on this direction.
-    pub ecn_marks: u64,
-    pub drops: [u64; N_REASONS],
-    pub col_capacity_bits: Vec<f64>,
-    col_departed_bytes: Vec<u64>,
-    col_q_mean: Vec<f64>,
-    col_q_max: Vec<u64>,
-    col_drops_overflow: Vec<u64>,
-    col_drops_random: Vec<u64>,
-    next_sample: Time,
-    /// Backlog in bytes every `QUEUE_SAMPLE_INTERVAL` from time zero: the queue a probe
-    /// arriving then would wait behind (the papers' RTT − RTT_min from periodic RTCP).
-    pub q_samples: Vec<u64>,
-}
-
-/// Spacing of the time-sampled queue (`q_samples`).
-pub const QUEUE_SAMPLE_INTERVAL: TimeDelta = TimeDelta::from_millis(10);
-
-impl LinkMeter {
-    /// Records the backlog at every sample instant before `t`.
-    #[inline]
-    fn sample_to(&mut self, t: Time) {
-        while self.next_sample < t {
-            self.q_samples.push(self.cur_bytes);
-            self.next_sample += QUEUE_SAMPLE_INTERVAL;
-        }
-    }
-
-    #[inline]
-    pub fn on_backlog(&mut self, now: Time, b: Backlog) {
-        if b.bytes != self.cur_bytes {
-            self.sample_to(now);
-            self.b_area += self.cur_bytes as u128 * (now - self.last_change).as_nanos() as u128;
-            self.last_change = now;
-            self.cur_bytes = b.bytes;
-            self.b_max = self.b_max.max(b.bytes);
-        }
-    }
-    fn close_bin(&mut self, end: Time, bin: TimeDelta, capacity_bits: f64) {
-        self.sample_to(end);
-        self.b_area += self.cur_bytes as u128 * (end - self.last_change).as_nanos() as u128;
-        self.last_change = end;
-        self.col_capacity_bits.push(capacity_bits);
-        self.col_departed_bytes.push(self.b_departed);
-        self.col_q_mean.push(self.b_area as f64 / bin.as_nanos() as f64);
-        self.col_q_max.push(self.b_max);
-        self.col_drops_overflow.push(self.b_drops[DropReason::QueueOverflow.index()]);
-        self.col_drops_random.push(
-            self.b_drops[DropReason::RandomLoss.index()]
-                + self.b_drops[DropReason::BurstLoss.index()],
-        );
-        self.b_area = 0;
-        self.b_max = self.cur_bytes;
-        self.b_departed = 0;
-        self.b_drops = [0; N_REASONS];
-    }
-}
-
-/// Controller state sampled at the end of each bin (NaN where not applicable).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CcSample {
-    pub cwnd_packets: f64,
-    pub srtt_ms: f64,
-    pub target_mbps: f64,
-    /// `CcMetrics::state` (controller-specific code).
-    pub state: f64,
-    /// Named values from `CongestionController::metrics` (and, for media flows, the
-    /// receiver's estimator): one `flows.parquet` column each.
-    pub named: Vec<(&'static str, f64)>,
-}
-
-impl Default for CcSample {
-    fn default() -> Self {
-        CcSample {
-            cwnd_packets: f64::NAN,
-            srtt_ms: f64::NAN,
-            target_mbps: f64::NAN,
-            state: f64::NAN,
-            named: Vec::new(),
-        }
-    }
-}
-
-/// Controller series every `flows.parquet` has (NaN where no controller reports them), so the
-/// schema does not depend on which controllers ran; further names follow as reported.
-pub const STANDARD_CC_SERIES: [&str; 8] = [
-    "detector_state",
-    "delay_gradient",
-    "threshold",
-    "delay_based_mbps",
-    "loss_based_mbps",
-    "alr",
-    "pushback_mbps",
-    "velocity",
-];
-
 /// All meters of a run.
 pub struct Meters {
     pub bin: TimeDelta,
@@ -251,9 +146,8 @@ impl Meters {
     /// A packet arrived at a link direction (its first element).
     #[inline]
     pub fn on_offered(&mut self, now: Time, hop: usize) {
-        if self.in_window(now) {
-            self.hops[hop].offered_packets += 1;
-        }
+        let w = self.in_window(now);
+        self.hops[hop].on_offered(w);
     }
 
     /// A data packet reached its receiver; `goodput` is the payload newly delivered in order.
@@ -294,13 +188,9 @@ impl Meters {
     #[inline]
     pub fn on_departure(&mut self, now: Time, hop: usize, pkt: &Packet) {
         let in_window = self.in_window(now);
-        let l = &mut self.hops[hop];
-        l.b_departed += pkt.size as u64;
-        if in_window {
-            l.departed_bytes += pkt.size as u64;
-            if hop == 0 {
-                self.flows[pkt.flow.0 as usize].bottleneck_bytes += pkt.size as u64;
-            }
+        self.hops[hop].on_departure(in_window, pkt.size as u64);
+        if in_window && hop == 0 {
+            self.flows[pkt.flow.0 as usize].bottleneck_bytes += pkt.size as u64;
         }
     }
 
@@ -313,7 +203,7 @@ impl Meters {
             self.flows[pkt.flow.0 as usize].ecn_marks += 1;
         }
         if let Some(h) = hop {
-            self.hops[h].ecn_marks += 1;
+            self.hops[h].on_mark(true);
         }
     }
 
@@ -339,11 +229,7 @@ impl Meters {
             }
         }
         if let Some(h) = hop {
-            let link = &mut self.hops[h];
-            link.b_drops[reason.index()] += 1;
-            if in_window {
-                link.drops[reason.index()] += 1;
-            }
+            self.hops[h].on_drop(in_window, reason);
         }
     }
 
@@ -411,22 +297,7 @@ impl Meters {
 
     /// Per-flow rows for the bins in which the flow was active (`active(flow, t0, t1)`).
     pub fn flow_columns(&self, active: impl Fn(usize, Time, Time) -> bool) -> Columns {
-        let mut c = Columns::new(&[
-            "time_s",
-            "flow",
-            "throughput_mbps",
-            "goodput_mbps",
-            "sending_rate_mbps",
-            "queuing_delay_ms_mean",
-            "queuing_delay_ms_max",
-            "one_way_delay_ms_mean",
-            "drops",
-            "cwnd_packets",
-            "srtt_ms",
-            "target_mbps",
-            "frame_rate",
-            "cc_state",
-        ]);
+        let mut c = Columns::new(&FLOW_COLUMNS);
         let base = c.names.len();
         for n in &self.cc_names {
             c.names.push(n);
@@ -469,59 +340,6 @@ impl Meters {
     }
 
     pub fn link_columns(&self) -> Columns {
-        let mut c = Columns::new(&[
-            "time_s",
-            "capacity_mbps",
-            "delivered_mbps",
-            "utilization",
-            "queue_bytes_mean",
-            "queue_bytes_max",
-            "queue_delay_ms_mean",
-            "drops_overflow",
-            "drops_random",
-            "reverse_delivered_mbps",
-        ]);
-        let secs = self.bin.as_secs_f64();
-        let l = self.fwd();
-        for b in 0..l.col_capacity_bits.len() {
-            let t1 = Time::ZERO + TimeDelta::from_nanos(self.bin.as_nanos() * (b as i64 + 1));
-            let cap = l.col_capacity_bits[b];
-            let delivered = l.col_departed_bytes[b] as f64 * 8.0;
-            // Mean queueing delay implied by the mean backlog at the bin's capacity.
-            let qdelay_ms =
-                if cap > 0.0 { l.col_q_mean[b] * 8.0 / (cap / secs) * 1e3 } else { f64::NAN };
-            c.push_row(&[
-                t1.as_secs_f64(),
-                cap / secs / 1e6,
-                delivered / secs / 1e6,
-                if cap > 0.0 { delivered / cap } else { f64::NAN },
-                l.col_q_mean[b],
-                l.col_q_max[b] as f64,
-                qdelay_ms,
-                l.col_drops_overflow[b] as f64,
-                l.col_drops_random[b] as f64,
-                self.rev().col_departed_bytes[b] as f64 * 8.0 / secs / 1e6,
-            ]);
-        }
-        c
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_occupancy_is_time_weighted() {
-        let mut m = LinkMeter::default();
-        m.on_backlog(Time::from_millis(0), Backlog { packets: 1, bytes: 1000 });
-        m.on_backlog(Time::from_millis(50), Backlog { packets: 0, bytes: 0 });
-        m.close_bin(Time::from_millis(200), TimeDelta::from_millis(200), 1.0);
-        assert_eq!(m.col_q_mean[0], 250.0);
-        assert_eq!(m.col_q_max[0], 1000);
-        // Sampled every 10 ms from 0: 0..40 ms see 1000 B, 50..190 ms see an empty queue.
-        assert_eq!(m.q_samples.len(), 20);
-        assert_eq!(m.q_samples.iter().filter(|&&b| b == 1000).count(), 5);
-        assert!(m.q_samples[5..].iter().all(|&b| b == 0));
+        rtclab_harness::link_meter::link_columns(self.fwd(), self.rev(), self.bin)
     }
 }

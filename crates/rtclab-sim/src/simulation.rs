@@ -16,15 +16,14 @@
 //! `summary.link` and `link.parquet` describe.
 
 use crate::event::{Event, EventQueue, TimerSlot};
-use crate::metrics::{CcSample, EngineStats, Meters, RunOutput};
+use crate::metrics::{EngineStats, Meters, RunOutput};
 use crate::summary;
-use rtclab_cc::CongestionController;
 use rtclab_core::{
     Direction, Endpoint, EndpointEvent, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit,
 };
 pub use rtclab_harness::endpoints::media_endpoints;
-use rtclab_harness::endpoints::{flow_endpoints, AnyEndpoint};
-use rtclab_harness::{Network, Role};
+use rtclab_harness::endpoints::{flow_endpoints, sample_flow, AnyEndpoint};
+use rtclab_harness::{MeterInfo, Network, Role, NO_HOP};
 use rtclab_net::{AnyElement, DequeueRecord, ElementOutput, Link, NetElement};
 use rtclab_scenario::Scenario;
 use std::collections::VecDeque;
@@ -47,20 +46,6 @@ fn launch(t: Transmit, payloads: &mut rtclab_core::Payloads) -> Packet {
     p
 }
 
-/// No meter (`ElInfo` fields).
-const NO_HOP: u32 = u32::MAX;
-
-/// Per element, for the meters: one record, read once per packet and element.
-#[derive(Clone, Copy)]
-struct ElInfo {
-    /// The meter (`HopRef::index`) of the link direction the element belongs to (drops and
-    /// marks; departures for links); for a middlebox the forward meter of its hop.
-    hop: u32,
-    /// The meter of the link direction this element is the entry of (offered packets).
-    entry: u32,
-    is_link: bool,
-}
-
 pub struct Simulation {
     scenario: Scenario,
     seed: u64,
@@ -70,7 +55,7 @@ pub struct Simulation {
     elements: Vec<AnyElement>,
     roles: Vec<Role>,
     /// Per element: what the meters need to know on the hot path.
-    info: Vec<ElInfo>,
+    info: Vec<MeterInfo>,
     /// Per element that is a link: the middleboxes told of its dequeues.
     observers: Vec<Vec<u32>>,
     /// Per (link, direction): the link element, if any.
@@ -93,24 +78,7 @@ impl Simulation {
         let end = Time::ZERO + scenario.duration;
         let net = Network::build(&scenario, &seeds).expect("middleboxes checked by the scenario");
         let n = net.elements.len();
-        let mut info: Vec<ElInfo> = net
-            .roles
-            .iter()
-            .map(|r| ElInfo {
-                hop: match r {
-                    Role::Loss(h) | Role::Link(h) | Role::LinkDelay(h) => h.index() as u32,
-                    Role::Middlebox { at } => at * 2,
-                    Role::FlowDelay => NO_HOP,
-                },
-                entry: NO_HOP,
-                is_link: matches!(r, Role::Link(_)),
-            })
-            .collect();
-        for (h, e) in net.entries.iter().enumerate() {
-            if let Some(e) = e {
-                info[*e as usize].entry = h as u32;
-            }
-        }
+        let info = net.meter_info();
         let mut observers = vec![Vec::new(); n];
         for (li, obs) in net.observers.iter().enumerate() {
             if let Some(e) = net.link_elements[li * 2] {
@@ -225,7 +193,7 @@ impl Simulation {
         assert!(self.now == Time::ZERO && self.events == 0, "attach middleboxes before running");
         self.elements.push(element);
         self.roles.push(Role::Middlebox { at: 0 });
-        self.info.push(ElInfo { hop: 0, entry: NO_HOP, is_link: false });
+        self.info.push(MeterInfo { hop: 0, entry: NO_HOP, is_link: false });
         self.observers.push(Vec::new());
         self.el_timers.push(TimerSlot::default());
         let idx = (self.elements.len() - 1) as u32;
@@ -297,33 +265,8 @@ impl Simulation {
             .collect();
         let flows = &self.flows;
         self.meters.close_bin(&bits, |i| {
-            let mut c = CcSample { named: Vec::with_capacity(16), ..CcSample::default() };
-            let cc = match (&flows[i].snd, &flows[i].rcv) {
-                (AnyEndpoint::TcpSender(sender), _) => {
-                    c.cwnd_packets = sender.controller().target().cwnd_bytes.unwrap_or(0) as f64
-                        / self.scenario.flows[i].kind.packet_size() as f64;
-                    c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
-                    Some(sender.controller())
-                }
-                (AnyEndpoint::MediaSender(sender), rcv) => {
-                    let cc = sender.controller();
-                    c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
-                    if let Some(r) = match rcv {
-                        AnyEndpoint::MediaReceiver(r) => r.remb_estimator(),
-                        _ => None,
-                    } {
-                        c.named.extend(r.metrics());
-                    }
-                    Some(cc)
-                }
-                (snd, _) => snd.controller(),
-            };
-            if let Some(cc) = cc {
-                let m = cc.metrics();
-                c.state = m.state as f64;
-                c.named.extend(m.extra.iter().flatten());
-            }
-            c
+            let size = self.scenario.flows[i].kind.packet_size();
+            sample_flow(&flows[i].snd, Some(&flows[i].rcv), size)
         });
     }
 
@@ -375,8 +318,7 @@ impl Simulation {
         let info = self.info[idx];
         if !self.out.drops.is_empty() {
             for d in self.out.drops.drain(..) {
-                // A middlebox's hop meter is its forward one: count drops in the packet's direction.
-                let h = (info.hop != NO_HOP).then(|| (info.hop as usize & !1) | d.pkt.dir.index());
+                let h = info.drop_hop(d.pkt.dir);
                 self.meters.on_drop(now, &d.pkt, d.reason, h);
                 if let PacketInfo::Payload { id } = d.pkt.info {
                     self.out.payloads.take(id);
@@ -546,7 +488,8 @@ impl Simulation {
             &media,
             &fairness,
             self.stats(),
-        );
+        )
+        .to_value();
         RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
     }
 }

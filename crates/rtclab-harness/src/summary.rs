@@ -1,0 +1,415 @@
+//! The run summary (`summary.json`): one serde type, filled by both engines, so a scenario run
+//! on the simulator and on the emulator yields the same keys (a value one engine cannot
+//! measure is `null`, never missing). All statistics cover the measurement window
+//! `[warmup, end)` unless named otherwise.
+//!
+//! Shape (stable; fields may be added): `scenario`, `description`, `rtclab_version`, `seed`,
+//! `engine`, `duration_s`, `warmup_s`, `wall_time_s` (the front end, which owns the wall
+//! clock, fills it in), `measurement_window_s`; `link` (the first link's forward direction,
+//! with the per-packet queuing delay of all flows); `reverse_link`; `links` (every link
+//! direction with a bottleneck); `fairness`; `flows`; `engine_stats`; `emulator` (emulator
+//! only: forwarding timing and health).
+
+use crate::link_meter::LinkMeter;
+use rtclab_core::{LogHistogram, Time, TimeDelta};
+use rtclab_net::{DropReason, QueueLimit};
+use rtclab_scenario::{LinkSpec, Scenario};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Delay percentiles in ms (null where nothing was recorded).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub p5: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub mean: Option<f64>,
+}
+
+/// Percentiles in ms of a histogram of nanoseconds.
+pub fn percentiles_ms(h: &LogHistogram) -> Percentiles {
+    let q = |q: f64| h.quantile(q).map(|ns| ns as f64 / 1e6);
+    Percentiles {
+        p5: q(0.05),
+        p25: q(0.25),
+        p50: q(0.50),
+        p75: q(0.75),
+        p95: q(0.95),
+        p99: q(0.99),
+        mean: h.mean().map(|ns| ns / 1e6),
+    }
+}
+
+/// Drop counts by reason (`queue_overflow`, `random_loss`, `burst_loss`, `aqm`, ...).
+pub type Drops = BTreeMap<&'static str, u64>;
+
+pub fn drops(d: &[u64]) -> Drops {
+    DropReason::ALL.iter().map(|r| (r.as_str(), d[r.index()])).collect()
+}
+
+/// A queue's limit: `{"packets": n}` or `{"bytes": n}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueLimitSummary {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl From<QueueLimit> for QueueLimitSummary {
+    fn from(q: QueueLimit) -> Self {
+        match q {
+            QueueLimit::Packets(n) => QueueLimitSummary::Packets(n as u64),
+            QueueLimit::Bytes(b) => QueueLimitSummary::Bytes(b),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub description: String,
+    pub rtclab_version: &'static str,
+    pub seed: u64,
+    /// `"sim"` or `"emu"`.
+    pub engine: &'static str,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub wall_time_s: Option<f64>,
+    pub measurement_window_s: [f64; 2],
+    pub link: LinkSummary,
+    pub reverse_link: Option<ReverseLinkSummary>,
+    pub links: Vec<HopSummary>,
+    pub fairness: FairnessSummary,
+    pub flows: Vec<FlowSummary>,
+    pub engine_stats: EngineCounters,
+    pub emulator: Option<EmulatorSummary>,
+}
+
+impl Summary {
+    /// The JSON document (keys sorted; non-finite numbers become null).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a summary always serializes")
+    }
+}
+
+/// The first link's forward direction, with every flow's per-packet queuing delay.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    pub capacity: String,
+    pub mean_capacity_mbps: f64,
+    pub queue_limit: QueueLimitSummary,
+    pub queue_kind: String,
+    pub utilization: f64,
+    pub delivered_mbps: f64,
+    pub delivered_packets_per_second: f64,
+    pub loss_ratio: f64,
+    pub drops: Drops,
+    pub ecn_marks: u64,
+    /// Per packet, over every flow's packets (what the flows met).
+    pub queuing_delay_ms: Percentiles,
+    /// Sampled every 10 ms (what a periodic probe would meet).
+    pub queuing_delay_sampled_ms: Percentiles,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReverseLinkSummary {
+    pub capacity: String,
+    pub delivered_mbps: f64,
+    pub drops: Drops,
+}
+
+/// One direction of one link.
+#[derive(Clone, Debug, Serialize)]
+pub struct HopSummary {
+    pub name: String,
+    /// `"forward"` or `"reverse"`.
+    pub direction: &'static str,
+    pub delay_ms: f64,
+    pub capacity: String,
+    pub queue_kind: String,
+    pub queue_limit: QueueLimitSummary,
+    pub utilization: f64,
+    pub delivered_mbps: f64,
+    pub loss_ratio: f64,
+    pub drops: Drops,
+    pub ecn_marks: u64,
+    pub queuing_delay_sampled_ms: Percentiles,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FairnessSummary {
+    /// Jain's index of the flows' throughputs over the window.
+    pub jain: Option<f64>,
+    pub window_s: f64,
+    pub jain_windows_mean: Option<f64>,
+    pub jain_windows_min: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub name: String,
+    pub kind: String,
+    pub cc: String,
+    /// Base round-trip time: propagation over the whole path, no queuing.
+    pub rtt_ms: f64,
+    pub start_s: f64,
+    pub stop_s: f64,
+    /// Seconds of the measurement window the flow was active.
+    pub active_s: f64,
+    pub throughput_mbps: f64,
+    pub goodput_mbps: f64,
+    pub sending_rate_mbps: f64,
+    pub loss_ratio: f64,
+    /// Share of the first link's forward departures.
+    pub share: f64,
+    pub queuing_delay_ms: Percentiles,
+    pub one_way_delay_ms: Percentiles,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub drops: Drops,
+    pub ecn_marks: u64,
+    pub ack_drops: u64,
+    pub retransmits: Option<u64>,
+    pub fast_retransmits: Option<u64>,
+    pub timeouts: Option<u64>,
+    pub app_delay_ms: Option<AppDelay>,
+    pub media: Option<MediaQoe>,
+    /// Emulator, kernel TCP: the socket's last `TCP_INFO`.
+    pub kernel_tcp: Option<KernelTcp>,
+    /// Whether the flow's endpoints reached each other (always true in the simulator).
+    pub connected: bool,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct AppDelay {
+    pub mean: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct KernelTcp {
+    pub total_retrans: u64,
+    pub final_cwnd_packets: u64,
+    pub final_srtt_ms: f64,
+    pub mss: u64,
+}
+
+/// A media flow's quality of experience.
+#[derive(Clone, Debug, Serialize)]
+pub struct MediaQoe {
+    pub frame_delay_ms: Percentiles,
+    pub frames: u64,
+    pub frame_rate: f64,
+    pub incomplete_frames: u64,
+    pub stalls: u64,
+    pub stall_time_s: f64,
+    pub frames_dropped_by_sender: u64,
+    pub padding_bytes: u64,
+    pub probe_clusters: u64,
+    pub composition: Composition,
+    /// Emulator: packets the receiver could not parse as RTP/RTCP.
+    pub undecodable_packets: Option<u64>,
+}
+
+/// Shares of the bytes a media sender put on the wire.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Composition {
+    pub media: f64,
+    pub fec: f64,
+    pub rtx: f64,
+    pub padding: f64,
+}
+
+impl Composition {
+    pub fn of(bytes_sent: u64, fec: u64, rtx: u64, padding: u64) -> Self {
+        let total = bytes_sent.max(1) as f64;
+        let media = bytes_sent.saturating_sub(fec + rtx + padding);
+        Composition {
+            media: media as f64 / total,
+            fec: fec as f64 / total,
+            rtx: rtx as f64 / total,
+            padding: padding as f64 / total,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct EngineCounters {
+    /// Simulator: events processed.
+    pub events: Option<u64>,
+    /// Data packets and feedback/ACK packets that reached an endpoint (whole run).
+    pub delivered_packets: u64,
+    pub delivered_acks: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatorSummary {
+    pub release_error_us: ReleaseError,
+    pub packets_forwarded: u64,
+    pub unclassified_packets: u64,
+    pub device_write_drops: u64,
+    pub realtime_forwarder: bool,
+    pub non_ip_packets: u64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ReleaseError {
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// The measurement window of a run that ran for `ran` (the emulator may stop early).
+pub fn window(s: &Scenario, ran: TimeDelta) -> (Time, Time) {
+    (Time::ZERO + s.metrics.warmup, Time::ZERO + s.duration.min(ran))
+}
+
+/// Seconds of [start, stop) that fall inside [w0, w1).
+pub fn overlap_secs(start: Time, stop: Time, w0: Time, w1: Time) -> f64 {
+    let a = start.max(w0);
+    let b = stop.min(w1);
+    if b > a {
+        (b - a).as_secs_f64()
+    } else {
+        0.0
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// One direction of link `li`, from its meter.
+pub fn hop_summary(
+    s: &Scenario,
+    li: usize,
+    spec: &LinkSpec,
+    reverse: bool,
+    m: &LinkMeter,
+    (w0, w1): (Time, Time),
+) -> HopSummary {
+    let l = &s.links[li];
+    let secs = (w1 - w0).as_secs_f64().max(1e-9);
+    let cap_bits = spec.capacity.bits_between(w0, w1);
+    let dropped: u64 = m.drops.iter().sum();
+    HopSummary {
+        name: l.name.clone(),
+        direction: if reverse { "reverse" } else { "forward" },
+        delay_ms: l.delay.as_millis_f64(),
+        capacity: spec.capacity_desc.clone(),
+        queue_kind: spec.queue_kind.clone(),
+        queue_limit: spec.queue_limit.into(),
+        utilization: ratio(m.departed_bytes as f64 * 8.0, cap_bits),
+        delivered_mbps: m.departed_bytes as f64 * 8.0 / secs / 1e6,
+        loss_ratio: if m.offered_packets > 0 {
+            dropped as f64 / m.offered_packets as f64
+        } else {
+            0.0
+        },
+        drops: drops(&m.drops),
+        ecn_marks: m.ecn_marks,
+        queuing_delay_sampled_ms: m.sampled_queue_ms(s.metrics.bin, w0, w1),
+    }
+}
+
+/// `summary.links`: every link direction with a bottleneck. `hops[2 * link + dir]`.
+pub fn links(s: &Scenario, hops: &[LinkMeter], w: (Time, Time)) -> Vec<HopSummary> {
+    let mut out = Vec::new();
+    for (li, l) in s.links.iter().enumerate() {
+        for (rev, spec) in [(false, Some(&l.forward)), (true, l.reverse.as_ref())] {
+            if let (Some(spec), Some(m)) = (spec, hops.get(2 * li + rev as usize)) {
+                out.push(hop_summary(s, li, spec, rev, m, w));
+            }
+        }
+    }
+    out
+}
+
+/// `summary.link` (the first link forward, `fwd`) and `summary.reverse_link` (`rev`).
+/// `all_q`: every flow's per-packet queuing delay.
+pub fn main_link(
+    s: &Scenario,
+    fwd: &LinkMeter,
+    rev: &LinkMeter,
+    all_q: &LogHistogram,
+    w: (Time, Time),
+) -> (LinkSummary, Option<ReverseLinkSummary>) {
+    let main = s.main_link();
+    let h = hop_summary(s, 0, &main.forward, false, fwd, w);
+    let secs = (w.1 - w.0).as_secs_f64().max(1e-9);
+    let link = LinkSummary {
+        name: h.name,
+        capacity: h.capacity,
+        mean_capacity_mbps: main.forward.capacity.bits_between(w.0, w.1) / secs / 1e6,
+        queue_limit: h.queue_limit,
+        queue_kind: h.queue_kind,
+        utilization: h.utilization,
+        delivered_mbps: h.delivered_mbps,
+        delivered_packets_per_second: fwd.departed_packets as f64 / secs,
+        loss_ratio: h.loss_ratio,
+        drops: h.drops,
+        ecn_marks: h.ecn_marks,
+        queuing_delay_ms: percentiles_ms(all_q),
+        queuing_delay_sampled_ms: h.queuing_delay_sampled_ms,
+    };
+    let reverse = main.reverse.as_ref().map(|r| ReverseLinkSummary {
+        capacity: r.capacity_desc.clone(),
+        delivered_mbps: rev.departed_bytes as f64 * 8.0 / secs / 1e6,
+        drops: drops(&rev.drops),
+    });
+    (link, reverse)
+}
+
+/// `summary.fairness` from the flows' window throughputs and the per-window Jain column.
+pub fn fairness(s: &Scenario, rates: &[f64], jain_windows: &[f64]) -> FairnessSummary {
+    let jw: Vec<f64> = jain_windows.iter().copied().filter(|x| x.is_finite()).collect();
+    FairnessSummary {
+        jain: crate::measure::jain(rates),
+        window_s: s.metrics.fairness_window.as_secs_f64(),
+        jain_windows_mean: (!jw.is_empty()).then(|| jw.iter().sum::<f64>() / jw.len() as f64),
+        jain_windows_min: jw.iter().copied().reduce(f64::min),
+    }
+}
+
+/// The header fields of a summary; the engine fills in the rest.
+pub fn flow_base(f: &rtclab_scenario::FlowSpec, w: (Time, Time)) -> FlowSummary {
+    FlowSummary {
+        id: f.id,
+        name: f.name.clone(),
+        kind: f.kind.kind_name().to_string(),
+        cc: f.kind.cc_name().to_string(),
+        rtt_ms: f.base_rtt.as_millis_f64(),
+        start_s: f.start.as_secs_f64(),
+        stop_s: f.stop.as_secs_f64(),
+        active_s: overlap_secs(f.start, f.stop, w.0, w.1),
+        drops: drops(&[0; DropReason::ALL.len()]),
+        connected: true,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_and_missing_values_serialize_as_null() {
+        let p = percentiles_ms(&LogHistogram::new());
+        let v = serde_json::to_value(p).unwrap();
+        assert!(v["p50"].is_null() && v["mean"].is_null());
+        let c = Composition::of(0, 0, 0, 0);
+        assert_eq!(serde_json::to_value(c).unwrap()["media"], 0.0);
+        assert!(serde_json::to_value(f64::NAN).unwrap().is_null());
+        let q: QueueLimitSummary = QueueLimit::Packets(7).into();
+        assert_eq!(serde_json::to_value(q).unwrap(), serde_json::json!({"packets": 7}));
+    }
+}
