@@ -9,7 +9,9 @@ Quick start::
 """
 
 from rtclab._core import ConfigError, __version__
+from rtclab.controllers import register_controller, registered_controllers, unregister_controller
 from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario
 
-__all__ = ["ConfigError", "RunResult", "run", "load_scenario", "builtin_scenarios", "__version__"]
+__all__ = ["ConfigError", "RunResult", "run", "load_scenario", "builtin_scenarios",
+           "register_controller", "unregister_controller", "registered_controllers", "__version__"]

@@ -12,6 +12,7 @@ pub mod cubic;
 pub mod gcc;
 pub mod params;
 pub mod qlibra;
+pub mod registry;
 pub mod reno;
 pub mod zoom_like;
 

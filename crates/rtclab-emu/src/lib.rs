@@ -292,7 +292,8 @@ impl Emulation {
             let port = PORT_BASE + f.id as u16;
             let flow = match (&f.kind, kernel_cc(f)?) {
                 (FlowKindSpec::Media(m), _) => {
-                    let (snd, rcv) = rtclab_harness::endpoints::media_endpoints(f.id, m, &seeds);
+                    let (snd, rcv) = rtclab_harness::endpoints::media_endpoints(f.id, m, &seeds)
+                        .map_err(EmuError::Setup)?;
                     let spec = media::MediaSpecRt {
                         flow: f.id,
                         port,

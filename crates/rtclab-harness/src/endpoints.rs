@@ -81,12 +81,16 @@ impl AnyEndpoint {
     }
 }
 
-/// A flow's (sender, receiver) as the scenario describes it.
-pub fn flow_endpoints(f: &FlowSpec, seeds: &SeedTree) -> (AnyEndpoint, AnyEndpoint) {
+/// A flow's (sender, receiver) as the scenario describes it. Fails only where a registered
+/// controller's factory fails (the scenario layer built one with the same settings).
+pub fn flow_endpoints(
+    f: &FlowSpec,
+    seeds: &SeedTree,
+) -> Result<(AnyEndpoint, AnyEndpoint), String> {
     let id = FlowId(f.id);
-    match &f.kind {
+    Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
-            let cc = window_controller(cc, seeds, f.id);
+            let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
                 app_rate: *app_rate,
@@ -106,40 +110,48 @@ pub fn flow_endpoints(f: &FlowSpec, seeds: &SeedTree) -> (AnyEndpoint, AnyEndpoi
             AnyEndpoint::Sink(Box::default()),
         ),
         FlowKindSpec::Media(m) => {
-            let (s, r) = media_endpoints(f.id, m, seeds);
+            let (s, r) = media_endpoints(f.id, m, seeds)?;
             (AnyEndpoint::MediaSender(Box::new(s)), AnyEndpoint::MediaReceiver(Box::new(r)))
         }
         FlowKindSpec::Registered { kind, params, packet_size } => {
             let rng = seeds.stream(&format!("flow{}.kind", f.id));
             let args = FlowArgs { flow: id, packet_size: *packet_size, params, rng };
-            let (s, r) = (kind.build)(args).expect("flow parameters checked by the scenario");
+            let (s, r) = (kind.build)(args).map_err(|e| format!("flow {:?}: {e}", f.name))?;
             (AnyEndpoint::Other(s), AnyEndpoint::Other(r))
         }
-    }
+    })
 }
 
 /// A media flow's sender and receiver.
-pub fn media_endpoints(flow: u32, m: &MediaSpec, seeds: &SeedTree) -> (MediaSender, MediaReceiver) {
+pub fn media_endpoints(
+    flow: u32,
+    m: &MediaSpec,
+    seeds: &SeedTree,
+) -> Result<(MediaSender, MediaReceiver), String> {
     let cc = match &m.cc {
         MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c))),
         MediaCcSpec::GccPaper(c) => {
             AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
         }
-        MediaCcSpec::Window(c) => window_controller(c, seeds, flow),
+        MediaCcSpec::Window(c) => window_controller(c, seeds, flow)?,
         MediaCcSpec::ZoomLike(c) => {
             AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
         }
     };
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
-    (
+    Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
         MediaReceiver::new(FlowId(flow), m.feedback.clone(), None),
-    )
+    ))
 }
 
 /// A window-based controller for a tcp flow, or a media flow driven by one.
-pub fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyController {
-    match cc {
+pub fn window_controller(
+    cc: &CcSpec,
+    seeds: &SeedTree,
+    flow: u32,
+) -> Result<AnyController, String> {
+    Ok(match cc {
         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
         CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
@@ -149,7 +161,24 @@ pub fn window_controller(cc: &CcSpec, seeds: &SeedTree, flow: u32) -> AnyControl
             let seed = rng.next_u64();
             AnyController::Bbr(Box::new(rtclab_cc::Bbr::new(rtclab_cc::BbrConfig { seed, ..*c })))
         }
-    }
+        CcSpec::Registered(r) => {
+            let mut rng = seeds.stream(&format!("flow{}.cc", flow));
+            let args = rtclab_cc::registry::ControllerArgs {
+                flow,
+                role: r.role,
+                packet_size: r.packet_size,
+                initial_window: r.initial_window,
+                params: &r.params,
+                seed: rng.next_u64(),
+            };
+            let entry = rtclab_cc::registry::find(r.name)
+                .ok_or_else(|| format!("controller {:?} is no longer registered", r.name))?;
+            let c = entry
+                .build(&args)
+                .map_err(|e| format!("flow {flow}: controller {:?}: {e}", r.name))?;
+            AnyController::Custom(c)
+        }
+    })
 }
 
 /// A flow's controller state for the time series, the same in both engines: the window and

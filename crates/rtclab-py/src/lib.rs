@@ -4,6 +4,8 @@
 //! side can draw a progress bar and stop cleanly on Ctrl-C between chunks. Core error kinds map
 //! to one exception class each (`ConfigError`).
 
+mod controller;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -96,13 +98,19 @@ impl Simulation {
     fn new(text: &str, format: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
         let seed = seed.or(s.seed).unwrap_or(1);
-        Ok(Simulation { inner: CoreSimulation::new(s, seed) })
+        let inner = CoreSimulation::try_new(s, seed).map_err(PyRuntimeError::new_err)?;
+        Ok(Simulation { inner })
     }
 
-    /// Processes up to `max_events` events with the GIL released; True when finished.
-    fn step(&mut self, py: Python<'_>, max_events: u64) -> bool {
+    /// Processes up to `max_events` events with the GIL released; True when finished. Raises
+    /// the first exception a Python controller raised during the chunk.
+    fn step(&mut self, py: Python<'_>, max_events: u64) -> PyResult<bool> {
         let inner = &mut self.inner;
-        py.detach(move || inner.step(max_events))
+        let done = py.detach(move || inner.step(max_events));
+        match controller::take_pending() {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
     }
 
     /// (simulated seconds so far, scenario duration in seconds)
@@ -219,6 +227,9 @@ impl Emulation {
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the emulation was not started"))?;
         let out = py.detach(move || emu.finish()).map_err(emu_err)?;
+        if let Some(e) = controller::take_pending() {
+            return Err(e);
+        }
         let summary = serde_json::to_string(&out.summary)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok((
@@ -235,6 +246,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
+    m.add_function(wrap_pyfunction!(controller::unregister_controller, m)?)?;
+    m.add_function(wrap_pyfunction!(controller::registered_controllers, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Emulation>()?;
     m.add("EmulatorUnavailable", m.py().get_type::<EmulatorUnavailable>())?;

@@ -271,10 +271,8 @@ impl<'de> Deserialize<'de> for FlowKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CcName {
-    #[serde(alias = "newreno")]
     Reno,
     Cubic,
     /// Copa (NSDI'18), delay-based with a competitive mode.
@@ -284,13 +282,52 @@ pub enum CcName {
     /// QLibra: NewReno that ignores losses it did not cause.
     Qlibra,
     /// The fairness study's "Zoom-like" conferencing model (media flows).
-    #[serde(rename = "zoom_like")]
     ZoomLike,
     /// Today's send-side GCC (media flows).
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).
-    #[serde(rename = "gcc_paper")]
     GccPaper,
+    /// A controller from the run-time registry (`rtclab_cc::registry`).
+    Registered(&'static str),
+}
+
+impl CcName {
+    const BUILTIN: [(&'static str, CcName); 9] = [
+        ("reno", CcName::Reno),
+        ("newreno", CcName::Reno),
+        ("cubic", CcName::Cubic),
+        ("copa", CcName::Copa),
+        ("bbr", CcName::Bbr),
+        ("qlibra", CcName::Qlibra),
+        ("zoom_like", CcName::ZoomLike),
+        ("gcc", CcName::Gcc),
+        ("gcc_paper", CcName::GccPaper),
+    ];
+}
+
+impl<'de> Deserialize<'de> for CcName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if let Some((_, c)) = CcName::BUILTIN.iter().find(|(n, _)| *n == name) {
+            return Ok(*c);
+        }
+        if let Some(e) = rtclab_cc::registry::find(&name) {
+            return Ok(CcName::Registered(e.name));
+        }
+        let mut accepted: Vec<String> =
+            CcName::BUILTIN.iter().map(|(n, _)| format!("`{n}`")).collect();
+        let registered = rtclab_cc::registry::names();
+        let extra = if registered.is_empty() {
+            " (or a controller registered with rtclab.register_controller)".to_string()
+        } else {
+            accepted.extend(registered.iter().map(|n| format!("`{n}`")));
+            String::new()
+        };
+        Err(serde::de::Error::custom(format!(
+            "unknown variant `{name}`, expected one of {}{extra}",
+            accepted.join(", ")
+        )))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

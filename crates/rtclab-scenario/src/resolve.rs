@@ -3,6 +3,7 @@
 use crate::config::*;
 use crate::units::{QueueLimitValue, RateValue};
 use crate::ConfigError;
+use rtclab_cc::registry::Role;
 use rtclab_cc::{CubicConfig, RenoConfig};
 use rtclab_core::{Rate, Time, TimeDelta};
 use rtclab_net::capacity::Piecewise;
@@ -149,13 +150,25 @@ pub enum MediaCcSpec {
     ZoomLike(rtclab_cc::ZoomLikeConfig),
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum CcSpec {
     Reno(RenoConfig),
     Cubic(CubicConfig),
     Copa(rtclab_cc::CopaConfig),
     Bbr(rtclab_cc::BbrConfig),
     Qlibra(rtclab_cc::QlibraConfig),
+    /// A controller from `rtclab_cc::registry`, checked by building one with these settings.
+    Registered(RegisteredCc),
+}
+
+/// A registered controller as a flow uses it.
+#[derive(Clone, Debug)]
+pub struct RegisteredCc {
+    pub name: &'static str,
+    pub role: rtclab_cc::registry::Role,
+    pub params: Vec<(String, rtclab_core::params::Value)>,
+    pub packet_size: u32,
+    pub initial_window: u32,
 }
 
 impl CcSpec {
@@ -166,6 +179,7 @@ impl CcSpec {
             CcSpec::Copa(_) => "copa",
             CcSpec::Bbr(_) => "bbr",
             CcSpec::Qlibra(_) => "qlibra",
+            CcSpec::Registered(r) => r.name,
         }
     }
 }
@@ -290,10 +304,13 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 "media parameters apply to kind = \"media\" flows only",
             ));
         }
-        if f.params.is_some() && !matches!(f.kind, FlowKind::Registered(_)) {
+        if f.params.is_some()
+            && !matches!(f.kind, FlowKind::Registered(_))
+            && !matches!(f.cc, Some(CcName::Registered(_)))
+        {
             return Err(ConfigError::new(
                 at("params"),
-                "`params` apply to registered flow kinds only; tcp, cbr and media have named keys",
+                "`params` apply to registered flow kinds and registered controllers only; tcp, cbr and media have named keys",
             ));
         }
         let kind = match &f.kind {
@@ -320,7 +337,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                             format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
-                    c => window_cc_spec(f, c, packet_size, iw, &at)?,
+                    c => window_cc_spec(f, c, packet_size, iw, Role::Window, &at)?,
                 };
                 FlowKindSpec::Tcp {
                     cc,
@@ -668,7 +685,10 @@ fn media_spec(
             (MediaCcSpec::ZoomLike(z), feedback)
         }
         (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
-            let name = format!("{c:?}").to_lowercase();
+            let name = match c {
+                CcName::Registered(n) => n.to_string(),
+                c => format!("{c:?}").to_lowercase(),
+            };
             // Acknowledgement cadence of a QUIC receiver (max_ack_delay 25 ms).
             let feedback = per_packet_feedback(p, fb, &name, 25, at)?;
             let iw = f.initial_window.unwrap_or(10);
@@ -679,7 +699,7 @@ fn media_spec(
                 ));
             }
             let packet = f.packet_size.map_or(1248, |s| s.0.min(65_535) as u32);
-            (MediaCcSpec::Window(window_cc_spec(f, c, packet, iw, at)?), feedback)
+            (MediaCcSpec::Window(window_cc_spec(f, c, packet, iw, Role::Media, at)?), feedback)
         }
         _ => unreachable!("every controller is covered above"),
     };
@@ -785,17 +805,62 @@ fn per_packet_feedback(
     Ok(FeedbackMode::Twcc { interval })
 }
 
+/// A registered controller: its settings come from `[flows.params]`; one instance is built
+/// with them now, so a bad name or value is reported here, at the key that holds it.
+fn registered_cc(
+    f: &FlowConfig,
+    name: &'static str,
+    packet_size: u32,
+    iw: u32,
+    role: Role,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CcSpec, ConfigError> {
+    if f.cubic.is_some() || f.copa.is_some() || f.qlibra.is_some() {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("{name:?} takes its settings in `params` (cubic, copa, qlibra do not apply)"),
+        ));
+    }
+    let Some(entry) = rtclab_cc::registry::find(name) else {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("controller {name:?} is no longer registered"),
+        ));
+    };
+    let empty = std::collections::BTreeMap::new();
+    let params = param_values(f.params.as_ref().unwrap_or(&empty), &at("params"))?;
+    let args = rtclab_cc::registry::ControllerArgs {
+        flow: 0,
+        role,
+        packet_size,
+        initial_window: iw,
+        params: &params,
+        seed: 0,
+    };
+    if let Err(e) = entry.build(&args) {
+        // Name the parameter at fault where the factory says which.
+        let key = params
+            .iter()
+            .find(|(k, _)| e.contains(&format!("`{k}`")) || e.contains(&format!("\"{k}\"")))
+            .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
+        return Err(ConfigError::new(key, e));
+    }
+    Ok(CcSpec::Registered(RegisteredCc { name, role, params, packet_size, initial_window: iw }))
+}
+
 /// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
 fn window_cc_spec(
     f: &FlowConfig,
     name: CcName,
     packet_size: u32,
     iw: u32,
+    role: Role,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
     let cc = match name {
+        CcName::Registered(name) => registered_cc(f, name, packet_size, iw, role, at)?,
         CcName::Gcc | CcName::GccPaper | CcName::ZoomLike => {
-            unreachable!("not a window controller")
+            unreachable!("media controllers are resolved by media_spec")
         }
         CcName::Reno => {
             if f.cubic.is_some() {

@@ -71,12 +71,18 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Panics if a middlebox cannot be built: the scenario layer has checked every kind and
-    /// parameter, so that is a bug.
+    /// Panics where [`Self::try_new`] fails.
     pub fn new(scenario: Scenario, seed: u64) -> Self {
+        Self::try_new(scenario, seed).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Builds the network and endpoints. Fails only where something from outside fails to
+    /// build with settings the scenario layer already accepted (a registered controller's
+    /// factory, a middlebox), with the reason.
+    pub fn try_new(scenario: Scenario, seed: u64) -> Result<Self, String> {
         let seeds = SeedTree::new(seed);
         let end = Time::ZERO + scenario.duration;
-        let net = Network::build(&scenario, &seeds).expect("middleboxes checked by the scenario");
+        let net = Network::build(&scenario, &seeds)?;
         let n = net.elements.len();
         let info = net.meter_info();
         let mut observers = vec![Vec::new(); n];
@@ -87,7 +93,7 @@ impl Simulation {
         }
         let mut flows = Vec::new();
         for f in &scenario.flows {
-            let (snd, rcv) = flow_endpoints(f, &seeds);
+            let (snd, rcv) = flow_endpoints(f, &seeds)?;
             flows.push(FlowState {
                 snd,
                 rcv,
@@ -108,7 +114,7 @@ impl Simulation {
             scenario.metrics.bin,
             Time::ZERO + scenario.metrics.warmup,
         );
-        Simulation {
+        Ok(Simulation {
             scenario,
             seed,
             now: Time::ZERO,
@@ -127,7 +133,7 @@ impl Simulation {
             work: VecDeque::new(),
             meters,
             events: 0,
-        }
+        })
     }
 
     pub fn now(&self) -> Time {

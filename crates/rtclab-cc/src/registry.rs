@@ -1,0 +1,188 @@
+//! Controllers from outside: a run-time registry of named controller factories, so a
+//! controller written elsewhere (a Rust crate that links rtclab, a Python object through the
+//! binding, a learned policy) runs in both engines without editing them.
+//!
+//! A scenario names a registered controller like a built-in one (`cc = "my_cc"`, with its own
+//! settings in `[flows.params]`); the scenario layer checks the name and the parameters by
+//! building one instance, and the engines build one per flow through
+//! `AnyController::Custom`. A factory says which flows it serves: window-based (`kind =
+//! "tcp"`, the controller answers `cwnd_bytes`/`pacing_rate`) and/or media (`kind = "media"`,
+//! it answers `target_rate`; per-packet transport feedback arrives in
+//! `on_transport_feedback`). Built-in names cannot be taken; registering a name again
+//! replaces the factory (a notebook re-running its cell).
+//!
+//! The interface is the `CongestionController` trait itself, in the sans-IO style of
+//! quinn-proto's `Controller` factory (`ControllerFactory::build`): the engine owns the clock
+//! and hands `now` to every call.
+
+use crate::CongestionController;
+use rtclab_core::params::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// A controller built by a factory.
+pub type BoxedController = Box<dyn CongestionController + Send + Sync>;
+
+/// The flows a controller serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A TCP-like sender: the controller answers a window and/or a pacing rate.
+    Window,
+    /// A media sender: the controller answers a target rate.
+    Media,
+}
+
+/// What a factory gets for one flow.
+#[derive(Clone, Copy, Debug)]
+pub struct ControllerArgs<'a> {
+    pub flow: u32,
+    pub role: Role,
+    /// Bytes on the wire per full packet.
+    pub packet_size: u32,
+    /// Initial window in packets (window role).
+    pub initial_window: u32,
+    /// `[flows.params]` as given (the factory rejects names it does not know).
+    pub params: &'a [(String, Value)],
+    /// A seed from the flow's own random stream (`flow<N>.cc`), for controllers that draw.
+    pub seed: u64,
+}
+
+pub type Factory = Arc<dyn Fn(&ControllerArgs) -> Result<BoxedController, String> + Send + Sync>;
+
+/// One registered controller.
+#[derive(Clone)]
+pub struct Entry {
+    /// The name scenarios use (interned: registered names live for the process).
+    pub name: &'static str,
+    pub window: bool,
+    pub media: bool,
+    pub factory: Factory,
+}
+
+impl Entry {
+    pub fn serves(&self, role: Role) -> bool {
+        match role {
+            Role::Window => self.window,
+            Role::Media => self.media,
+        }
+    }
+
+    pub fn build(&self, args: &ControllerArgs) -> Result<BoxedController, String> {
+        if !self.serves(args.role) {
+            return Err(format!(
+                "controller {:?} does not serve {} flows (it was registered for {})",
+                self.name,
+                match args.role {
+                    Role::Window => "tcp",
+                    Role::Media => "media",
+                },
+                self.roles()
+            ));
+        }
+        (self.factory)(args)
+    }
+
+    pub fn roles(&self) -> &'static str {
+        match (self.window, self.media) {
+            (true, true) => "tcp and media flows",
+            (true, false) => "tcp flows",
+            (false, true) => "media flows",
+            (false, false) => "no flows",
+        }
+    }
+}
+
+/// Names of the built-in controllers (and aliases), which cannot be registered.
+pub const BUILTIN: [&str; 9] =
+    ["reno", "newreno", "cubic", "copa", "bbr", "qlibra", "zoom_like", "gcc", "gcc_paper"];
+
+fn table() -> &'static RwLock<BTreeMap<&'static str, Entry>> {
+    static T: OnceLock<RwLock<BTreeMap<&'static str, Entry>>> = OnceLock::new();
+    T.get_or_init(Default::default)
+}
+
+/// Registers (or replaces) controller `name` for window-based and/or media flows.
+pub fn register(name: &str, window: bool, media: bool, factory: Factory) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        || name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!(
+            "controller name {name:?}: use 1-64 lowercase letters, digits and underscores, starting with a letter"
+        ));
+    }
+    if BUILTIN.contains(&name) {
+        return Err(format!("controller name {name:?} is a built-in controller; choose another"));
+    }
+    if !window && !media {
+        return Err(format!("controller {name:?} must serve tcp flows, media flows or both"));
+    }
+    let mut t = table().write().unwrap_or_else(|e| e.into_inner());
+    let name: &'static str = match t.get_key_value(name) {
+        Some((k, _)) => k,
+        None => Box::leak(name.to_string().into_boxed_str()),
+    };
+    t.insert(name, Entry { name, window, media, factory });
+    Ok(())
+}
+
+/// Removes a registered controller; false if there was none.
+pub fn unregister(name: &str) -> bool {
+    table().write().unwrap_or_else(|e| e.into_inner()).remove(name).is_some()
+}
+
+pub fn find(name: &str) -> Option<Entry> {
+    table().read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
+}
+
+/// The registered names, sorted.
+pub fn names() -> Vec<&'static str> {
+    table().read().unwrap_or_else(|e| e.into_inner()).keys().copied().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{window_target, CcMetrics, CcTarget, CongestionEvent, FeedbackReport};
+    use rtclab_core::Time;
+
+    struct Fixed(u32, u32);
+    impl CongestionController for Fixed {
+        fn name(&self) -> &'static str {
+            "fixed_test"
+        }
+        fn on_feedback(&mut self, _: Time, _: &FeedbackReport) {}
+        fn on_congestion_event(&mut self, _: Time, _: &CongestionEvent) {}
+        fn target(&self) -> CcTarget {
+            window_target(self.0, self.1)
+        }
+        fn metrics(&self) -> CcMetrics {
+            CcMetrics::default()
+        }
+    }
+
+    #[test]
+    fn names_are_checked_and_entries_build_for_their_roles_only() {
+        let f: Factory = Arc::new(|a| Ok(Box::new(Fixed(a.initial_window, a.packet_size))));
+        assert!(register("cubic", true, false, f.clone()).unwrap_err().contains("built-in"));
+        assert!(register("My CC", true, false, f.clone()).unwrap_err().contains("lowercase"));
+        assert!(register("x", false, false, f.clone()).is_err());
+        register("registry_unit_test", true, false, f).unwrap();
+        let e = find("registry_unit_test").unwrap();
+        let args = ControllerArgs {
+            flow: 0,
+            role: Role::Window,
+            packet_size: 1000,
+            initial_window: 7,
+            params: &[],
+            seed: 0,
+        };
+        assert_eq!(e.build(&args).unwrap().target().cwnd_bytes, Some(7000));
+        let err = e.build(&ControllerArgs { role: Role::Media, ..args }).err().unwrap();
+        assert!(err.contains("does not serve media"), "{err}");
+        assert!(names().contains(&"registry_unit_test"));
+        assert!(unregister("registry_unit_test"));
+        assert!(find("registry_unit_test").is_none());
+    }
+}

@@ -1,0 +1,175 @@
+"""Controllers from outside: a Python object registered by name runs as a flow's congestion
+controller (tcp and media flows), its metrics become columns, and every mistake in it is a
+clear error at the right place."""
+
+import pytest
+
+import rtclab
+from rtclab import ConfigError
+
+
+def scenario(cc: str, params: str = "", kind: str = "tcp", duration: str = "6s") -> str:
+    return f"""
+name = "py-controller"
+duration = "{duration}"
+[link]
+capacity = "10Mbps"
+queue = {{ limit = "100ms" }}
+[metrics]
+warmup = "2s"
+[[flows]]
+kind = "{kind}"
+cc = "{cc}"
+rtt = "100ms"
+{params}
+"""
+
+
+class FixedWindow:
+    """A window that never moves: throughput = window / RTT."""
+
+    def __init__(self, args):
+        self.cwnd = int(args["params"].get("packets", 10)) * args["packet_size"]
+        if self.cwnd <= 0:
+            raise ValueError("`packets` must be positive")
+        self.acks = 0
+
+    def on_feedback(self, now, fb):
+        self.acks += fb["acked_packets"]
+
+    def target(self):
+        return {"cwnd_bytes": self.cwnd}
+
+    def metrics(self):
+        return {"acked_total": float(self.acks)}
+
+
+class Aimd:
+    """Additive increase (1 packet per window), multiplicative decrease (1/2) on loss."""
+
+    def __init__(self, args):
+        self.mss = args["packet_size"]
+        self.cwnd = float(args["initial_window"] * self.mss)
+        self.losses = 0
+
+    def on_feedback(self, now, fb):
+        if not fb["in_recovery"]:
+            self.cwnd += self.mss * fb["acked_bytes"] / self.cwnd
+
+    def on_congestion_event(self, now, kind, inflight):
+        self.losses += 1
+        self.cwnd = max(2 * self.mss, self.cwnd / 2)
+
+    def target(self):
+        return {"cwnd_bytes": self.cwnd}
+
+    def metrics(self):
+        return {"losses": float(self.losses)}
+
+
+class ConstantRate:
+    def __init__(self, args):
+        self.bps = args["params"]["mbps"] * 1e6
+
+    def on_transport_feedback(self, now, packets):
+        assert all(len(p) == 4 for p in packets)
+
+    def target(self):
+        return {"target_rate_bps": self.bps}
+
+
+@pytest.fixture
+def registered():
+    names = []
+
+    def reg(name, factory, **kw):
+        rtclab.register_controller(name, factory, **kw)
+        names.append(name)
+
+    yield reg
+    for n in names:
+        rtclab.unregister_controller(n)
+
+
+def test_a_python_window_controller_drives_a_tcp_flow(registered):
+    registered("py_fixed", FixedWindow)
+    r = rtclab.run(scenario("py_fixed", "params = { packets = 20 }"), progress=False)
+    # 20 x 1500 B per 100 ms = 2.4 Mbit/s, well under the 10 Mbit/s link.
+    assert r.summary["flows"][0]["cc"] == "py_fixed"
+    assert r.summary["flows"][0]["throughput_mbps"] == pytest.approx(2.4, rel=0.03)
+    assert r.flows["cwnd_packets"].dropna().eq(20).all()
+    # Its own metric is a column, growing with the acknowledgements.
+    acked = r.flows["acked_total"].dropna()
+    assert acked.is_monotonic_increasing and acked.iloc[-1] > 1000
+
+
+def test_a_python_aimd_fills_the_link_and_backs_off(registered):
+    registered("py_aimd", Aimd)
+    # Additive increase from 10 packets needs ~15 s to fill the pipe and the 100 ms queue.
+    r = rtclab.run(scenario("py_aimd", duration="40s"), progress=False)
+    assert r.summary["link"]["utilization"] > 0.85
+    assert r.summary["link"]["drops"]["queue_overflow"] > 0
+    assert r.flows["losses"].max() >= 2
+    cwnd = r.flows["cwnd_packets"].dropna()
+    assert cwnd.max() > 1.5 * cwnd.min()  # a sawtooth, not a constant
+
+
+def test_a_python_media_controller_sets_the_target(registered):
+    registered("py_const", ConstantRate, tcp=False, media=True)
+    r = rtclab.run(scenario("py_const", "params = { mbps = 1.5 }", kind="media"), progress=False)
+    assert r.flows["target_mbps"].dropna().eq(1.5).all()
+    assert r.summary["flows"][0]["throughput_mbps"] == pytest.approx(1.5, rel=0.15)
+
+
+def test_mistakes_are_named(registered):
+    registered("py_fixed", FixedWindow)
+    with pytest.raises(ValueError, match="built-in"):
+        rtclab.register_controller("cubic", FixedWindow)
+    with pytest.raises(TypeError, match="callable"):
+        rtclab.register_controller("py_x", 3)
+    # An unknown name lists the registered ones.
+    with pytest.raises(ConfigError, match="py_fixed") as e:
+        rtclab.run(scenario("py_fixedd"), progress=False)
+    assert e.value.args[1] == "flows[0].cc"
+    # The factory's own complaint, at the parameter it names.
+    with pytest.raises(ConfigError, match="must be positive") as e:
+        rtclab.run(scenario("py_fixed", "params = { packets = 0 }"), progress=False)
+    assert e.value.args[1] == "flows[0].params.packets"
+    # A tcp-only controller on a media flow.
+    with pytest.raises(ConfigError, match="does not serve media"):
+        rtclab.run(scenario("py_fixed", kind="media"), progress=False)
+
+
+def test_an_exception_inside_a_callback_ends_the_run_and_is_raised(registered):
+    class Broken(FixedWindow):
+        def on_feedback(self, now, fb):
+            if now > 1.0:
+                raise RuntimeError("model crashed at t=%.1f" % now)
+
+    class BadTarget(FixedWindow):
+        def target(self):
+            return {"cwnd": 3}
+
+    registered("py_broken", Broken)
+    registered("py_bad_target", BadTarget)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        rtclab.run(scenario("py_broken"), progress=False)
+    with pytest.raises(ConfigError, match='unknown key "cwnd"'):
+        rtclab.run(scenario("py_bad_target"), progress=False)
+
+
+def test_a_python_media_controller_runs_in_the_emulator_too(registered):
+    import os
+    import shutil
+    if not (os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip")):
+        pytest.skip("the emulator needs root, /dev/net/tun and iproute2")
+    from rtclab._core import EmulatorUnsupported
+    registered("py_const", ConstantRate, tcp=False, media=True)
+    r = rtclab.run(scenario("py_const", "params = { mbps = 1.5 }", kind="media"),
+                   progress=False, engine="emu")
+    assert r.flows["target_mbps"].dropna().eq(1.5).all()
+    assert r.summary["flows"][0]["throughput_mbps"] == pytest.approx(1.5, rel=0.15)
+    # Kernel TCP cannot run a Python controller: said by name.
+    registered("py_fixed", FixedWindow)
+    with pytest.raises(EmulatorUnsupported, match="py_fixed"):
+        rtclab.run(scenario("py_fixed"), progress=False, engine="emu")
