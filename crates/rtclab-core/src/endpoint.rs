@@ -64,6 +64,10 @@ pub enum EndpointEvent {
     Delivered { goodput_bytes: u64 },
     /// A media frame completed at the receiver, `delay` after capture.
     FrameComplete { delay: TimeDelta },
+    /// A media frame was shown, `delay` after capture (after jitter buffer and decoder).
+    FrameDisplayed { delay: TimeDelta },
+    /// The display froze for `duration` (reported when the freeze ends).
+    Freeze { duration: TimeDelta },
 }
 
 pub trait Endpoint {

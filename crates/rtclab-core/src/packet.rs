@@ -112,7 +112,9 @@ pub enum PacketInfo {
     Sack(SackBlocks),
     /// Media data: which frame, and the packet's place in it (`echo` holds the capture time,
     /// as an RTP timestamp would).
-    Media { frame_id: u32, index: u16, count: u16 },
+    /// `key`: the frame is a key frame (decodable on its own); every other frame depends on
+    /// the one before it.
+    Media { frame_id: u32, index: u16, count: u16, key: bool },
     /// Media-path padding (probe clusters with no media to send): counted by transport
     /// feedback, ignored by frame assembly.
     Padding,

@@ -1,13 +1,17 @@
-//! The forwarding loops: one thread per direction moves packets from one host's TUN device
-//! through that direction's path to the other host's device. epoll waits on the device and a
-//! CLOCK_MONOTONIC timerfd armed at the path's next deadline (absolute, with the thread's timer slack set to 1 ns); every packet
-//! leaving a path is written at once and its release error — write completion minus the ideal
+//! The forwarding loop: one thread moves packets from each host's TUN device through the
+//! emulated network (both directions in one [`Path`], so an element such as a wireless access
+//! point can see data going one way and feedback coming back) to the other host's device.
+//! epoll waits on both devices and a CLOCK_MONOTONIC timerfd armed at the network's next
+//! deadline (absolute, with the thread's timer slack set to 1 ns); every packet leaving the
+//! network is written at once and its release error — write completion minus the ideal
 //! release time the path computed — is recorded.
 
 use crate::path::Path;
 use crate::sys;
 use crate::EmuError;
-use rtclab_core::{Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, Time, TimeDelta};
+use rtclab_core::{
+    Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, PacketKind, Time, TimeDelta,
+};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -121,12 +125,12 @@ impl Classifier {
     }
 }
 
-/// One direction: reads the packets one host sends from `in_fd`, runs them through `path`
-/// and writes them to the other host's device `out_fd`. Each direction has its own thread.
+/// The forwarding loop: reads what each host sends from its TUN device (`fds[0]`: the sender
+/// host's, whose packets travel forward; `fds[1]`: the receiver host's, reverse), runs it
+/// through the one network `path` — so an element can see both directions, as in the
+/// simulator — and writes what leaves to the other host's device.
 pub struct Forwarder {
-    pub dir: Direction,
-    pub in_fd: RawFd,
-    pub out_fd: RawFd,
+    pub fds: [RawFd; 2],
     pub path: Path,
     pub classifier: Classifier,
     /// CLOCK_MONOTONIC of emulated time zero.
@@ -135,24 +139,27 @@ pub struct Forwarder {
     pub window_start: Time,
     /// Time-series bin, ns.
     pub bin_ns: i64,
-    /// Where delivered packets are captured (pcap), if asked.
-    pub capture: Option<crate::capture::PcapSink>,
+    /// Where delivered packets are captured (pcap), per direction, if asked.
+    pub capture: [Option<crate::capture::PcapSink>; 2],
 }
 
 /// Emulated "now" published for progress reports (ns since t0).
 pub static PROGRESS_NS: AtomicI64 = AtomicI64::new(0);
 
+const DIRS: [Direction; 2] = [Direction::Forward, Direction::Reverse];
+
 impl Forwarder {
-    /// Runs until `end` or until `stop` is set.
-    pub fn run(mut self, stop: &AtomicBool) -> Result<DirStats, EmuError> {
+    /// Runs until `end` or until `stop` is set; returns each direction's counters.
+    pub fn run(mut self, stop: &AtomicBool) -> Result<[DirStats; 2], EmuError> {
         let _ = sys::set_timer_slack(1);
         let realtime = sys::set_realtime(50).is_ok();
         let epoll = sys::Epoll::new().map_err(io)?;
         let timer = sys::TimerFd::new().map_err(io)?;
-        epoll.add(self.in_fd, 0).map_err(io)?;
+        epoll.add(self.fds[0], 0).map_err(io)?;
+        epoll.add(self.fds[1], 2).map_err(io)?;
         epoll.add(timer.raw(), 1).map_err(io)?;
         let n = self.classifier.flows + 1;
-        let mut stats = DirStats {
+        let new_stats = || DirStats {
             flows: vec![
                 FlowCounters {
                     queue_delay: LogHistogram::new(),
@@ -168,6 +175,7 @@ impl Forwarder {
             realtime,
             meters: Vec::new(),
         };
+        let mut stats = [new_stats(), new_stats()];
         // Packet bytes live in a pool of MTU-sized buffers; a packet's payload id is its slot.
         let mut pool: Vec<Box<[u8]>> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
@@ -175,22 +183,23 @@ impl Forwarder {
         let mut armed: Option<Time> = None;
         loop {
             let now = sys::now_at(self.t0);
-            if self.dir == Direction::Forward {
-                PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
-            }
+            PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
             if now >= self.end || stop.load(Ordering::Relaxed) {
-                stats.ran_ns = (now - Time::ZERO).as_nanos();
                 self.path.close_bins_to(now.min(self.end));
-                stats.meters = std::mem::take(&mut self.path.meters);
-                if let Some(cap) = self.capture.take() {
-                    cap.finish().map_err(io)?;
+                let meters = std::mem::take(&mut self.path.meters);
+                for (d, st) in stats.iter_mut().enumerate() {
+                    st.ran_ns = (now - Time::ZERO).as_nanos();
+                    st.meters = meters.clone();
+                    if let Some(cap) = self.capture[d].take() {
+                        cap.finish().map_err(io)?;
+                    }
                 }
                 return Ok(stats);
             }
             // 1. Release what is due, each at its ideal time.
             self.path.advance(now);
             for dr in self.path.dropped.drain(..) {
-                let c = &mut stats.flows[dr.pkt.flow.0 as usize];
+                let c = &mut stats[dr.pkt.dir.index()].flows[dr.pkt.flow.0 as usize];
                 if dr.pkt.sent_at >= self.window_start {
                     c.drops[dr.reason.index()] += 1;
                 }
@@ -199,19 +208,21 @@ impl Forwarder {
             }
             for m in self.path.marked.drain(..) {
                 if m.pkt.sent_at >= self.window_start {
-                    stats.flows[m.pkt.flow.0 as usize].ecn_marks += 1;
+                    stats[m.pkt.dir.index()].flows[m.pkt.flow.0 as usize].ecn_marks += 1;
                 }
             }
             for (ideal, p) in self.path.released.drain(..) {
                 let slot = slot_of(&p);
-                set_ecn(&mut pool[slot][..p.size as usize], p.ecn());
-                let ok =
-                    sys::write_packet(self.out_fd, &pool[slot][..p.size as usize]).map_err(io)?;
+                let d = p.dir.index();
+                let bytes = &mut pool[slot][..p.size as usize];
+                set_ecn(bytes, p.ecn());
+                let ok = sys::write_packet(self.fds[1 - d], bytes).map_err(io)?;
                 let done = sys::now_at(self.t0);
-                stats.release_error.record((done - ideal).as_nanos().max(0) as u64);
-                let c = &mut stats.flows[p.flow.0 as usize];
+                let st = &mut stats[d];
+                st.release_error.record((done - ideal).as_nanos().max(0) as u64);
+                let c = &mut st.flows[p.flow.0 as usize];
                 if ok {
-                    if let Some(cap) = &mut self.capture {
+                    if let Some(cap) = &mut self.capture[d] {
                         cap.record(ideal, &pool[slot][..p.size as usize]).map_err(io)?;
                     }
                     c.out_packets += 1;
@@ -231,38 +242,45 @@ impl Forwarder {
                     b.path_delay_sum_ns += owd;
                     b.queue_delay_max_ns = b.queue_delay_max_ns.max(qd);
                 } else {
-                    stats.write_drops += 1;
+                    st.write_drops += 1;
                 }
                 free.push(slot);
             }
-            // 2. Take in what the host sent, straight into pool buffers.
-            for _ in 0..READ_BURST {
-                let slot = free.pop().unwrap_or_else(|| {
-                    pool.push(vec![0u8; MAX_PACKET].into_boxed_slice());
-                    pool.len() - 1
-                });
-                let Some(len) = sys::read_packet(self.in_fd, &mut pool[slot]).map_err(io)? else {
-                    free.push(slot);
-                    break;
-                };
-                let Some(flow) = self.classifier.classify(&pool[slot][..len], self.dir) else {
-                    stats.non_ipv4 += 1;
-                    free.push(slot);
-                    continue;
-                };
-                let at = sys::now_at(self.t0);
-                let c = &mut stats.flows[flow.0 as usize];
-                c.in_packets += 1;
-                c.in_bytes += len as u64;
-                if at >= self.window_start {
-                    c.window_in_packets += 1;
+            // 2. Take in what each host sent, straight into pool buffers.
+            for (d, dir) in DIRS.into_iter().enumerate() {
+                for _ in 0..READ_BURST {
+                    let slot = free.pop().unwrap_or_else(|| {
+                        pool.push(vec![0u8; MAX_PACKET].into_boxed_slice());
+                        pool.len() - 1
+                    });
+                    let Some(len) = sys::read_packet(self.fds[d], &mut pool[slot]).map_err(io)?
+                    else {
+                        free.push(slot);
+                        break;
+                    };
+                    let Some(flow) = self.classifier.classify(&pool[slot][..len], dir) else {
+                        stats[d].non_ipv4 += 1;
+                        free.push(slot);
+                        continue;
+                    };
+                    let at = sys::now_at(self.t0);
+                    let c = &mut stats[d].flows[flow.0 as usize];
+                    c.in_packets += 1;
+                    c.in_bytes += len as u64;
+                    if at >= self.window_start {
+                        c.window_in_packets += 1;
+                    }
+                    c.bin(at, self.bin_ns).in_bytes += len as u64;
+                    let mut p = Packet::data(flow, 0, len as u32, at);
+                    p.dir = dir;
+                    if dir == Direction::Reverse {
+                        p.kind = PacketKind::Ack; // feedback: TCP ACKs, RTCP
+                    }
+                    p.info = PacketInfo::Payload { id: slot as u32 };
+                    p.queue_delay = TimeDelta::ZERO;
+                    p.set_ecn(Ecn::from_bits(pool[slot][1]));
+                    self.path.inject(at, p);
                 }
-                c.bin(at, self.bin_ns).in_bytes += len as u64;
-                let mut p = Packet::data(flow, 0, len as u32, at);
-                p.info = PacketInfo::Payload { id: slot as u32 };
-                p.queue_delay = TimeDelta::ZERO;
-                p.set_ecn(Ecn::from_bits(pool[slot][1]));
-                self.path.inject(at, p);
             }
             // 3. Sleep until the next deadline or packet.
             let now = sys::now_at(self.t0);

@@ -1,7 +1,8 @@
 //! rtclab's real-network emulator: the simulator's link, queue, loss and delay elements driven
 //! by CLOCK_MONOTONIC, with real packets between two network namespaces joined by TUN devices
-//! (`netns.rs`), forwarded by one epoll/timerfd thread (`engine.rs`) through one [`path::Path`]
-//! per direction; real kernel TCP flows (`tcp.rs`) as endpoints. The only crate with OS I/O.
+//! (`netns.rs`), forwarded by one epoll/timerfd thread (`engine.rs`) through one
+//! [`path::Path`] holding both directions (middleboxes see data and feedback); real kernel TCP
+//! flows (`tcp.rs`) as endpoints. The only crate with OS I/O.
 //!
 //! Modelled on mahimahi (Netravali et al., USENIX ATC 2015: a TUN-based shell per emulated
 //! element), with nanosecond deadlines instead of millisecond ticks, one process instead of
@@ -9,8 +10,9 @@
 //!
 //! Supported: tcp flows with the kernel's `cubic`, `reno` or `bbr`; media flows (the
 //! simulator's sans-IO sender and receiver over UDP with real RTP/RTCP, any media controller);
-//! constant, schedule and trace capacities, drop-tail queues, i.i.d./Gilbert-Elliott loss,
-//! per-flow delay and jitter, both directions. Not yet: cbr flows, application-limited tcp.
+//! constant, schedule and trace capacities, every queue discipline and middlebox, multi-link
+//! paths, i.i.d./Gilbert-Elliott loss, per-flow delay and jitter, both directions. Not yet:
+//! cbr and registered flow kinds, application-limited tcp.
 
 pub mod capture;
 pub mod engine;
@@ -149,22 +151,12 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
     Ok(())
 }
 
-/// The two directions' paths, from the harness's network (the simulator's topology, random
-/// streams and routes). Unclassified packets take the first flow's route. A middlebox that
-/// sees both directions is rejected: each direction runs in its own forwarding loop.
-fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<[Path; 2], EmuError> {
+/// The network, both directions, from the harness (the simulator's topology, random streams
+/// and routes). Unclassified packets take the first flow's route.
+fn build_path(s: &Scenario, seeds: &SeedTree) -> Result<Path, EmuError> {
     let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
-    let [mut fwd, mut rev] = net.split_directions().map_err(EmuError::Unsupported)?;
-    for r in [&mut fwd.routes, &mut rev.routes] {
-        if let Some(first) = r.first().cloned() {
-            r.push(first);
-        }
-    }
-    let (n, bin, warmup) = (s.links.len(), s.metrics.bin, Time::ZERO + s.metrics.warmup);
-    Ok([
-        Path::new(Direction::Forward, fwd, n, bin, warmup),
-        Path::new(Direction::Reverse, rev, n, bin, warmup),
-    ])
+    let (bin, warmup) = (s.metrics.bin, Time::ZERO + s.metrics.warmup);
+    Ok(Path::new(net, s.links.len(), bin, warmup))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +179,7 @@ pub struct Emulation {
     scenario: Scenario,
     seed: u64,
     stop: Arc<AtomicBool>,
-    forwarders: Vec<JoinHandle<Result<DirStats, EmuError>>>,
+    forwarders: Vec<JoinHandle<Result<[DirStats; 2], EmuError>>>,
     flows: Vec<FlowHandle>,
     topology: Option<Topology>,
     t0: i64,
@@ -226,7 +218,7 @@ impl Emulation {
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
         let seeds = SeedTree::new(seed);
-        let paths = build_paths(&scenario, &seeds)?;
+        let path = build_path(&scenario, &seeds)?;
         let stop = Arc::new(AtomicBool::new(false));
         // Hosts and listeners first, then time zero.
         let t0 = sys::monotonic_ns() + 50_000_000;
@@ -245,44 +237,44 @@ impl Emulation {
             capture: None,
         };
         let classifier = Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() };
-        let (a, b) = (topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd());
-        let [fwd_path, rev_path] = paths;
-        for (dir, in_fd, out_fd, path) in
-            [(Direction::Forward, a, b, fwd_path), (Direction::Reverse, b, a, rev_path)]
-        {
-            let sink = match &capture {
-                Some(c) => {
-                    let part = c.path.with_extension(format!("{dir:?}.part").to_lowercase());
-                    let sink = capture::PcapSink::create(&part, c.snaplen)
-                        .map_err(|e| EmuError::Setup(format!("capture {}: {e}", part.display())))?;
-                    emu.capture.get_or_insert_with(|| (c.clone(), Vec::new())).1.push(part);
-                    Some(sink)
-                }
-                None => None,
-            };
-            let f = Forwarder {
-                dir,
-                in_fd,
-                out_fd,
-                path,
-                classifier,
-                t0,
-                end,
-                window_start: Time::ZERO + emu.scenario.metrics.warmup,
-                bin_ns: emu.scenario.metrics.bin.as_nanos(),
-                capture: sink,
-            };
-            let stop_f = stop.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("emu-fwd-{dir:?}").to_lowercase())
-                .spawn(move || f.run(&stop_f))
-                .map_err(|e| EmuError::Setup(format!("thread: {e}")));
-            match h {
-                Ok(h) => emu.forwarders.push(h),
-                Err(e) => {
-                    emu.topology = Some(topology);
-                    return Err(e);
-                }
+        let fds = [topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd()];
+        let mut sinks: [Option<capture::PcapSink>; 2] = [None, None];
+        if let Some(c) = &capture {
+            for (d, dir) in [Direction::Forward, Direction::Reverse].into_iter().enumerate() {
+                let part = c.path.with_extension(format!("{dir:?}.part").to_lowercase());
+                let sink = capture::PcapSink::create(&part, c.snaplen)
+                    .map_err(|e| EmuError::Setup(format!("capture {}: {e}", part.display())));
+                let sink = match sink {
+                    Ok(s) => s,
+                    Err(e) => {
+                        emu.topology = Some(topology);
+                        return Err(e);
+                    }
+                };
+                emu.capture.get_or_insert_with(|| (c.clone(), Vec::new())).1.push(part);
+                sinks[d] = Some(sink);
+            }
+        }
+        let f = Forwarder {
+            fds,
+            path,
+            classifier,
+            t0,
+            end,
+            window_start: Time::ZERO + emu.scenario.metrics.warmup,
+            bin_ns: emu.scenario.metrics.bin.as_nanos(),
+            capture: sinks,
+        };
+        let stop_f = stop.clone();
+        let h = std::thread::Builder::new()
+            .name("emu-forwarder".into())
+            .spawn(move || f.run(&stop_f))
+            .map_err(|e| EmuError::Setup(format!("thread: {e}")));
+        match h {
+            Ok(h) => emu.forwarders.push(h),
+            Err(e) => {
+                emu.topology = Some(topology);
+                return Err(e);
             }
         }
         let bin = emu.scenario.metrics.bin;
@@ -366,9 +358,9 @@ impl Emulation {
     /// Waits for the end, tears everything down and returns the summary and time series
     /// (the simulator's `RunOutput` shape, `"engine": "emu"`).
     pub fn finish(mut self) -> Result<EmuOutput, EmuError> {
-        let mut dirs = Vec::new();
+        let mut joined = Vec::new();
         for h in self.forwarders.drain(..) {
-            dirs.push(h.join().map_err(|_| EmuError::Io("forwarder panicked".into())));
+            joined.push(h.join().map_err(|_| EmuError::Io("forwarder panicked".into())));
         }
         // The forwarder is done: senders and receivers stop now.
         self.stop.store(true, Ordering::Relaxed);
@@ -384,11 +376,10 @@ impl Emulation {
             }
         }
         self.topology = None; // removes the namespaces
-        let mut dirs = dirs.into_iter();
-        let (Some(f), Some(r)) = (dirs.next(), dirs.next()) else {
-            return Err(EmuError::Io("forwarders missing".into()));
+        let Some(dirs) = joined.pop() else {
+            return Err(EmuError::Io("forwarder missing".into()));
         };
-        let stats = EngineStats { dirs: [f??, r??] };
+        let stats = EngineStats { dirs: dirs?? };
         if let Some((spec, parts)) = self.capture.take() {
             capture::merge(&parts, &spec.path, spec.snaplen)
                 .map_err(|e| EmuError::Io(format!("capture {}: {e}", spec.path.display())))?;
@@ -432,6 +423,12 @@ fn media_qoe(m: &media::MediaResult, active: f64) -> MediaQoe {
         padding_bytes: s.padding_bytes,
         probe_clusters: s.probe_clusters,
         composition: Composition::of(s.bytes_sent, s.fec_bytes, s.rtx_bytes, s.padding_bytes),
+        frames_displayed: m.display.displayed,
+        display_delay_ms: percentiles_ms(&m.display.delay),
+        freezes: m.display.freezes,
+        freeze_time_s: m.display.freeze_time.as_secs_f64(),
+        undecodable_frames: m.display.undecodable,
+        max_decode_queue: m.display.max_decode_queue as u64,
         undecodable_packets: Some(m.decode_errors),
     }
 }
@@ -540,8 +537,7 @@ fn summarize(
     }
 }
 
-/// Both directions' link meters in one table (`HopRef::index`): each forwarder fed its own.
+/// The link meters (`HopRef::index`), both directions.
 pub(crate) fn merged_meters(st: &EngineStats) -> Vec<LinkMeter> {
-    let n = st.dirs[0].meters.len().max(st.dirs[1].meters.len());
-    (0..n).map(|h| st.dirs[h % 2].meters.get(h).cloned().unwrap_or_default()).collect()
+    st.dirs[0].meters.clone()
 }

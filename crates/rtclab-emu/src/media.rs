@@ -12,6 +12,7 @@ use rtclab_core::{FlowId, LogHistogram, Time, TimeDelta};
 use rtclab_harness::endpoints::{sample_media_receiver, sample_media_sender};
 use rtclab_harness::measure::CcSample;
 use rtclab_media::frames::FrameStats;
+use rtclab_media::playout::DisplayStats;
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::rtp_codec::{
     decode_data, decode_feedback, encode_data, encode_feedback, SeqUnwrapper,
@@ -48,6 +49,8 @@ pub struct MediaResult {
     pub samples: Vec<CcSample>,
     /// Frames completed per time-series bin.
     pub frames_per_bin: Vec<u64>,
+    /// The display stage (jitter buffer, decoder, display), whole run.
+    pub display: DisplayStats,
     pub decode_errors: u64,
 }
 
@@ -55,7 +58,7 @@ pub struct MediaResult {
 type SenderOut = (MediaSenderStats, u64, Vec<CcSample>);
 /// The receiver thread's result: frame stats, frame delays, bytes per bin, decode errors,
 /// the receiver-side estimator per bin.
-type ReceiverOut = (FrameStats, LogHistogram, Vec<u64>, u64, Vec<CcSample>, Vec<u64>);
+type ReceiverOut = (FrameStats, LogHistogram, Vec<u64>, u64, Vec<CcSample>, Vec<u64>, DisplayStats);
 
 /// Fills `samples[done..=i]` (bins that ended by now) with `f()`; returns the new `done`.
 fn sample_bins(samples: &mut [CcSample], done: usize, i: usize, f: impl Fn() -> CcSample) -> usize {
@@ -183,7 +186,8 @@ impl MediaFlow {
                     }
                     wait(&epoll, &timer, t0, receiver.poll_timeout(), &mut ready)?;
                 }
-                Ok((receiver.frames.stats.clone(), delay, bins, errors, est, frames))
+                let display = receiver.playout.stats.clone();
+                Ok((receiver.frames.stats.clone(), delay, bins, errors, est, frames, display))
             },
         )?;
 
@@ -284,7 +288,7 @@ impl MediaFlow {
         let s = self.sender.join().map_err(|_| EmuError::Io("media sender panicked".into()))?;
         let r = self.receiver.join().map_err(|_| EmuError::Io("media receiver panicked".into()))?;
         let (sender, dropped, mut samples) = s?;
-        let (frames, frame_delay, bins, decode_errors, est, frames_per_bin) = r?;
+        let (frames, frame_delay, bins, decode_errors, est, frames_per_bin, display) = r?;
         // The receiver's estimator first, as the simulator samples a media flow.
         for (s, mut e) in samples.iter_mut().zip(est) {
             e.named.append(&mut s.named);
@@ -298,6 +302,7 @@ impl MediaFlow {
             bins,
             samples,
             frames_per_bin,
+            display,
             decode_errors,
         })
     }

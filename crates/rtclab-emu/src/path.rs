@@ -6,26 +6,30 @@
 //! late wake-up time), so a late wake-up never shifts the schedule; packets leaving the last
 //! hop are returned with their ideal release time, and the engine measures its lateness.
 
-use rtclab_core::{Direction, Packet, Time, TimeDelta};
+use rtclab_core::{Packet, Time, TimeDelta};
 use rtclab_harness::link_meter::LinkMeter;
-use rtclab_harness::{DirectionPart, MeterInfo, NO_HOP};
-use rtclab_net::{AnyElement, Dropped, ElementOutput, Marked, NetElement};
+use rtclab_harness::{MeterInfo, Network, NO_HOP};
+use rtclab_net::{AnyElement, DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
 
 pub struct Path {
-    dir: Direction,
     elements: Vec<AnyElement>,
     /// Per element: the link meters it feeds (the simulator's bookkeeping).
     info: Vec<MeterInfo>,
     /// For each flow (index = flow id; the last entry serves unclassified packets): the
-    /// element indices a packet crosses.
-    routes: Vec<Vec<usize>>,
+    /// element indices a packet crosses, `[forward, reverse]`.
+    routes: Vec<[Vec<usize>; 2]>,
+    /// Per element that is a link: the middleboxes told of its dequeues.
+    observers: Vec<Vec<usize>>,
+    /// Per (link, direction): the link element, if that direction has one.
+    link_of_hop: Vec<Option<usize>>,
     out: ElementOutput,
-    /// (ideal release time, packet) leaving the path, in order.
+    dequeued: Vec<DequeueRecord>,
+    /// (ideal release time, packet) leaving the network, in order (both directions).
     pub released: Vec<(Time, Packet)>,
     pub dropped: Vec<Dropped>,
     /// Packets a queue marked CE (they travel on, carrying `Ecn::Ce`).
     pub marked: Vec<Marked>,
-    /// One per (link, direction), `HopRef::index`; only this direction's are fed.
+    /// One per (link, direction), `HopRef::index`.
     pub meters: Vec<LinkMeter>,
     bin: TimeDelta,
     warmup: Time,
@@ -33,20 +37,31 @@ pub struct Path {
 }
 
 impl Path {
-    /// `n_links`: links in the scenario; `bin`, `warmup`: the meters' bin and window start.
-    pub fn new(
-        dir: Direction,
-        part: DirectionPart,
-        n_links: usize,
-        bin: TimeDelta,
-        warmup: Time,
-    ) -> Self {
+    /// The whole network, both directions (`bin`, `warmup`: the meters' bin and window
+    /// start). Unclassified packets take the first flow's routes.
+    pub fn new(net: Network, n_links: usize, bin: TimeDelta, warmup: Time) -> Self {
+        let info = net.meter_info();
+        let mut routes: Vec<[Vec<usize>; 2]> = net
+            .routes
+            .iter()
+            .map(|r| r.clone().map(|v| v.into_iter().map(|e| e as usize).collect()))
+            .collect();
+        routes.push(routes.first().cloned().unwrap_or_default());
+        let mut observers = vec![Vec::new(); net.elements.len()];
+        for (li, obs) in net.observers.iter().enumerate() {
+            if let Some(e) = net.link_elements[li * 2] {
+                observers[e as usize] = obs.iter().map(|&o| o as usize).collect();
+            }
+        }
+        let link_of_hop = net.link_elements.iter().map(|e| e.map(|e| e as usize)).collect();
         Path {
-            dir,
-            elements: part.elements,
-            info: part.info,
-            routes: part.routes,
+            elements: net.elements,
+            info,
+            routes,
+            observers,
+            link_of_hop,
             out: ElementOutput::default(),
+            dequeued: Vec::new(),
             released: Vec::new(),
             dropped: Vec::new(),
             marked: Vec::new(),
@@ -66,17 +81,16 @@ impl Path {
         (p.flow.0 as usize).min(self.routes.len() - 1)
     }
 
-    /// A packet enters the path at `now` (its `hop` is set here).
+    /// A packet enters the network at `now` in its direction `p.dir` (its `hop` is set here).
     pub fn inject(&mut self, now: Time, mut p: Packet) {
         self.close_bins_to(now);
         p.hop = 0;
-        p.dir = self.dir;
         self.deliver(now, p);
     }
 
     fn deliver(&mut self, at: Time, mut p: Packet) {
         let r = self.route_of(&p);
-        let Some(&el) = self.routes[r].get(p.hop as usize) else {
+        let Some(&el) = self.routes[r][p.dir.index()].get(p.hop as usize) else {
             self.released.push((at, p));
             return;
         };
@@ -85,11 +99,12 @@ impl Path {
         if entry != NO_HOP {
             self.meters[entry as usize].on_offered(at >= self.warmup);
         }
-        self.elements[el].handle_packet(at, self.dir, p, &mut self.out);
+        self.elements[el].handle_packet(at, p.dir, p, &mut self.out);
         self.after_element(el, at);
     }
 
-    /// Meters what element `el` produced at `at`, then sends its packets on.
+    /// Meters what element `el` produced at `at`, tells its observers of its dequeues, then
+    /// sends its packets on.
     fn after_element(&mut self, el: usize, at: Time) {
         let info = self.info[el];
         let w = at >= self.warmup;
@@ -105,7 +120,6 @@ impl Path {
             }
         }
         self.marked.append(&mut self.out.marks);
-        self.out.dequeues.clear(); // no dequeue observers in the emulator yet
         if info.is_link {
             let m = &mut self.meters[info.hop as usize];
             for p in &self.out.packets {
@@ -116,6 +130,9 @@ impl Path {
             }
         }
         let pkts = std::mem::take(&mut self.out.packets);
+        if !self.out.dequeues.is_empty() {
+            self.tell_observers(el, at);
+        }
         for p in &pkts {
             self.deliver(at, *p);
         }
@@ -126,25 +143,30 @@ impl Path {
         }
     }
 
+    /// Hands the dequeues link `el` just reported to the middleboxes observing it.
+    fn tell_observers(&mut self, el: usize, at: Time) {
+        std::mem::swap(&mut self.dequeued, &mut self.out.dequeues);
+        for k in 0..self.observers[el].len() {
+            let obs = self.observers[el][k];
+            for r in &self.dequeued {
+                self.elements[obs].observe_dequeue(at, r);
+            }
+            self.after_element(obs, at);
+        }
+        self.dequeued.clear();
+    }
+
     /// Closes every meter bin that ends at or before `t`.
     pub fn close_bins_to(&mut self, t: Time) {
         while self.next_bin_end <= t {
             let end = self.next_bin_end;
             let start = end - self.bin;
             for (h, m) in self.meters.iter_mut().enumerate() {
-                if h % 2 != self.dir.index() {
-                    continue;
-                }
-                let bits = self
-                    .info
-                    .iter()
-                    .zip(&self.elements)
-                    .find(|(i, _)| i.is_link && i.hop as usize == h)
-                    .and_then(|(_, e)| match e {
-                        AnyElement::Link(l) => Some(l.capacity().bits_between(start, end)),
-                        _ => None,
-                    })
-                    .unwrap_or(0.0);
+                let bits =
+                    match self.link_of_hop.get(h).copied().flatten().map(|e| &self.elements[e]) {
+                        Some(AnyElement::Link(l)) => l.capacity().bits_between(start, end),
+                        _ => 0.0,
+                    };
                 m.close_bin(end, self.bin, bits);
             }
             self.next_bin_end += self.bin;
@@ -177,29 +199,21 @@ impl Path {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtclab_core::{FlowId, Rate, SeedTree};
-    use rtclab_net::{AnyQdisc, CapacityModel, DelayLine, DropTail, Link, QueueLimit};
+    use rtclab_core::{Direction, FlowId, SeedTree};
+
+    fn path(extra: &str) -> Path {
+        // 1200 B at 9.6 Mbit/s = 1 ms each; the flow's 20 ms RTT is 10 ms each way.
+        let text = format!(
+            "duration = \"5s\"\n[link]\ncapacity = \"9600kbps\"\n[[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\n{extra}"
+        );
+        let s = rtclab_scenario::from_toml_str(&text, std::path::Path::new(".")).unwrap();
+        let net = Network::build(&s, &SeedTree::new(1)).unwrap();
+        Path::new(net, s.links.len(), TimeDelta::from_millis(5), Time::ZERO)
+    }
 
     #[test]
     fn late_wakeups_keep_the_ideal_schedule() {
-        // 1200 B at 9.6 Mbit/s = 1 ms each, then 10 ms of delay.
-        let cap = CapacityModel::Constant(Rate::from_kbps(9_600));
-        let link = AnyElement::Link(Box::new(Link::new(
-            cap,
-            AnyQdisc::DropTail(DropTail::new(QueueLimit::Packets(100))),
-        )));
-        let delay = AnyElement::Delay(DelayLine::new(
-            TimeDelta::from_millis(10),
-            TimeDelta::ZERO,
-            SeedTree::new(1).stream("d"),
-        ));
-        let info = vec![
-            MeterInfo { hop: 0, entry: 0, is_link: true },
-            MeterInfo { hop: NO_HOP, entry: NO_HOP, is_link: false },
-        ];
-        let part = DirectionPart { elements: vec![link, delay], info, routes: vec![vec![0, 1]] };
-        let bin = TimeDelta::from_millis(5);
-        let mut path = Path::new(Direction::Forward, part, 1, bin, Time::ZERO);
+        let mut path = path("");
         for i in 0..3 {
             path.inject(Time::ZERO, Packet::data(FlowId(0), i, 1200, Time::ZERO));
         }
@@ -210,11 +224,28 @@ mod tests {
             times,
             vec![Time::from_millis(11), Time::from_millis(12), Time::from_millis(13)]
         );
-        // The link meter saw them at their own times: all three left in the first 5 ms bin,
-        // the queue held two packets at most.
+        // The link meter saw them at their own times: all three left in the first 5 ms bin.
         let m = &path.meters[0];
         assert_eq!((m.offered_packets, m.departed_packets, m.departed_bytes), (3, 3, 3600));
         assert_eq!(m.departed_per_bin()[..2], [3600, 0]);
         assert_eq!(m.bins(), 10);
+    }
+
+    #[test]
+    fn one_network_carries_both_directions_through_a_shared_middlebox() {
+        // ACK aggregation at the bottleneck sees data going out and holds ACKs coming back.
+        let mut path = path(
+            "[[middleboxes]]\nkind = \"ack_aggregation\"\nat = \"bottleneck\"\ninterval_ms = 20\n",
+        );
+        path.inject(Time::ZERO, Packet::data(FlowId(0), 0, 1200, Time::ZERO));
+        let mut ack = Packet::ack(FlowId(0), 1, Time::ZERO, 40, Time::ZERO);
+        ack.dir = Direction::Reverse;
+        path.inject(Time::from_millis(1), ack);
+        path.advance(Time::from_millis(100));
+        let dirs: Vec<Direction> = path.released.iter().map(|x| x.1.dir).collect();
+        assert_eq!(dirs, vec![Direction::Forward, Direction::Reverse]);
+        // The ACK waited for the aggregation interval, then its 10 ms of delay.
+        let ack_at = path.released[1].0;
+        assert!(ack_at >= Time::from_millis(20), "{ack_at:?}");
     }
 }

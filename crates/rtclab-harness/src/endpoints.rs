@@ -141,7 +141,8 @@ pub fn media_endpoints(
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
     Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None),
+        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None)
+            .with_playout(Box::new(m.playout), Box::new(m.decode)),
     ))
 }
 

@@ -12,4 +12,4 @@ pub mod measure;
 pub mod network;
 pub mod summary;
 
-pub use network::{DirectionPart, HopRef, MeterInfo, Network, Role, NO_HOP};
+pub use network::{HopRef, MeterInfo, Network, Role, NO_HOP};

@@ -82,14 +82,6 @@ impl MeterInfo {
     }
 }
 
-/// One direction of a network on its own (`Network::split_directions`).
-pub struct DirectionPart {
-    pub elements: Vec<AnyElement>,
-    pub info: Vec<MeterInfo>,
-    /// Per flow: the element indices (into `elements`) a packet crosses.
-    pub routes: Vec<Vec<usize>>,
-}
-
 pub struct Network {
     pub elements: Vec<AnyElement>,
     pub roles: Vec<Role>,
@@ -233,50 +225,6 @@ impl Network {
         }
         els
     }
-
-    /// The elements of each direction on their own, with per-flow routes re-indexed (for an
-    /// engine that runs each direction in its own loop). Fails, naming it, if an element is
-    /// crossed in both directions (a middlebox seeing data and feedback).
-    pub fn split_directions(self) -> Result<[DirectionPart; 2], String> {
-        let n = self.elements.len();
-        let mut used = vec![[false; 2]; n];
-        for r in &self.routes {
-            for d in 0..2 {
-                for &e in &r[d] {
-                    used[e as usize][d] = true;
-                }
-            }
-        }
-        if let Some(e) = (0..n).find(|&e| used[e][0] && used[e][1]) {
-            return Err(match self.roles[e] {
-                Role::Middlebox { at } => format!(
-                    "the middlebox at link {at} sees both directions; the emulator runs each direction in its own loop"
-                ),
-                r => format!("element {e} ({r:?}) is crossed in both directions"),
-            });
-        }
-        let info = self.meter_info();
-        let mut new_index = vec![usize::MAX; n];
-        let mut parts: [(Vec<AnyElement>, Vec<MeterInfo>); 2] = Default::default();
-        for (e, el) in self.elements.into_iter().enumerate() {
-            if let Some(d) = (0..2).find(|&d| used[e][d]) {
-                new_index[e] = parts[d].0.len();
-                parts[d].0.push(el);
-                parts[d].1.push(info[e]);
-            }
-        }
-        let routes = |d: usize| -> Vec<Vec<usize>> {
-            self.routes
-                .iter()
-                .map(|r| r[d].iter().map(|&e| new_index[e as usize]).collect())
-                .collect()
-        };
-        let [(fe, fi), (re, ri)] = parts;
-        Ok([
-            DirectionPart { elements: fe, info: fi, routes: routes(0) },
-            DirectionPart { elements: re, info: ri, routes: routes(1) },
-        ])
-    }
 }
 
 #[cfg(test)]
@@ -302,15 +250,11 @@ mod tests {
         );
         assert_eq!(roles(&n.routes[0][1]), vec![Role::Middlebox { at: 0 }, Role::FlowDelay]);
         assert_eq!(n.observers[0].len(), 1);
-        let e = n.split_directions().err().unwrap();
-        assert!(e.contains("middlebox") && e.contains("both directions"), "{e}");
-        // Without it, each direction splits out on its own.
+        // Meters: the link is its hop's entry and meter; the flow's delay feeds none.
         let n = Network::build(&scenario(""), &SeedTree::new(1)).unwrap();
-        let [f, r] = n.split_directions().unwrap();
-        assert_eq!((f.elements.len(), r.elements.len()), (2, 1));
-        assert_eq!((f.routes[0].clone(), r.routes[0].clone()), (vec![0, 1], vec![0]));
-        // The link is its hop's entry and meter; the flow's delay feeds no meter.
-        assert_eq!(f.info[0], MeterInfo { hop: 0, entry: 0, is_link: true });
-        assert_eq!(f.info[1].hop, NO_HOP);
+        let info = n.meter_info();
+        let fwd = &n.routes[0][0];
+        assert_eq!(info[fwd[0] as usize], MeterInfo { hop: 0, entry: 0, is_link: true });
+        assert_eq!(info[fwd[1] as usize].hop, NO_HOP);
     }
 }

@@ -212,6 +212,14 @@ pub struct MediaQoe {
     pub padding_bytes: u64,
     pub probe_clusters: u64,
     pub composition: Composition,
+    /// What the viewer saw, after jitter buffer and decoder (`rtclab_media::playout`).
+    pub frames_displayed: u64,
+    pub display_delay_ms: Percentiles,
+    pub freezes: u64,
+    pub freeze_time_s: f64,
+    /// Complete frames the decoder could not use (their reference frame was lost).
+    pub undecodable_frames: u64,
+    pub max_decode_queue: u64,
     /// Emulator: packets the receiver could not parse as RTP/RTCP.
     pub undecodable_packets: Option<u64>,
 }

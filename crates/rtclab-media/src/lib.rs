@@ -12,6 +12,10 @@
 //! - [`ccfb`]: RFC 8888 feedback, generator (receiver) and adapter (sender).
 //! - [`rtx::Retransmitter`]: resends media packets the feedback reports lost (NACK + RTX)
 //!   while the RTT is short enough.
+//! - [`protection`]: the sender's loss protection policy (FEC amount, retransmission), chosen
+//!   in the scenario, separate from congestion control.
+//! - [`playout`]: the receiver's stages after assembly — jitter buffer, decoder, display —
+//!   with a playout policy and a decoder model as hooks.
 //! - [`rtp_codec`]: media packets and feedback as RTP/RTCP bytes (the emulator's wire).
 //! - [`window`]: window-based controllers (NewReno, CUBIC, Copa, BBR, QLibra) on media flows.
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
@@ -24,6 +28,8 @@ pub mod frames;
 pub mod history;
 pub mod pacer;
 pub mod packetizer;
+pub mod playout;
+pub mod protection;
 pub mod receiver;
 pub mod rtp_codec;
 pub mod rtx;

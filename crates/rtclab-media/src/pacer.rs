@@ -235,7 +235,15 @@ mod tests {
     use rtclab_core::TimeDelta;
 
     fn p(size: u32) -> MediaPacket {
-        MediaPacket { frame_id: 0, capture_time: Time::ZERO, index: 0, count: 1, size, rtx: false }
+        MediaPacket {
+            frame_id: 0,
+            capture_time: Time::ZERO,
+            index: 0,
+            count: 1,
+            size,
+            rtx: false,
+            key: false,
+        }
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct MediaPacket {
     pub size: u32,
     /// A retransmission (RTX) of a packet reported lost.
     pub rtx: bool,
+    /// The frame is a key frame (the receiver's decoder needs no earlier frame for it).
+    pub key: bool,
 }
 
 impl MediaPacket {
@@ -49,6 +51,7 @@ pub fn packetize(frame: &Frame, cfg: PacketizerConfig) -> Vec<MediaPacket> {
             count,
             size: base + u32::from(i < extra) + cfg.overhead,
             rtx: false,
+            key: frame.key,
         })
         .collect()
 }

@@ -1,5 +1,7 @@
-//! The media receiver endpoint: frame assembly and QoE, and the feedback its controller
-//! pairing needs — transport-wide feedback (for `gcc`), or REMB from the paper's
+//! The media receiver endpoint, a pipeline of stages: packet buffer (feedback bookkeeping,
+//! loss accounting) → frame assembly (`frames.rs`, with FEC recovery) → jitter buffer →
+//! decoder → display (`playout.rs`, with a playout policy and a decoder model as hooks) —
+//! and the feedback its controller pairing needs — transport-wide feedback (for `gcc`), or REMB from the paper's
 //! receiver-side estimator plus receiver reports (for `gcc_paper`).
 //! abs-send-time is modelled as on the wire: 6.18 fixed point, wrapping every 64 s, unwrapped
 //! here.
@@ -7,6 +9,9 @@
 use crate::ccfb::{CcfbConfig, CcfbGenerator};
 use crate::feedback::TwccGenerator;
 use crate::frames::FrameAssembler;
+use crate::playout::{
+    AssembledFrame, DecodeTime, DecoderModel, Playout, PlayoutPipeline, PlayoutPolicy,
+};
 use crate::sender::MediaFeedback;
 use rtclab_cc::gcc::{GccPaperConfig, GccPaperReceiver};
 use rtclab_core::{
@@ -36,6 +41,8 @@ pub struct MediaReceiver {
     next_rr: Option<Time>,
     pending: VecDeque<MediaFeedback>,
     pub frames: FrameAssembler,
+    /// Jitter buffer → decoder → display.
+    pub playout: PlayoutPipeline,
     abs_last: Option<(i64, i64)>,
     // receiver-report loss accounting
     highest_seq: Option<u64>,
@@ -66,6 +73,7 @@ impl MediaReceiver {
             next_rr: None,
             pending: VecDeque::new(),
             frames: FrameAssembler::new(stall_threshold),
+            playout: PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero)),
             abs_last: None,
             highest_seq: None,
             received_in_interval: 0,
@@ -73,6 +81,17 @@ impl MediaReceiver {
             packets_received: 0,
             bytes_received: 0,
         }
+    }
+
+    /// The stages after assembly: a playout policy and a decoder model (built-in ones in
+    /// `playout.rs`, or any implementation of the traits).
+    pub fn with_playout(
+        mut self,
+        playout: Box<dyn PlayoutPolicy>,
+        decoder: Box<dyn DecoderModel>,
+    ) -> Self {
+        self.playout = PlayoutPipeline::new(playout, decoder);
+        self
     }
 
     /// Send time as the receiver sees it: the 24-bit abs-send-time, unwrapped.
@@ -121,14 +140,26 @@ impl MediaReceiver {
             self.received_in_interval += 1;
         }
         match pkt.info {
-            PacketInfo::Media { frame_id, count, .. } => {
-                self.frames.on_packet(now, frame_id as u64, pkt.echo, count as u32)
+            PacketInfo::Media { frame_id, count, key, .. } => {
+                let id = frame_id as u64;
+                let delay = self.frames.on_packet(now, id, pkt.echo, count as u32)?;
+                let f = AssembledFrame { id, capture: pkt.echo, complete_at: now, key };
+                self.playout.on_frame(now, f);
+                Some(delay)
             }
             _ => None,
         }
     }
 
+    /// The next event of the display stages (frame shown, freeze).
+    pub fn poll_display_event(&mut self) -> Option<EndpointEvent> {
+        self.playout.poll_event()
+    }
+
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.playout.poll_timeout().is_some_and(|t| t <= now) {
+            self.playout.handle_timeout(now);
+        }
         if let Some(t) = self.next_rr {
             if now >= t {
                 let expected = self.highest_seq.map_or(0, |h| h + 1 - self.expected_base);
@@ -164,6 +195,7 @@ impl MediaReceiver {
             self.twcc.as_ref().and_then(|g| g.poll_timeout()),
             self.ccfb.as_ref().and_then(|g| g.poll_timeout()),
             self.next_rr,
+            self.playout.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -198,7 +230,7 @@ impl Endpoint for MediaReceiver {
         MediaReceiver::poll_timeout(self)
     }
     fn poll_event(&mut self) -> Option<EndpointEvent> {
-        self.events.pop_front()
+        self.events.pop_front().or_else(|| self.playout.poll_event())
     }
 }
 

@@ -6,7 +6,8 @@
 //! Size: the packet's `size` is its IPv4 length, as in the simulator; the UDP payload is
 //! `size − 28`. The RTP payload starts with a 17-byte descriptor the receiver needs to rebuild
 //! the frame bookkeeping the simulator carries in `PacketInfo` (a real stream would carry
-//! codec payload instead): kind (1 = media, 2 = padding), frame id (u32), index and count
+//! codec payload instead): kind (1 = media, 2 = padding, 3 = media of a key frame), frame id
+//! (u32), index and count
 //! (u16 each), capture time (u64 ns); the rest is filler.
 
 use crate::sender::MediaFeedback;
@@ -28,6 +29,10 @@ pub const PAYLOAD_TYPE: u8 = 96;
 /// IPv4 (20) + UDP (8) header bytes.
 pub const IP_UDP_OVERHEAD: u32 = 28;
 const DESCRIPTOR: usize = 17;
+/// Descriptor kinds: media of a delta frame, padding, media of a key frame.
+const KIND_MEDIA: u8 = 1;
+const KIND_PADDING: u8 = 2;
+const KIND_KEY: u8 = 3;
 /// RTP header (12) + extension header (4) + transport seq (3) + abs-send-time (4) + pad (1).
 const RTP_HEADER: usize = 24;
 /// The smallest data packet (IPv4 length) this codec can encode.
@@ -36,8 +41,10 @@ pub const MIN_PACKET: u32 = IP_UDP_OVERHEAD + (RTP_HEADER + DESCRIPTOR) as u32;
 /// Encodes a data packet the media sender produced (`PacketInfo::Media` or `Padding`).
 pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     let (kind, frame, index, count, capture) = match pkt.info {
-        PacketInfo::Media { frame_id, index, count } => (1u8, frame_id, index, count, pkt.echo),
-        _ => (2u8, 0, 0, 0, Time::ZERO),
+        PacketInfo::Media { frame_id, index, count, key } => {
+            (if key { KIND_KEY } else { KIND_MEDIA }, frame_id, index, count, pkt.echo)
+        }
+        _ => (KIND_PADDING, 0, 0, 0, Time::ZERO),
     };
     let udp_len = pkt.size.max(MIN_PACKET) - IP_UDP_OVERHEAD;
     let mut payload = Vec::with_capacity(udp_len as usize);
@@ -49,7 +56,7 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     payload.resize(udp_len as usize - RTP_HEADER, 0);
     let ts90k = ((capture - Time::ZERO).as_nanos() as u128 * 90 / 1_000_000) as u32;
     let mut rtp = RtpPacket::new(PAYLOAD_TYPE, pkt.seq as u16, ts90k, ssrc, payload);
-    rtp.marker = kind == 1 && index + 1 == count;
+    rtp.marker = kind != KIND_PADDING && index + 1 == count;
     let send_ns = (pkt.sent_at - Time::ZERO).as_nanos() as u64;
     rtp.extensions = Some(HeaderExtensions::Elements(vec![
         ExtensionElement { id: EXT_TRANSPORT_SEQ, data: transport_seq_bytes(pkt.seq as u16) },
@@ -115,10 +122,11 @@ pub fn decode_data(
     let sent = Time::ZERO + rtclab_core::TimeDelta::from_nanos(abs_send_time_to_nanos(abs) as i64);
     let mut p = Packet::data(flow, seqs.unwrap(tseq), size, sent);
     p.info = match d[0] {
-        1 => PacketInfo::Media {
+        KIND_MEDIA | KIND_KEY => PacketInfo::Media {
             frame_id: u32::from_be_bytes([d[1], d[2], d[3], d[4]]),
             index: u16::from_be_bytes([d[5], d[6]]),
             count: u16::from_be_bytes([d[7], d[8]]),
+            key: d[0] == KIND_KEY,
         },
         _ => PacketInfo::Padding,
     };
@@ -180,7 +188,7 @@ mod tests {
     #[test]
     fn media_packet_round_trip_keeps_size_and_frame_bookkeeping() {
         let mut p = Packet::data(FlowId(3), 70_000, 1248, Time::from_millis(1500));
-        p.info = PacketInfo::Media { frame_id: 42, index: 2, count: 3 };
+        p.info = PacketInfo::Media { frame_id: 42, index: 2, count: 3, key: true };
         p.echo = Time::from_millis(1490);
         let bytes = encode_data(&p, 7).unwrap();
         assert_eq!(bytes.len() as u32 + IP_UDP_OVERHEAD, 1248);

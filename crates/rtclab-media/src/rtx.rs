@@ -91,6 +91,7 @@ mod tests {
             count: 1,
             size: 1000,
             rtx: false,
+            key: false,
         }
     }
 

@@ -7,7 +7,7 @@ use crate::encoder::{EncoderConfig, VideoEncoder};
 use crate::history::SendHistory;
 use crate::pacer::{Paced, Pacer};
 use crate::packetizer::{packetize, PacketizerConfig};
-use crate::rtx::{Retransmitter, RtxConfig};
+use crate::protection::{ProtectionPolicy, ProtectionSpec};
 use crate::window::WindowAdapter;
 use rtclab_cc::{AnyController, CongestionController, SentPacket};
 use rtclab_core::{Endpoint, FlowId, Packet, PacketInfo, Payload, Rate, RngStream, Time, Transmit};
@@ -33,8 +33,8 @@ pub struct MediaSenderConfig {
     pub start_bitrate: Rate,
     /// Pacer bursts (the 2017 paper's 5 ms pacer); None = smooth pacing.
     pub pacer_burst: Option<rtclab_core::TimeDelta>,
-    /// Retransmission of lost media packets (NACK + RTX); None = off.
-    pub rtx: Option<RtxConfig>,
+    /// Loss protection: FEC amount and retransmission (NACK + RTX).
+    pub protection: ProtectionSpec,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -68,7 +68,7 @@ pub struct MediaSender {
     /// data is in flight.
     pto_at: Option<Time>,
     pto_count: u32,
-    rtx: Option<Retransmitter>,
+    protection: Box<dyn ProtectionPolicy>,
     /// Fractional FEC packets carried from frame to frame.
     fec_credit: f64,
     pub stats: MediaSenderStats,
@@ -83,7 +83,7 @@ impl MediaSender {
         let t = cc.target();
         let window =
             (t.cwnd_bytes.is_some() && t.target_rate.is_none()).then(WindowAdapter::default);
-        let rtx = cfg.rtx.map(Retransmitter::new);
+        let protection = cfg.protection.build();
         let mut s = MediaSender {
             flow,
             cfg,
@@ -95,12 +95,22 @@ impl MediaSender {
             window_blocked: false,
             pto_at: None,
             pto_count: 0,
-            rtx,
+            protection,
             fec_credit: 0.0,
             stats: MediaSenderStats::default(),
         };
         s.apply_target();
         s
+    }
+
+    /// Replaces the loss protection policy (a policy from outside the built-ins).
+    pub fn with_protection(mut self, p: Box<dyn ProtectionPolicy>) -> Self {
+        self.protection = p;
+        self
+    }
+
+    pub fn protection(&self) -> &dyn ProtectionPolicy {
+        self.protection.as_ref()
     }
 
     pub fn controller(&self) -> &AnyController {
@@ -174,10 +184,8 @@ impl MediaSender {
     }
 
     fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult]) {
-        if let Some(r) = &mut self.rtx {
-            for p in r.on_results(now, results) {
-                self.pacer.enqueue_retransmission(now, p);
-            }
+        for p in self.protection.on_results(now, results) {
+            self.pacer.enqueue_retransmission(now, p);
         }
         match &mut self.window {
             Some(w) => {
@@ -226,11 +234,8 @@ impl MediaSender {
             self.stats.frames += 1;
             let mut packets = packetize(&frame, self.cfg.packetizer);
             let n = packets.len();
-            let fec = crate::packetizer::add_fec(
-                &mut packets,
-                self.cc.target().fec_ratio,
-                &mut self.fec_credit,
-            );
+            let ratio = self.protection.fec_ratio(now, self.cc.target().fec_ratio);
+            let fec = crate::packetizer::add_fec(&mut packets, ratio, &mut self.fec_credit);
             self.stats.fec_packets += fec as u64;
             self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
             for p in packets {
@@ -263,9 +268,7 @@ impl MediaSender {
         let mut p = Packet::data(self.flow, seq, size, now);
         match media {
             Some(mp) => {
-                if let Some(r) = &mut self.rtx {
-                    r.on_sent(now, seq, mp);
-                }
+                self.protection.on_sent(now, seq, mp);
                 if mp.rtx {
                     p.set_retransmit(true);
                     self.stats.rtx_packets += 1;
@@ -276,6 +279,7 @@ impl MediaSender {
                     frame_id: mp.frame_id as u32,
                     index: mp.index.min(u16::MAX as u32) as u16,
                     count: mp.count.min(u16::MAX as u32) as u16,
+                    key: mp.key,
                 };
             }
             None => {

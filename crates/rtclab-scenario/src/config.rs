@@ -381,6 +381,34 @@ pub struct MediaParams {
     pub gcc: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// cc = "zoom_like": any Zoom-like model parameter by name.
     pub zoom_like: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// Loss protection (FEC, retransmission), separate from congestion control.
+    pub protection: Option<ProtectionConfig>,
+    /// Receiver: hold each frame until capture time + this (a fixed playout delay); default
+    /// none (shown as soon as decoded).
+    pub playout_delay: Option<Duration>,
+    /// Receiver: decoder time per frame (frames queue behind a slow decoder); default 0.
+    pub decode_time: Option<Duration>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectionConfig {
+    /// "auto" (the application model's own: Zoom-like FEC and RTX), "none", "fixed".
+    pub kind: ProtectionKind,
+    /// kind = "fixed": FEC packets per media packet (0..=1).
+    pub fec: Option<f64>,
+    /// kind = "fixed": retransmit packets the feedback reports lost (NACK + RTX).
+    pub rtx: Option<bool>,
+    /// No retransmission at or above this smoothed RTT (default 400 ms).
+    pub rtx_max_rtt: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProtectionKind {
+    Auto,
+    None,
+    Fixed,
 }
 
 #[derive(Debug, Deserialize)]

@@ -138,6 +138,9 @@ pub struct MediaSpec {
     pub cc: MediaCcSpec,
     pub sender: rtclab_media::sender::MediaSenderConfig,
     pub feedback: rtclab_media::receiver::FeedbackMode,
+    /// Receiver stages after assembly.
+    pub playout: rtclab_media::playout::Playout,
+    pub decode: rtclab_media::playout::DecodeTime,
 }
 
 #[derive(Clone, Debug)]
@@ -755,15 +758,86 @@ fn media_spec(
             format!("Zoom-like parameters given but cc is {:?}", format!("{cc:?}").to_lowercase()),
         ));
     }
-    // Retransmission (NACK + RTX) is part of the Zoom-like model only.
-    let rtx = match &ccspec {
-        MediaCcSpec::ZoomLike(z) if z.rtx_max_rtt > rtclab_core::TimeDelta::ZERO => {
-            Some(rtclab_media::rtx::RtxConfig { max_rtt: z.rtx_max_rtt, ..Default::default() })
+    let protection = protection_spec(p.and_then(|p| p.protection.as_ref()), &ccspec, at)?;
+    let sender =
+        MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst, protection };
+    use rtclab_media::playout::{DecodeTime, Playout};
+    let positive =
+        |d: Option<crate::units::Duration>, key: &str| -> Result<Option<TimeDelta>, ConfigError> {
+            match d {
+                Some(d) if d.0 <= TimeDelta::ZERO || d.0 > TimeDelta::from_secs(10) => {
+                    Err(ConfigError::new(
+                        at(key),
+                        "must be positive and at most 10 s (leave it out for none)",
+                    ))
+                }
+                d => Ok(d.map(|d| d.0)),
+            }
+        };
+    let playout = positive(p.and_then(|p| p.playout_delay), "media.playout_delay")?
+        .map_or(Playout::Immediate, Playout::Fixed);
+    let decode = positive(p.and_then(|p| p.decode_time), "media.decode_time")?
+        .map_or(DecodeTime::Zero, DecodeTime::Fixed);
+    Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback, playout, decode })))
+}
+
+/// `media.protection`. `auto` is the application model's own protection: retransmission
+/// (NACK + RTX) and loss-adaptive FEC belong to the Zoom-like model only.
+fn protection_spec(
+    p: Option<&crate::config::ProtectionConfig>,
+    cc: &MediaCcSpec,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_media::protection::ProtectionSpec, ConfigError> {
+    use crate::config::ProtectionKind;
+    use rtclab_media::protection::ProtectionSpec;
+    use rtclab_media::rtx::RtxConfig;
+    let kind = p.map_or(ProtectionKind::Auto, |p| p.kind);
+    let max_rtt = match p.and_then(|p| p.rtx_max_rtt) {
+        Some(d) if d.0 <= TimeDelta::ZERO => {
+            return Err(ConfigError::new(at("media.protection.rtx_max_rtt"), "must be positive"))
         }
-        _ => None,
+        d => d.map(|d| d.0),
     };
-    let sender = MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst, rtx };
-    Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback })))
+    if kind != ProtectionKind::Fixed {
+        for (k, given) in
+            [("fec", p.and_then(|p| p.fec).is_some()), ("rtx", p.and_then(|p| p.rtx).is_some())]
+        {
+            if given {
+                return Err(ConfigError::new(
+                    at(&format!("media.protection.{k}")),
+                    format!("applies to kind = \"fixed\" only ({kind:?} decides it)")
+                        .to_lowercase(),
+                ));
+            }
+        }
+    }
+    Ok(match kind {
+        ProtectionKind::None => ProtectionSpec::None,
+        ProtectionKind::Auto => {
+            let rtx = match cc {
+                MediaCcSpec::ZoomLike(z) if z.rtx_max_rtt > TimeDelta::ZERO => Some(RtxConfig {
+                    max_rtt: max_rtt.unwrap_or(z.rtx_max_rtt),
+                    ..Default::default()
+                }),
+                _ => None,
+            };
+            ProtectionSpec::Auto { rtx }
+        }
+        ProtectionKind::Fixed => {
+            let fec = p.and_then(|p| p.fec).unwrap_or(0.0);
+            if !(0.0..=1.0).contains(&fec) {
+                return Err(ConfigError::new(
+                    at("media.protection.fec"),
+                    format!("{fec} is out of range: accepted 0..=1 FEC packets per media packet"),
+                ));
+            }
+            let rtx = p.and_then(|p| p.rtx).unwrap_or(false).then(|| RtxConfig {
+                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
+                ..Default::default()
+            });
+            ProtectionSpec::Fixed { fec_ratio: fec, rtx }
+        }
+    })
 }
 
 /// Feedback for a media controller that is not GCC (it needs per-packet reports): TWCC at

@@ -350,3 +350,28 @@ fn zoom_like_is_a_media_model() {
     let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"tcp\"\ncc = \"zoom_like\""));
     assert_eq!(e.path, "flows[0].cc");
 }
+
+#[test]
+fn protection_and_receiver_stages_are_checked_where_they_are_written() {
+    let e = err(&format!("{MEDIA}media = {{ protection = {{ kind = \"auto\", fec = 0.2 }} }}\n"));
+    assert_eq!(e.path, "flows[0].media.protection.fec");
+    assert!(e.message.contains("fixed"), "{e}");
+    let e = err(&format!("{MEDIA}media = {{ protection = {{ kind = \"fixed\", fec = 1.5 }} }}\n"));
+    assert_eq!(e.path, "flows[0].media.protection.fec");
+    let e = err(&format!("{MEDIA}media = {{ protection = {{ kind = \"fec\" }} }}\n"));
+    assert!(e.message.contains("auto") && e.message.contains("fixed"), "{e}");
+    let e = err(&format!("{MEDIA}media = {{ decode_time = \"0ms\" }}\n"));
+    assert_eq!(e.path, "flows[0].media.decode_time");
+    let ok = format!(
+        "{MEDIA}media = {{ playout_delay = \"80ms\", decode_time = \"5ms\", protection = {{ kind = \"fixed\", fec = 0.25, rtx = true }} }}\n"
+    );
+    let s = from_toml_str(&ok, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    use rtclab_media::playout::{DecodeTime, Playout};
+    use rtclab_media::protection::ProtectionSpec;
+    assert_eq!(m.playout, Playout::Fixed(rtclab_core::TimeDelta::from_millis(80)));
+    assert_eq!(m.decode, DecodeTime::Fixed(rtclab_core::TimeDelta::from_millis(5)));
+    assert!(
+        matches!(m.sender.protection, ProtectionSpec::Fixed { fec_ratio, rtx: Some(_) } if fec_ratio == 0.25)
+    );
+}

@@ -55,6 +55,9 @@ pub struct FlowMeter {
     /// Media: end-to-end frame delay (ns) and completed frames, in the window.
     pub frame_delay: LogHistogram,
     pub frames: u64,
+    /// Media: capture → display delay (ns) and frames shown, in the window.
+    pub display_delay: LogHistogram,
+    pub displayed: u64,
     // current bin
     b_recv: u64,
     b_goodput: u64,
@@ -103,6 +106,7 @@ impl Meters {
     pub fn new(n_flows: usize, n_links: usize, bin: TimeDelta, warmup: Time) -> Self {
         let flow = FlowMeter {
             frame_delay: LogHistogram::new(),
+            display_delay: LogHistogram::new(),
             qdelay: LogHistogram::new(),
             owd: LogHistogram::new(),
             ..Default::default()
@@ -181,6 +185,15 @@ impl Meters {
         if in_window {
             f.frames += 1;
             f.frame_delay.record(delay.as_nanos().max(0) as u64);
+        }
+    }
+
+    /// A media frame was shown at its receiver.
+    pub fn on_display(&mut self, now: Time, flow: usize, delay: TimeDelta) {
+        if self.in_window(now) {
+            let f = &mut self.flows[flow];
+            f.displayed += 1;
+            f.display_delay.record(delay.as_nanos().max(0) as u64);
         }
     }
 

@@ -302,7 +302,10 @@ impl Simulation {
             }
             Event::Receiver { flow, gen } => {
                 if self.flows[flow as usize].rcv_timer.fire(gen) {
-                    self.flows[flow as usize].rcv.handle_timeout(now);
+                    let Simulation { flows, meters, .. } = self;
+                    let rcv = &mut flows[flow as usize].rcv;
+                    rcv.handle_timeout(now);
+                    receiver_events(rcv, meters, now, flow as usize);
                     self.pump_receiver(flow as usize);
                     self.drain_work();
                 }
@@ -406,13 +409,7 @@ impl Simulation {
                 let Simulation { flows, meters, .. } = self;
                 let rcv = &mut flows[flow].rcv;
                 rcv.handle_packet(now, &pkt, payload);
-                let mut goodput = 0;
-                while let Some(ev) = rcv.poll_event() {
-                    match ev {
-                        EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
-                        EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
-                    }
-                }
+                let goodput = receiver_events(rcv, meters, now, flow);
                 meters.on_data_delivered(now, &pkt, goodput);
                 self.pump_receiver(flow);
             }
@@ -481,6 +478,10 @@ impl Simulation {
                         bytes_sent: sender.stats.bytes_sent,
                         fec_bytes: sender.stats.fec_bytes,
                         rtx_bytes: sender.stats.rtx_bytes,
+                        freezes: receiver.playout.stats.freezes,
+                        freeze_time_s: receiver.playout.stats.freeze_time.as_secs_f64(),
+                        undecodable_frames: receiver.playout.stats.undecodable,
+                        max_decode_queue: receiver.playout.stats.max_decode_queue as u64,
                     })
                 }
                 _ => None,
@@ -498,4 +499,19 @@ impl Simulation {
         .to_value();
         RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
     }
+}
+
+/// Hands a receiver's events to the meters; returns the goodput bytes it delivered.
+#[inline]
+fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: usize) -> u64 {
+    let mut goodput = 0;
+    while let Some(ev) = rcv.poll_event() {
+        match ev {
+            EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
+            EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
+            EndpointEvent::FrameDisplayed { delay } => meters.on_display(now, flow, delay),
+            EndpointEvent::Freeze { .. } => {}
+        }
+    }
+    goodput
 }

@@ -28,6 +28,11 @@ pub struct MediaSummary {
     pub bytes_sent: u64,
     pub fec_bytes: u64,
     pub rtx_bytes: u64,
+    /// Whole run: freezes and undecodable frames at the display stage.
+    pub freezes: u64,
+    pub freeze_time_s: f64,
+    pub undecodable_frames: u64,
+    pub max_decode_queue: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -98,6 +103,12 @@ pub fn build(
                 ms.rtx_bytes,
                 ms.padding_bytes,
             ),
+            frames_displayed: fm.displayed,
+            display_delay_ms: percentiles_ms(&fm.display_delay),
+            freezes: ms.freezes,
+            freeze_time_s: ms.freeze_time_s,
+            undecodable_frames: ms.undecodable_frames,
+            max_decode_queue: ms.max_decode_queue,
             undecodable_packets: None,
         });
         flows.push(out);
