@@ -82,8 +82,8 @@ pub struct DirStats {
     pub ran_ns: i64,
     /// Whether the forwarding thread got SCHED_FIFO.
     pub realtime: bool,
-    /// Per (link, direction), `HopRef::index` (this direction's entries are fed): the same
-    /// link meters as the simulator's.
+    /// Per (link, direction), `HopRef::index`, both directions (kept in the forward
+    /// direction's stats only): the same link meters as the simulator's.
     pub meters: Vec<rtclab_harness::link_meter::LinkMeter>,
 }
 
@@ -186,10 +186,10 @@ impl Forwarder {
             PROGRESS_NS.store((now - Time::ZERO).as_nanos(), Ordering::Relaxed);
             if now >= self.end || stop.load(Ordering::Relaxed) {
                 self.path.close_bins_to(now.min(self.end));
-                let meters = std::mem::take(&mut self.path.meters);
+                // The link meters cover both directions: kept once, with the forward stats.
+                stats[0].meters = std::mem::take(&mut self.path.meters);
                 for (d, st) in stats.iter_mut().enumerate() {
                     st.ran_ns = (now - Time::ZERO).as_nanos();
-                    st.meters = meters.clone();
                     if let Some(cap) = self.capture[d].take() {
                         cap.finish().map_err(io)?;
                     }
