@@ -47,12 +47,11 @@ impl Path {
             .map(|r| r.clone().map(|v| v.into_iter().map(|e| e as usize).collect()))
             .collect();
         routes.push(routes.first().cloned().unwrap_or_default());
-        let mut observers = vec![Vec::new(); net.elements.len()];
-        for (li, obs) in net.observers.iter().enumerate() {
-            if let Some(e) = net.link_elements[li * 2] {
-                observers[e as usize] = obs.iter().map(|&o| o as usize).collect();
-            }
-        }
+        let observers = net
+            .observers_by_element()
+            .into_iter()
+            .map(|obs| obs.into_iter().map(|o| o as usize).collect())
+            .collect();
         let link_of_hop = net.link_elements.iter().map(|e| e.map(|e| e as usize)).collect();
         Path {
             elements: net.elements,

@@ -171,6 +171,18 @@ impl Network {
         Ok(n)
     }
 
+    /// Per element: the middleboxes to tell of its dequeues (non-empty only for the forward
+    /// link of a hop with middleboxes).
+    pub fn observers_by_element(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.elements.len()];
+        for (li, obs) in self.observers.iter().enumerate() {
+            if let Some(e) = self.link_elements[li * 2] {
+                out[e as usize] = obs.clone();
+            }
+        }
+        out
+    }
+
     /// Per element: which link meters it feeds.
     pub fn meter_info(&self) -> Vec<MeterInfo> {
         let mut info: Vec<MeterInfo> = self

@@ -85,12 +85,7 @@ impl Simulation {
         let net = Network::build(&scenario, &seeds)?;
         let n = net.elements.len();
         let info = net.meter_info();
-        let mut observers = vec![Vec::new(); n];
-        for (li, obs) in net.observers.iter().enumerate() {
-            if let Some(e) = net.link_elements[li * 2] {
-                observers[e as usize] = obs.clone();
-            }
-        }
+        let observers = net.observers_by_element();
         let mut flows = Vec::new();
         for f in &scenario.flows {
             let (snd, rcv) = flow_endpoints(f, &seeds)?;
