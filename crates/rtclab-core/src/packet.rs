@@ -151,6 +151,7 @@ pub struct Packet {
 }
 
 const RETRANSMIT: u8 = 0b100;
+const ECN_ECHO: u8 = 0b1000;
 
 impl Packet {
     /// A retransmission of data sent before.
@@ -161,6 +162,16 @@ impl Packet {
     #[inline]
     pub fn set_retransmit(&mut self, on: bool) {
         self.flags = (self.flags & !RETRANSMIT) | if on { RETRANSMIT } else { 0 };
+    }
+    /// TCP's ECN signalling bit (RFC 3168 §6.1): ECE on an ACK (the receiver saw CE), CWR on
+    /// a data packet (the sender has reduced its window).
+    #[inline]
+    pub fn ecn_echo(&self) -> bool {
+        self.flags & ECN_ECHO != 0
+    }
+    #[inline]
+    pub fn set_ecn_echo(&mut self, on: bool) {
+        self.flags = (self.flags & !ECN_ECHO) | if on { ECN_ECHO } else { 0 };
     }
     /// The ECN field as the packet carries it now (a queue may set CE).
     #[inline]

@@ -1,6 +1,8 @@
-//! The forwarding loop: one thread moves packets from each host's TUN device through the
-//! emulated network (both directions in one [`Path`], so an element such as a wireless access
-//! point can see data going one way and feedback coming back) to the other host's device.
+//! The forwarding loop: a thread moves packets from a host's TUN device through the emulated
+//! network to the other host's device — one loop per direction when no element serves both
+//! (`Path::per_direction`), else one loop reading both devices through one [`Path`], so an
+//! element such as a wireless access point can see data going one way and feedback coming
+//! back.
 //! epoll waits on both devices and a CLOCK_MONOTONIC timerfd armed at the network's next
 //! deadline (absolute, with the thread's timer slack set to 1 ns); every packet leaving the
 //! network is written at once and its release error — write completion minus the ideal
@@ -10,7 +12,7 @@ use crate::path::Path;
 use crate::sys;
 use crate::EmuError;
 use rtclab_core::{
-    Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, PacketKind, Time, TimeDelta,
+    Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, PacketKind, Payload, Time, TimeDelta,
 };
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -92,6 +94,44 @@ pub struct EngineStats {
     pub dirs: [DirStats; 2],
 }
 
+/// What one forwarding loop measured: the directions it took in, their counters, and (in
+/// `dirs[0].meters`) its copy of every link meter.
+pub struct LoopStats {
+    pub reads: [bool; 2],
+    pub dirs: [DirStats; 2],
+}
+
+impl EngineStats {
+    /// Joins what the loops measured: each direction's counters from the loop that took it in,
+    /// and each link meter from the loop owning the meter's direction (`HopRef::index` parity).
+    pub fn merge(loops: Vec<LoopStats>) -> Result<Self, EmuError> {
+        let mut dirs: [Option<DirStats>; 2] = [None, None];
+        let mut meters: Vec<Option<rtclab_harness::link_meter::LinkMeter>> = Vec::new();
+        for mut l in loops {
+            let loop_meters = std::mem::take(&mut l.dirs[0].meters);
+            if meters.is_empty() {
+                meters = vec![None; loop_meters.len()];
+            }
+            for (h, m) in loop_meters.into_iter().enumerate() {
+                if l.reads[h & 1] {
+                    meters[h] = Some(m);
+                }
+            }
+            for (d, st) in l.dirs.into_iter().enumerate() {
+                if l.reads[d] && dirs[d].is_none() {
+                    dirs[d] = Some(st);
+                }
+            }
+        }
+        let [Some(fwd), Some(rev)] = dirs else {
+            return Err(EmuError::Io("a direction had no forwarding loop".into()));
+        };
+        let mut st = EngineStats { dirs: [fwd, rev] };
+        st.dirs[0].meters = meters.into_iter().map(Option::unwrap_or_default).collect();
+        Ok(st)
+    }
+}
+
 impl EngineStats {
     pub fn ran_ns(&self) -> i64 {
         self.dirs[0].ran_ns.max(self.dirs[1].ran_ns)
@@ -125,12 +165,14 @@ impl Classifier {
     }
 }
 
-/// The forwarding loop: reads what each host sends from its TUN device (`fds[0]`: the sender
-/// host's, whose packets travel forward; `fds[1]`: the receiver host's, reverse), runs it
-/// through the one network `path` — so an element can see both directions, as in the
-/// simulator — and writes what leaves to the other host's device.
+/// A forwarding loop: reads what the hosts send from the TUN devices it is given to read
+/// (`fds[0]`: the sender host's, whose packets travel forward; `fds[1]`: the receiver host's,
+/// reverse), runs it through its `path` — the whole network when an element sees both
+/// directions, as in the simulator — and writes what leaves to the other host's device.
 pub struct Forwarder {
     pub fds: [RawFd; 2],
+    /// Which devices this loop reads (both, or one when each direction has its own loop).
+    pub reads: [bool; 2],
     pub path: Path,
     pub classifier: Classifier,
     /// CLOCK_MONOTONIC of emulated time zero.
@@ -150,13 +192,16 @@ const DIRS: [Direction; 2] = [Direction::Forward, Direction::Reverse];
 
 impl Forwarder {
     /// Runs until `end` or until `stop` is set; returns each direction's counters.
-    pub fn run(mut self, stop: &AtomicBool) -> Result<[DirStats; 2], EmuError> {
+    pub fn run(mut self, stop: &AtomicBool) -> Result<LoopStats, EmuError> {
         let _ = sys::set_timer_slack(1);
         let realtime = sys::set_realtime(50).is_ok();
         let epoll = sys::Epoll::new().map_err(io)?;
         let timer = sys::TimerFd::new().map_err(io)?;
-        epoll.add(self.fds[0], 0).map_err(io)?;
-        epoll.add(self.fds[1], 2).map_err(io)?;
+        for (d, fd) in self.fds.into_iter().enumerate() {
+            if self.reads[d] {
+                epoll.add(fd, 2 * d as u64).map_err(io)?;
+            }
+        }
         epoll.add(timer.raw(), 1).map_err(io)?;
         let n = self.classifier.flows + 1;
         let new_stats = || DirStats {
@@ -176,9 +221,10 @@ impl Forwarder {
             meters: Vec::new(),
         };
         let mut stats = [new_stats(), new_stats()];
-        // Packet bytes live in a pool of MTU-sized buffers; a packet's payload id is its slot.
-        let mut pool: Vec<Box<[u8]>> = Vec::new();
-        let mut free: Vec<usize> = Vec::new();
+        // A packet's bytes (the whole IPv4 packet) are its payload in the network's payload
+        // store, where elements can read and rewrite them as in the simulator; the buffers
+        // are recycled.
+        let mut spare: Vec<Payload> = Vec::new();
         let mut ready = Vec::new();
         let mut armed: Option<Time> = None;
         loop {
@@ -194,27 +240,33 @@ impl Forwarder {
                         cap.finish().map_err(io)?;
                     }
                 }
-                return Ok(stats);
+                return Ok(LoopStats { reads: self.reads, dirs: stats });
             }
             // 1. Release what is due, each at its ideal time.
             self.path.advance(now);
-            for dr in self.path.dropped.drain(..) {
+            let mut dropped = std::mem::take(&mut self.path.dropped);
+            for dr in dropped.drain(..) {
                 let c = &mut stats[dr.pkt.dir.index()].flows[dr.pkt.flow.0 as usize];
                 if dr.pkt.sent_at >= self.window_start {
                     c.drops[dr.reason.index()] += 1;
                 }
                 c.bin(dr.pkt.sent_at, self.bin_ns).drops += 1;
-                free.push(slot_of(&dr.pkt));
+                spare.extend(self.path.take_payload(&dr.pkt));
             }
+            self.path.dropped = dropped;
             for m in self.path.marked.drain(..) {
                 if m.pkt.sent_at >= self.window_start {
                     stats[m.pkt.dir.index()].flows[m.pkt.flow.0 as usize].ecn_marks += 1;
                 }
             }
-            for (ideal, p) in self.path.released.drain(..) {
-                let slot = slot_of(&p);
+            let released = std::mem::take(&mut self.path.released);
+            for &(ideal, p) in &released {
                 let d = p.dir.index();
-                let bytes = &mut pool[slot][..p.size as usize];
+                let Some(mut payload) = self.path.take_payload(&p) else {
+                    stats[d].write_drops += 1; // an element took the packet's bytes away
+                    continue;
+                };
+                let bytes = bytes_of(&mut payload);
                 set_ecn(bytes, p.ecn());
                 let ok = sys::write_packet(self.fds[1 - d], bytes).map_err(io)?;
                 let done = sys::now_at(self.t0);
@@ -223,7 +275,7 @@ impl Forwarder {
                 let c = &mut st.flows[p.flow.0 as usize];
                 if ok {
                     if let Some(cap) = &mut self.capture[d] {
-                        cap.record(ideal, &pool[slot][..p.size as usize]).map_err(io)?;
+                        cap.record(ideal, bytes).map_err(io)?;
                     }
                     c.out_packets += 1;
                     c.out_bytes += p.size as u64;
@@ -244,25 +296,32 @@ impl Forwarder {
                 } else {
                     st.write_drops += 1;
                 }
-                free.push(slot);
+                spare.push(payload);
             }
-            // 2. Take in what each host sent, straight into pool buffers.
+            self.path.released = released;
+            self.path.released.clear(); // keeps the allocation
+                                        // 2. Take in what each host sent, straight into pool buffers.
             for (d, dir) in DIRS.into_iter().enumerate() {
+                if !self.reads[d] {
+                    continue;
+                }
                 for _ in 0..READ_BURST {
-                    let slot = free.pop().unwrap_or_else(|| {
-                        pool.push(vec![0u8; MAX_PACKET].into_boxed_slice());
-                        pool.len() - 1
-                    });
-                    let Some(len) = sys::read_packet(self.fds[d], &mut pool[slot]).map_err(io)?
-                    else {
-                        free.push(slot);
+                    let mut payload = spare
+                        .pop()
+                        .unwrap_or_else(|| Payload::bytes(Vec::with_capacity(MAX_PACKET)));
+                    let buf = bytes_of(&mut payload);
+                    buf.resize(MAX_PACKET, 0);
+                    let Some(len) = sys::read_packet(self.fds[d], buf).map_err(io)? else {
+                        spare.push(payload);
                         break;
                     };
-                    let Some(flow) = self.classifier.classify(&pool[slot][..len], dir) else {
+                    buf.truncate(len);
+                    let Some(flow) = self.classifier.classify(buf, dir) else {
                         stats[d].non_ipv4 += 1;
-                        free.push(slot);
+                        spare.push(payload);
                         continue;
                     };
+                    let ecn = Ecn::from_bits(buf[1]);
                     let at = sys::now_at(self.t0);
                     let c = &mut stats[d].flows[flow.0 as usize];
                     c.in_packets += 1;
@@ -276,9 +335,9 @@ impl Forwarder {
                     if dir == Direction::Reverse {
                         p.kind = PacketKind::Ack; // feedback: TCP ACKs, RTCP
                     }
-                    p.info = PacketInfo::Payload { id: slot as u32 };
+                    p.info = PacketInfo::Payload { id: self.path.payloads().insert(payload) };
                     p.queue_delay = TimeDelta::ZERO;
-                    p.set_ecn(Ecn::from_bits(pool[slot][1]));
+                    p.set_ecn(ecn);
                     self.path.inject(at, p);
                 }
             }
@@ -302,12 +361,9 @@ impl Forwarder {
     }
 }
 
-/// The pool slot holding a packet's bytes (every packet in a path has one).
-fn slot_of(p: &Packet) -> usize {
-    match p.info {
-        PacketInfo::Payload { id } => id as usize,
-        _ => unreachable!("every emulated packet carries its buffer slot"),
-    }
+/// The bytes of an emulated packet's payload (the engine makes every one a byte buffer).
+fn bytes_of(p: &mut Payload) -> &mut Vec<u8> {
+    p.downcast_mut::<Vec<u8>>().expect("the emulator's payloads are packet bytes")
 }
 
 fn io(e: std::io::Error) -> EmuError {

@@ -1,36 +1,38 @@
 //! rtclab's real-network emulator: the simulator's link, queue, loss and delay elements driven
 //! by CLOCK_MONOTONIC, with real packets between two network namespaces joined by TUN devices
-//! (`netns.rs`), forwarded by one epoll/timerfd thread (`engine.rs`) through one
-//! [`path::Path`] holding both directions (middleboxes see data and feedback); real kernel TCP
-//! flows (`tcp.rs`) as endpoints. The only crate with OS I/O.
+//! (`netns.rs`), forwarded by epoll/timerfd threads (`engine.rs`) through the harness's network
+//! (`path.rs`: one loop per direction when no element serves both, else one loop for both, so
+//! middleboxes see data and feedback); kernel TCP flows (`tcp.rs`) and every rtclab endpoint
+//! over UDP (`udp_endpoint.rs`, `codec.rs`) as endpoints. The only crate with OS I/O.
 //!
 //! Modelled on mahimahi (Netravali et al., USENIX ATC 2015: a TUN-based shell per emulated
 //! element), with nanosecond deadlines instead of millisecond ticks, one process instead of
 //! nested setuid shells, and the simulator's own elements (spec `peers-and-test-suites.md` §1).
 //!
-//! Supported: tcp flows with the kernel's `cubic`, `reno` or `bbr`; media flows (the
-//! simulator's sans-IO sender and receiver over UDP with real RTP/RTCP, any media controller);
-//! constant, schedule and trace capacities, every queue discipline and middlebox, multi-link
-//! paths, i.i.d./Gilbert-Elliott loss, per-flow delay and jitter, both directions. Not yet:
-//! cbr and registered flow kinds, application-limited tcp.
+//! Supported: bulk tcp flows with the kernel's `cubic`, `reno` or `bbr` as kernel TCP; every
+//! other flow (media with real RTP/RTCP, tcp with any other controller or an application
+//! rate, cbr, registered flow kinds) as the simulator's sans-IO endpoints over UDP; constant,
+//! schedule and trace capacities, every queue discipline and middlebox, multi-link paths,
+//! i.i.d./Gilbert-Elliott loss, per-flow delay and jitter, both directions.
 
 pub mod capture;
+pub mod codec;
 pub mod engine;
-pub mod media;
 pub mod netns;
 pub mod path;
 pub mod series;
 pub mod sys;
 pub mod tcp;
+pub mod udp_endpoint;
 
-use engine::{Classifier, DirStats, EngineStats, Forwarder};
+use engine::{Classifier, EngineStats, Forwarder, LoopStats};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
 use rtclab_harness::link_meter::LinkMeter;
 pub use rtclab_harness::measure::Columns;
 use rtclab_harness::summary::{
-    self as hs, percentiles_ms, Composition, EmulatorSummary, EngineCounters, KernelTcp, MediaQoe,
+    self as hs, percentiles_ms, EmulatorSummary, EngineCounters, FrameCounts, KernelTcp,
     ReleaseError, Summary,
 };
 use rtclab_harness::Network;
@@ -78,40 +80,30 @@ impl std::fmt::Display for EmuError {
 
 impl std::error::Error for EmuError {}
 
-/// The kernel congestion control for a tcp flow (None for a media flow), or why the
-/// emulator cannot run the flow.
-fn kernel_cc(f: &rtclab_scenario::FlowSpec) -> Result<Option<&'static str>, EmuError> {
-    if let FlowKindSpec::Media(_) = f.kind {
-        return Ok(None);
-    }
-    let cc = match &f.kind {
-        FlowKindSpec::Tcp { app_rate: Some(_), .. } => Err(EmuError::Unsupported(format!(
-            "flow {:?}: application-limited tcp (`rate`) is not supported by the emulator yet",
-            f.name
-        ))),
-        FlowKindSpec::Tcp { cc, .. } => match cc {
-            CcSpec::Cubic(_) => Ok("cubic"),
-            CcSpec::Reno(_) => Ok("reno"),
-            CcSpec::Bbr(_) => Ok("bbr"),
-            other => Err(EmuError::Unsupported(format!(
-                "flow {:?}: cc {:?} is not a Linux congestion control; the emulator runs kernel TCP with \"cubic\", \"reno\" or \"bbr\"",
-                f.name,
-                other.name()
-            ))),
+/// The kernel congestion control a tcp flow runs with, where the emulator uses kernel TCP: a
+/// bulk tcp flow whose `cc` Linux has (`cubic`, `reno`, `bbr`). Every other flow — media, tcp
+/// with any other controller or an application rate, cbr, registered kinds — runs rtclab's
+/// own endpoints over UDP (`udp_endpoint.rs`).
+fn kernel_tcp(f: &rtclab_scenario::FlowSpec) -> Option<&'static str> {
+    match &f.kind {
+        FlowKindSpec::Tcp { cc, app_rate: None, .. } => match cc {
+            CcSpec::Cubic(_) => Some("cubic"),
+            CcSpec::Reno(_) => Some("reno"),
+            CcSpec::Bbr(_) => Some("bbr"),
+            _ => None,
         },
-        other => Err(EmuError::Unsupported(format!(
-            "flow {:?}: {} flows are not supported by the emulator yet (tcp and media flows are)",
-            f.name,
-            other.kind_name()
-        ))),
-    };
-    cc.map(Some)
+        _ => None,
+    }
 }
+
+/// The SSRC of a media flow's stream.
+const SSRC_BASE: u32 = 0x5254_0000;
 
 /// What one flow's endpoints measured.
 pub enum FlowResult {
     Tcp(tcp::Received),
-    Media(Box<media::MediaResult>),
+    /// rtclab's endpoints over UDP.
+    Endpoint(Box<udp_endpoint::UdpFlowResult>),
     Failed,
 }
 
@@ -120,7 +112,7 @@ impl FlowResult {
     pub fn bins(&self) -> &[u64] {
         match self {
             FlowResult::Tcp(r) => &r.bins,
-            FlowResult::Media(m) => &m.bins,
+            FlowResult::Endpoint(r) => &r.receiver.delivered,
             FlowResult::Failed => &[],
         }
     }
@@ -128,14 +120,14 @@ impl FlowResult {
 
 enum FlowHandle {
     Tcp(tcp::TcpFlow),
-    Media(media::MediaFlow),
+    Endpoint(udp_endpoint::UdpFlow),
 }
 
 impl FlowHandle {
     fn join(self) -> Result<FlowResult, EmuError> {
         match self {
             FlowHandle::Tcp(f) => f.join().map(FlowResult::Tcp),
-            FlowHandle::Media(f) => f.join().map(|m| FlowResult::Media(Box::new(m))),
+            FlowHandle::Endpoint(f) => f.join().map(|r| FlowResult::Endpoint(Box::new(r))),
         }
     }
 }
@@ -145,18 +137,32 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
     if s.flows.len() > 200 {
         return Err(EmuError::Unsupported("at most 200 flows in the emulator".into()));
     }
-    for f in &s.flows {
-        kernel_cc(f)?;
+    let ecn = |f: &rtclab_scenario::FlowSpec| matches!(f.kind, FlowKindSpec::Tcp { ecn: true, .. });
+    let kernel: Vec<_> = s.flows.iter().filter(|f| kernel_tcp(f).is_some()).collect();
+    if kernel.iter().any(|f| ecn(f)) && !kernel.iter().all(|f| ecn(f)) {
+        return Err(EmuError::Unsupported(
+            "kernel tcp flows must agree on `ecn` (Linux sets ECN per host, net.ipv4.tcp_ecn)"
+                .into(),
+        ));
+    }
+    if let Some(f) = s.flows.iter().find(|f| ecn(f) && kernel_tcp(f).is_none()) {
+        return Err(EmuError::Unsupported(format!(
+            "flow {:?}: ecn on rtclab's own TCP is not supported by the emulator yet (its UDP \
+             sockets do not pass the ECN field to the endpoint); kernel tcp flows (cubic, \
+             reno, bbr) support it",
+            f.name
+        )));
     }
     Ok(())
 }
 
-/// The network, both directions, from the harness (the simulator's topology, random streams
-/// and routes). Unclassified packets take the first flow's route.
-fn build_path(s: &Scenario, seeds: &SeedTree) -> Result<Path, EmuError> {
+/// The network from the harness (the simulator's topology, random streams and routes): one
+/// path per direction when no element serves both, else one path for both. Unclassified
+/// packets take the first flow's route.
+fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<Vec<Path>, EmuError> {
     let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
     let (bin, warmup) = (s.metrics.bin, Time::ZERO + s.metrics.warmup);
-    Ok(Path::new(net, s.links.len(), bin, warmup))
+    Ok(Path::per_direction(net, s.links.len(), bin, warmup))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +185,7 @@ pub struct Emulation {
     scenario: Scenario,
     seed: u64,
     stop: Arc<AtomicBool>,
-    forwarders: Vec<JoinHandle<Result<[DirStats; 2], EmuError>>>,
+    forwarders: Vec<JoinHandle<Result<LoopStats, EmuError>>>,
     flows: Vec<FlowHandle>,
     topology: Option<Topology>,
     t0: i64,
@@ -217,8 +223,14 @@ impl Emulation {
         }
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
+        let kernel_ecn = scenario.flows.iter().any(|f| {
+            kernel_tcp(f).is_some() && matches!(f.kind, FlowKindSpec::Tcp { ecn: true, .. })
+        });
+        if mode == Mode::Scenario && kernel_ecn {
+            topology.enable_tcp_ecn()?;
+        }
         let seeds = SeedTree::new(seed);
-        let path = build_path(&scenario, &seeds)?;
+        let paths = build_paths(&scenario, &seeds)?;
         let stop = Arc::new(AtomicBool::new(false));
         // Hosts and listeners first, then time zero.
         let t0 = sys::monotonic_ns() + 50_000_000;
@@ -255,26 +267,39 @@ impl Emulation {
                 sinks[d] = Some(sink);
             }
         }
-        let f = Forwarder {
-            fds,
-            path,
-            classifier,
-            t0,
-            end,
-            window_start: Time::ZERO + emu.scenario.metrics.warmup,
-            bin_ns: emu.scenario.metrics.bin.as_nanos(),
-            capture: sinks,
-        };
-        let stop_f = stop.clone();
-        let h = std::thread::Builder::new()
-            .name("emu-forwarder".into())
-            .spawn(move || f.run(&stop_f))
-            .map_err(|e| EmuError::Setup(format!("thread: {e}")));
-        match h {
-            Ok(h) => emu.forwarders.push(h),
-            Err(e) => {
-                emu.topology = Some(topology);
-                return Err(e);
+        // One loop per path: per direction when no element serves both, else one for both.
+        let one_loop = paths.len() == 1;
+        for (i, path) in paths.into_iter().enumerate() {
+            let reads = if one_loop { [true, true] } else { [i == 0, i == 1] };
+            let f = Forwarder {
+                fds,
+                reads,
+                path,
+                classifier,
+                t0,
+                end,
+                window_start: Time::ZERO + emu.scenario.metrics.warmup,
+                bin_ns: emu.scenario.metrics.bin.as_nanos(),
+                capture: [0, 1].map(|d| if reads[d] { sinks[d].take() } else { None }),
+            };
+            let stop_f = stop.clone();
+            let name = if one_loop { "emu-forwarder".into() } else { format!("emu-forwarder-{i}") };
+            let h = std::thread::Builder::new()
+                .name(name)
+                .spawn(move || {
+                    let r = f.run(&stop_f);
+                    if r.is_err() {
+                        stop_f.store(true, Ordering::Relaxed); // the other loop ends too
+                    }
+                    r
+                })
+                .map_err(|e| EmuError::Setup(format!("thread: {e}")));
+            match h {
+                Ok(h) => emu.forwarders.push(h),
+                Err(e) => {
+                    emu.topology = Some(topology);
+                    return Err(e);
+                }
             }
         }
         let bin = emu.scenario.metrics.bin;
@@ -282,33 +307,45 @@ impl Emulation {
         let flows = if mode == Mode::Scenario { emu.scenario.flows.clone() } else { Vec::new() };
         for f in &flows {
             let port = PORT_BASE + f.id as u16;
-            let flow = match (&f.kind, kernel_cc(f)?) {
-                (FlowKindSpec::Media(m), _) => {
-                    let (snd, rcv) = rtclab_harness::endpoints::media_endpoints(f.id, m, &seeds)
+            let flow = match kernel_tcp(f) {
+                None => {
+                    let (snd, rcv) = rtclab_harness::endpoints::flow_endpoints(f, &seeds)
                         .map_err(EmuError::Setup)?;
-                    let spec = media::MediaSpecRt {
+                    let spec = udp_endpoint::UdpFlowSpec {
                         flow: f.id,
                         port,
                         t0,
                         start: f.start,
                         stop: f.stop.min(end),
                         end,
-                        bin: emu.scenario.metrics.bin,
+                        bin,
+                        window_start: Time::ZERO + emu.scenario.metrics.warmup,
+                        packet_size: f.kind.packet_size(),
                     };
-                    media::MediaFlow::spawn(
+                    let codec = || -> Box<dyn codec::WireCodec> {
+                        match f.kind {
+                            FlowKindSpec::Media(_) => {
+                                Box::new(codec::RtpCodec::new(SSRC_BASE + f.id))
+                            }
+                            _ => Box::new(codec::RecordCodec),
+                        }
+                    };
+                    udp_endpoint::UdpFlow::spawn(
                         spec,
                         snd,
                         rcv,
+                        codec(),
+                        codec(),
                         &topology.sender_ns,
                         &topology.receiver_ns,
                         stop.clone(),
                     )
-                    .map(FlowHandle::Media)
+                    .map(FlowHandle::Endpoint)
                 }
-                (_, cc) => {
+                Some(cc) => {
                     let spec = tcp::TcpFlowSpec {
                         port,
-                        cc: cc.unwrap_or("cubic").into(),
+                        cc: cc.into(),
                         t0,
                         start: t0 + (f.start - Time::ZERO).as_nanos(),
                         stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
@@ -376,10 +413,8 @@ impl Emulation {
             }
         }
         self.topology = None; // removes the namespaces
-        let Some(dirs) = joined.pop() else {
-            return Err(EmuError::Io("forwarder missing".into()));
-        };
-        let stats = EngineStats { dirs: dirs?? };
+        let loops = joined.into_iter().map(|r| r.and_then(|l| l)).collect::<Result<Vec<_>, _>>()?;
+        let stats = EngineStats::merge(loops)?;
         if let Some((spec, parts)) = self.capture.take() {
             capture::merge(&parts, &spec.path, spec.snaplen)
                 .map_err(|e| EmuError::Io(format!("capture {}: {e}", spec.path.display())))?;
@@ -407,29 +442,6 @@ impl Drop for Emulation {
             let _ = f.join();
         }
         self.topology = None;
-    }
-}
-
-fn media_qoe(m: &media::MediaResult, active: f64) -> MediaQoe {
-    let s = &m.sender;
-    MediaQoe {
-        frame_delay_ms: percentiles_ms(&m.frame_delay),
-        frames: m.frames.completed,
-        frame_rate: if active > 0.0 { m.frames.completed as f64 / active } else { 0.0 },
-        incomplete_frames: m.frames.incomplete,
-        stalls: m.frames.stalls,
-        stall_time_s: m.frames.stall_time.as_secs_f64(),
-        frames_dropped_by_sender: m.frames_dropped_by_sender,
-        padding_bytes: s.padding_bytes,
-        probe_clusters: s.probe_clusters,
-        composition: Composition::of(s.bytes_sent, s.fec_bytes, s.rtx_bytes, s.padding_bytes),
-        frames_displayed: m.display.displayed,
-        display_delay_ms: percentiles_ms(&m.display.delay),
-        freezes: m.display.freezes,
-        freeze_time_s: m.display.freeze_time.as_secs_f64(),
-        undecodable_frames: m.display.undecodable,
-        max_decode_queue: m.display.max_decode_queue as u64,
-        undecodable_packets: Some(m.decode_errors),
     }
 }
 
@@ -488,9 +500,16 @@ fn summarize(
                     mss: i.snd_mss as u64,
                 });
             }
-            // Frames are counted over the whole run, so the rate is over the flow's life.
-            FlowResult::Media(m) => {
-                out.media = Some(media_qoe(m, (f.stop.min(w1) - f.start).as_secs_f64()))
+            FlowResult::Endpoint(r) => {
+                let (rx, media) = (&r.receiver, matches!(f.kind, FlowKindSpec::Media(_)));
+                let frames = FrameCounts {
+                    frames: rx.window_frames,
+                    frame_delay: &rx.frame_delay,
+                    displayed: rx.frames_displayed,
+                    display_delay: &rx.display_delay,
+                };
+                let errors = media.then_some(rx.decode_errors + r.sender.decode_errors);
+                hs::endpoint_fields(&mut out, &r.sender.endpoint, &rx.endpoint, frames, errors);
             }
             FlowResult::Failed => out.connected = false,
         }

@@ -118,6 +118,12 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The sender host's TCP asks for ECN on its connections (`net.ipv4.tcp_ecn = 1`; the
+    /// receiver host keeps Linux's default 2, accepting ECN when asked).
+    pub fn enable_tcp_ecn(&self) -> Result<(), EmuError> {
+        sysctl(&self.sender_ns, "net.ipv4.tcp_ecn", "1")
+    }
+
     /// `tag` distinguishes several topologies of one process.
     pub fn create(tag: u32) -> Result<Self, EmuError> {
         check_requirements()?;

@@ -40,34 +40,131 @@ impl Path {
     /// The whole network, both directions (`bin`, `warmup`: the meters' bin and window
     /// start). Unclassified packets take the first flow's routes.
     pub fn new(net: Network, n_links: usize, bin: TimeDelta, warmup: Time) -> Self {
-        let info = net.meter_info();
-        let mut routes: Vec<[Vec<usize>; 2]> = net
-            .routes
-            .iter()
-            .map(|r| r.clone().map(|v| v.into_iter().map(|e| e as usize).collect()))
+        let side = vec![0; net.elements.len()];
+        let mut parts = Self::partition(net, &side, 1, n_links, bin, warmup);
+        parts.pop().expect("one part")
+    }
+
+    /// The network as one path per direction — `[forward, reverse]`, each runnable on its own
+    /// thread — when no element is shared by the two directions (on both directions' routes, or
+    /// observing a link of the other direction); otherwise the whole network as one path. A
+    /// forwarding loop per direction spreads the device reads and writes, which dominate the
+    /// emulator's cost, over two cores (docs/benchmarks.md).
+    pub fn per_direction(net: Network, n_links: usize, bin: TimeDelta, warmup: Time) -> Vec<Self> {
+        match Self::direction_of_elements(&net) {
+            Some(side) => Self::partition(net, &side, 2, n_links, bin, warmup),
+            None => vec![Self::new(net, n_links, bin, warmup)],
+        }
+    }
+
+    /// Per element, the one direction (0 forward, 1 reverse) whose packets it handles, or
+    /// `None` if some element serves both. Elements on no route go with the forward side.
+    fn direction_of_elements(net: &Network) -> Option<Vec<usize>> {
+        let mut side: Vec<Option<usize>> = vec![None; net.elements.len()];
+        let mut claim = |e: usize, d: usize| match side[e] {
+            Some(x) if x != d => false,
+            _ => {
+                side[e] = Some(d);
+                true
+            }
+        };
+        for r in &net.routes {
+            for (d, hops) in r.iter().enumerate() {
+                if !hops.iter().all(|&e| claim(e as usize, d)) {
+                    return None;
+                }
+            }
+        }
+        // A middlebox told of a link's dequeues works on that link's side.
+        for (li, obs) in net.observers.iter().enumerate() {
+            if let Some(l) = net.link_elements.get(li * 2).copied().flatten() {
+                if !obs.iter().all(|&o| claim(o as usize, 0) && claim(l as usize, 0)) {
+                    return None;
+                }
+            }
+        }
+        Some(side.into_iter().map(|s| s.unwrap_or(0)).collect())
+    }
+
+    /// Moves the network's elements into `n` paths, element `e` into path `side[e]`, each
+    /// path keeping the routes (per direction: those of its side, if all their elements are
+    /// its own) and feeding its own copy of every link meter (the engine keeps, per meter,
+    /// the copy of the path that owns the meter's direction).
+    fn partition(
+        net: Network,
+        side: &[usize],
+        n: usize,
+        n_links: usize,
+        bin: TimeDelta,
+        warmup: Time,
+    ) -> Vec<Self> {
+        let info_all = net.meter_info();
+        let observers_all = net.observers_by_element();
+        let mut local = vec![0usize; side.len()];
+        let mut count = vec![0usize; n];
+        for (e, &s) in side.iter().enumerate() {
+            local[e] = count[s];
+            count[s] += 1;
+        }
+        let mut parts: Vec<Path> = (0..n)
+            .map(|p| {
+                let mut routes: Vec<[Vec<usize>; 2]> = net
+                    .routes
+                    .iter()
+                    .map(|r| {
+                        r.clone().map(|hops| {
+                            if hops.iter().all(|&e| side[e as usize] == p) {
+                                hops.into_iter().map(|e| local[e as usize]).collect()
+                            } else {
+                                Vec::new()
+                            }
+                        })
+                    })
+                    .collect();
+                routes.push(routes.first().cloned().unwrap_or_default());
+                let link_of_hop = net
+                    .link_elements
+                    .iter()
+                    .map(|l| l.map(|e| e as usize).filter(|&e| side[e] == p).map(|e| local[e]))
+                    .collect();
+                Path {
+                    elements: Vec::with_capacity(count[p]),
+                    info: Vec::with_capacity(count[p]),
+                    routes,
+                    observers: Vec::with_capacity(count[p]),
+                    link_of_hop,
+                    out: ElementOutput::default(),
+                    dequeued: Vec::new(),
+                    released: Vec::new(),
+                    dropped: Vec::new(),
+                    marked: Vec::new(),
+                    meters: vec![LinkMeter::default(); 2 * n_links.max(1)],
+                    bin,
+                    warmup,
+                    next_bin_end: Time::ZERO + bin,
+                }
+            })
             .collect();
-        routes.push(routes.first().cloned().unwrap_or_default());
-        let observers = net
-            .observers_by_element()
-            .into_iter()
-            .map(|obs| obs.into_iter().map(|o| o as usize).collect())
-            .collect();
-        let link_of_hop = net.link_elements.iter().map(|e| e.map(|e| e as usize)).collect();
-        Path {
-            elements: net.elements,
-            info,
-            routes,
-            observers,
-            link_of_hop,
-            out: ElementOutput::default(),
-            dequeued: Vec::new(),
-            released: Vec::new(),
-            dropped: Vec::new(),
-            marked: Vec::new(),
-            meters: vec![LinkMeter::default(); 2 * n_links.max(1)],
-            bin,
-            warmup,
-            next_bin_end: Time::ZERO + bin,
+        for (e, el) in net.elements.into_iter().enumerate() {
+            let part = &mut parts[side[e]];
+            part.elements.push(el);
+            part.info.push(info_all[e]);
+            part.observers.push(observers_all[e].iter().map(|&o| local[o as usize]).collect());
+        }
+        parts
+    }
+
+    /// The payload store of the packets in this path (the emulator keeps each packet's bytes
+    /// there; elements reach them through `ElementOutput::payloads`).
+    pub fn payloads(&mut self) -> &mut rtclab_core::Payloads {
+        &mut self.out.payloads
+    }
+
+    /// Removes and returns a packet's payload (it was released or dropped).
+    pub fn take_payload(&mut self, p: &Packet) -> Option<rtclab_core::Payload> {
+        match p.info {
+            rtclab_core::PacketInfo::Payload { id } => self.out.payloads.take(id),
+            _ => None,
         }
     }
 
@@ -228,6 +325,66 @@ mod tests {
         assert_eq!((m.offered_packets, m.departed_packets, m.departed_bytes), (3, 3, 3600));
         assert_eq!(m.departed_per_bin()[..2], [3600, 0]);
         assert_eq!(m.bins(), 10);
+    }
+
+    #[test]
+    fn a_packets_bytes_sit_in_the_store_elements_read_until_it_leaves() {
+        let mut path = path("");
+        let bytes = vec![0x45u8, 0, 0, 28];
+        let id = path.payloads().insert(rtclab_core::Payload::bytes(bytes.clone()));
+        let mut p = Packet::data(FlowId(0), 0, 1200, Time::ZERO);
+        p.info = rtclab_core::PacketInfo::Payload { id };
+        path.inject(Time::ZERO, p);
+        path.advance(Time::from_millis(5));
+        // In flight: every element is handed this store (`ElementOutput::payloads`).
+        let seen = path.out.payloads.get(id).and_then(|x| x.downcast_ref::<Vec<u8>>());
+        assert_eq!(seen, Some(&bytes));
+        path.advance(Time::from_millis(50));
+        let (_, out) = path.released[0];
+        let got = path.take_payload(&out).unwrap();
+        assert_eq!(got.downcast_ref::<Vec<u8>>(), Some(&bytes));
+        assert_eq!(path.out.payloads.len(), 0, "nothing left behind");
+    }
+
+    fn parts(extra: &str) -> Vec<Path> {
+        let text = format!(
+            "duration = \"5s\"\n[link]\ncapacity = \"9600kbps\"\n[[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\n{extra}"
+        );
+        let s = rtclab_scenario::from_toml_str(&text, std::path::Path::new(".")).unwrap();
+        let net = Network::build(&s, &SeedTree::new(1)).unwrap();
+        Path::per_direction(net, s.links.len(), TimeDelta::from_millis(5), Time::ZERO)
+    }
+
+    #[test]
+    fn directions_get_a_path_each_unless_an_element_serves_both() {
+        let mut split = parts("[reverse_link]\ncapacity = \"1Mbps\"\n");
+        assert_eq!(split.len(), 2);
+        // Each part forwards its own direction exactly as the whole network does.
+        split[0].inject(Time::ZERO, Packet::data(FlowId(0), 0, 1200, Time::ZERO));
+        let mut ack = Packet::ack(FlowId(0), 1, Time::ZERO, 125, Time::ZERO);
+        ack.dir = Direction::Reverse;
+        split[1].inject(Time::ZERO, ack);
+        for p in &mut split {
+            p.advance(Time::from_millis(100));
+        }
+        assert_eq!(
+            split[0].released.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [Time::from_millis(11)]
+        );
+        // 125 B at 1 Mbit/s = 1 ms on the reverse link, then 10 ms.
+        assert_eq!(
+            split[1].released.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [Time::from_millis(11)]
+        );
+        // Each part meters its own direction of the bottleneck (meter 0 forward, 1 reverse).
+        assert_eq!(split[0].meters[0].departed_packets, 1);
+        assert_eq!(split[1].meters[1].departed_packets, 1);
+        assert_eq!(split[0].meters[1].departed_packets, 0);
+        // A middlebox on both directions keeps the network whole.
+        let whole = parts(
+            "[[middleboxes]]\nkind = \"ack_aggregation\"\nat = \"bottleneck\"\ninterval_ms = 20\n",
+        );
+        assert_eq!(whole.len(), 1);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
     // Controller series: the standard ones, then names in first-seen order.
     let mut names: Vec<&'static str> = STANDARD_CC_SERIES.to_vec();
     for rec in received {
-        if let FlowResult::Media(m) = rec {
+        if let FlowResult::Endpoint(m) = rec {
             for (n, _) in m.samples.iter().flat_map(|x| &x.named) {
                 if !names.contains(n) {
                     names.push(n);
@@ -60,12 +60,12 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 }
             };
             let cc = match rec {
-                FlowResult::Media(m) => m.samples.get(i).unwrap_or(&none),
+                FlowResult::Endpoint(m) => m.samples.get(i).unwrap_or(&none),
                 _ => &none,
             };
             let frame_rate = match rec {
-                FlowResult::Media(m) => {
-                    m.frames_per_bin.get(i).map_or(0.0, |&n| n as f64 / bin.as_secs_f64())
+                FlowResult::Endpoint(m) => {
+                    m.receiver.frames.get(i).map_or(0.0, |&n| n as f64 / bin.as_secs_f64())
                 }
                 _ => 0.0,
             };

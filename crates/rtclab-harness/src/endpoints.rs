@@ -89,11 +89,12 @@ pub fn flow_endpoints(
 ) -> Result<(AnyEndpoint, AnyEndpoint), String> {
     let id = FlowId(f.id);
     Ok(match &f.kind {
-        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate } => {
+        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn } => {
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
                 app_rate: *app_rate,
+                ecn: *ecn,
                 ..Default::default()
             };
             let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
@@ -225,6 +226,16 @@ pub fn sample_media_sender(s: &MediaSender, c: &mut CcSample) {
 }
 
 /// The receiver-side estimator's named values (REMB), appended to `c.named`.
+/// What a flow's receiver adds to its series (a receive-side estimator's named values); empty
+/// for receivers without one.
+pub fn sample_receiver(rcv: &AnyEndpoint) -> CcSample {
+    let mut c = CcSample::default();
+    if let AnyEndpoint::MediaReceiver(r) = rcv {
+        sample_media_receiver(r, &mut c);
+    }
+    c
+}
+
 pub fn sample_media_receiver(r: &MediaReceiver, c: &mut CcSample) {
     if let Some(e) = r.remb_estimator() {
         c.named.extend(e.metrics());

@@ -10,6 +10,7 @@
 //! direction with a bottleneck); `fairness`; `flows`; `engine_stats`; `emulator` (emulator
 //! only: forwarding timing and health).
 
+use crate::endpoints::AnyEndpoint;
 use crate::link_meter::LinkMeter;
 use rtclab_core::{LogHistogram, Time, TimeDelta};
 use rtclab_net::{DropReason, QueueLimit};
@@ -222,6 +223,64 @@ pub struct MediaQoe {
     pub max_decode_queue: u64,
     /// Emulator: packets the receiver could not parse as RTP/RTCP.
     pub undecodable_packets: Option<u64>,
+}
+
+/// What a flow's meters counted of its frames in the measurement window (both engines feed
+/// these from the receiver's `FrameComplete` / `FrameDisplayed` events).
+pub struct FrameCounts<'a> {
+    pub frames: u64,
+    pub frame_delay: &'a LogHistogram,
+    pub displayed: u64,
+    pub display_delay: &'a LogHistogram,
+}
+
+/// Fills what a flow's endpoints know of themselves at the end — a TCP sender's recovery
+/// counters, a media flow's QoE — the same way for both engines.
+pub fn endpoint_fields(
+    out: &mut FlowSummary,
+    snd: &AnyEndpoint,
+    rcv: &AnyEndpoint,
+    frames: FrameCounts,
+    undecodable_packets: Option<u64>,
+) {
+    if let AnyEndpoint::TcpSender(sender) = snd {
+        let st = sender.stats;
+        out.retransmits = Some(st.retransmits);
+        out.fast_retransmits = Some(st.fast_retransmits);
+        out.timeouts = Some(st.timeouts);
+        out.app_delay_ms = (st.app_packets > 0).then(|| AppDelay {
+            mean: st.app_delay_sum.as_millis_f64() / st.app_packets as f64,
+            max: st.app_delay_max.as_millis_f64(),
+        });
+    }
+    if let (AnyEndpoint::MediaSender(sender), AnyEndpoint::MediaReceiver(receiver)) = (snd, rcv) {
+        let (fs, ps, ss) = (&receiver.frames.stats, &receiver.playout.stats, &sender.stats);
+        let active = out.active_s;
+        out.media = Some(MediaQoe {
+            frame_delay_ms: percentiles_ms(frames.frame_delay),
+            frames: frames.frames,
+            frame_rate: if active > 0.0 { frames.frames as f64 / active } else { 0.0 },
+            incomplete_frames: fs.incomplete,
+            stalls: fs.stalls,
+            stall_time_s: fs.stall_time.as_secs_f64(),
+            frames_dropped_by_sender: sender.frames_dropped(),
+            padding_bytes: ss.padding_bytes,
+            probe_clusters: ss.probe_clusters,
+            composition: Composition::of(
+                ss.bytes_sent,
+                ss.fec_bytes,
+                ss.rtx_bytes,
+                ss.padding_bytes,
+            ),
+            frames_displayed: frames.displayed,
+            display_delay_ms: percentiles_ms(frames.display_delay),
+            freezes: ps.freezes,
+            freeze_time_s: ps.freeze_time.as_secs_f64(),
+            undecodable_frames: ps.undecodable,
+            max_decode_queue: ps.max_decode_queue as u64,
+            undecodable_packets,
+        });
+    }
 }
 
 /// Shares of the bytes a media sender put on the wire.

@@ -24,6 +24,7 @@
 pub mod ccfb;
 pub mod encoder;
 pub mod feedback;
+pub mod feedback_access;
 pub mod frames;
 pub mod history;
 pub mod pacer;

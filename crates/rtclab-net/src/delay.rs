@@ -36,6 +36,9 @@ impl DelayLine {
 }
 
 impl NetElement for DelayLine {
+    fn held_by_kind(&self) -> (u64, u64) {
+        DelayLine::held_by_kind(self)
+    }
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, _out: &mut ElementOutput) {
         let mut release = now + self.base;

@@ -66,6 +66,12 @@ pub trait NetElement {
     /// A link at the same hop dequeued a packet (only elements the engine registered as
     /// observers of that link are told).
     fn observe_dequeue(&mut self, _now: Time, _rec: &DequeueRecord) {}
+    /// Packets this element holds right now, (data, feedback): the conservation identities
+    /// count them (every packet sent is delivered, dropped, or held by some element). An
+    /// element that keeps packets must report them.
+    fn held_by_kind(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Built-in elements plus a boxed slot for experiments.
@@ -107,6 +113,14 @@ impl NetElement for AnyElement {
     fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         if let AnyElement::Custom(e) = self {
             e.observe_dequeue(now, rec)
+        }
+    }
+    fn held_by_kind(&self) -> (u64, u64) {
+        match self {
+            AnyElement::Link(e) => e.held_by_kind(),
+            AnyElement::Delay(e) => e.held_by_kind(),
+            AnyElement::Loss(e) => e.held_by_kind(),
+            AnyElement::Custom(e) => e.held_by_kind(),
         }
     }
 }

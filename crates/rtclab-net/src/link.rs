@@ -140,6 +140,9 @@ fn pull(q: &mut AnyQdisc, observed: bool, at: Time, out: &mut ElementOutput) -> 
 }
 
 impl NetElement for Link {
+    fn held_by_kind(&self) -> (u64, u64) {
+        Link::held_by_kind(self)
+    }
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
         self.qdisc.enqueue(now, pkt, out);

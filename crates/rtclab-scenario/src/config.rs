@@ -438,6 +438,9 @@ pub struct FlowConfig {
     /// tcp: acknowledge every second segment with a 40 ms delayed-ACK timer (default true, as
     /// Linux and ns-3 do); false acknowledges every segment.
     pub delayed_ack: Option<bool>,
+    /// tcp: ECN-capable transport (RFC 3168): data packets are ECT(0), a marking queue's CE
+    /// is echoed and answered with a window reduction (default false).
+    pub ecn: Option<bool>,
     /// tcp: initial window in packets (default 10).
     pub initial_window: Option<u32>,
     /// tcp + cubic: CUBIC parameters.

@@ -125,6 +125,8 @@ pub enum FlowKindSpec {
         packet_size: u32,
         ack_every: u32,
         app_rate: Option<Rate>,
+        /// ECN-capable (RFC 3168): ECT(0) data, CE echoed, a window reduction per echo.
+        ecn: bool,
     },
     Cbr {
         rate: Rate,
@@ -316,6 +318,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 "`params` apply to registered flow kinds and registered controllers only; tcp, cbr and media have named keys",
             ));
         }
+        if f.ecn.is_some() && f.kind != FlowKind::Tcp {
+            return Err(ConfigError::new(
+                at("ecn"),
+                "ecn applies to tcp flows only (media, cbr and registered senders are not ECN-capable)",
+            ));
+        }
         let kind = match &f.kind {
             FlowKind::Registered(name) => registered_flow(f, name, packet_size, &at)?,
             FlowKind::Media => media_spec(f, &at, base_dir)?,
@@ -347,6 +355,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     packet_size,
                     ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
                     app_rate: f.rate.map(|r| r.0),
+                    ecn: f.ecn.unwrap_or(false),
                 }
             }
             FlowKind::Cbr => {

@@ -375,3 +375,12 @@ fn protection_and_receiver_stages_are_checked_where_they_are_written() {
         matches!(m.sender.protection, ProtectionSpec::Fixed { fec_ratio, rtx: Some(_) } if fec_ratio == 0.25)
     );
 }
+
+#[test]
+fn ecn_is_a_tcp_setting() {
+    let s = from_toml_str(&format!("{BASE}ecn = true\n"), Path::new(".")).unwrap();
+    assert!(matches!(s.flows[0].kind, FlowKindSpec::Tcp { ecn: true, .. }));
+    let e = err(&BASE.replace("kind = \"tcp\"", "kind = \"media\"\necn = true"));
+    assert_eq!(e.path, "flows[0].ecn");
+    assert!(e.message.contains("tcp flows only"), "{e}");
+}

@@ -155,11 +155,7 @@ impl Simulation {
     pub fn packets_in_network(&self) -> (u64, u64) {
         let mut held = (0, 0);
         for e in &self.elements {
-            let (d, a) = match e {
-                AnyElement::Link(l) => l.held_by_kind(),
-                AnyElement::Delay(d) => d.held_by_kind(),
-                AnyElement::Loss(_) | AnyElement::Custom(_) => (0, 0),
-            };
+            let (d, a) = e.held_by_kind();
             held.0 += d;
             held.1 += a;
         }
@@ -450,44 +446,12 @@ impl Simulation {
             self.meters.flow_columns(|i, t0, t1| flows[i].start < t1 && flows[i].stop > t0);
         let link_cols = self.meters.link_columns();
         let fairness = summary::fairness_columns(&self.scenario, &self.meters);
-        let sender_stats: Vec<_> = self
-            .flows
-            .iter()
-            .map(|f| match &f.snd {
-                AnyEndpoint::TcpSender(sender) => Some(sender.stats),
-                _ => None,
-            })
-            .collect();
-        let media: Vec<Option<summary::MediaSummary>> = self
-            .flows
-            .iter()
-            .map(|f| match (&f.snd, &f.rcv) {
-                (AnyEndpoint::MediaSender(sender), AnyEndpoint::MediaReceiver(receiver)) => {
-                    Some(summary::MediaSummary {
-                        stalls: receiver.frames.stats.stalls,
-                        stall_time_s: receiver.frames.stats.stall_time.as_secs_f64(),
-                        incomplete_frames: receiver.frames.stats.incomplete,
-                        frames_dropped_by_sender: sender.frames_dropped(),
-                        padding_bytes: sender.stats.padding_bytes,
-                        probe_clusters: sender.stats.probe_clusters,
-                        bytes_sent: sender.stats.bytes_sent,
-                        fec_bytes: sender.stats.fec_bytes,
-                        rtx_bytes: sender.stats.rtx_bytes,
-                        freezes: receiver.playout.stats.freezes,
-                        freeze_time_s: receiver.playout.stats.freeze_time.as_secs_f64(),
-                        undecodable_frames: receiver.playout.stats.undecodable,
-                        max_decode_queue: receiver.playout.stats.max_decode_queue as u64,
-                    })
-                }
-                _ => None,
-            })
-            .collect();
+        let endpoints: Vec<_> = self.flows.iter().map(|f| (&f.snd, &f.rcv)).collect();
         let summary = summary::build(
             &self.scenario,
             self.seed,
             &self.meters,
-            &sender_stats,
-            &media,
+            &endpoints,
             &fairness,
             self.stats(),
         )

@@ -3,11 +3,9 @@
 
 use crate::metrics::{Columns, EngineStats, Meters};
 use rtclab_core::{LogHistogram, Time};
-use rtclab_harness::summary::{
-    self as hs, percentiles_ms, AppDelay, Composition, EngineCounters, MediaQoe, Summary,
-};
+use rtclab_harness::endpoints::AnyEndpoint;
+use rtclab_harness::summary::{self as hs, percentiles_ms, EngineCounters, FrameCounts, Summary};
 use rtclab_scenario::Scenario;
-use rtclab_transport::TcpSenderStats;
 
 /// Jain's index per fairness window over the flows active for the whole window.
 pub fn fairness_columns(s: &Scenario, m: &Meters) -> Columns {
@@ -15,33 +13,12 @@ pub fn fairness_columns(s: &Scenario, m: &Meters) -> Columns {
     rtclab_harness::measure::fairness_columns(s, n_bins, |i| &m.flows[i].col_recv_bytes)
 }
 
-/// Whole-run media QoE a receiver keeps (stalls are judged on the receiver's frame clock).
-#[derive(Clone, Copy, Debug)]
-pub struct MediaSummary {
-    pub stalls: u64,
-    pub stall_time_s: f64,
-    pub incomplete_frames: u64,
-    pub frames_dropped_by_sender: u64,
-    pub padding_bytes: u64,
-    pub probe_clusters: u64,
-    /// Whole-run traffic composition at the sender (bytes on the wire).
-    pub bytes_sent: u64,
-    pub fec_bytes: u64,
-    pub rtx_bytes: u64,
-    /// Whole run: freezes and undecodable frames at the display stage.
-    pub freezes: u64,
-    pub freeze_time_s: f64,
-    pub undecodable_frames: u64,
-    pub max_decode_queue: u64,
-}
-
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     s: &Scenario,
     seed: u64,
     m: &Meters,
-    senders: &[Option<TcpSenderStats>],
-    media: &[Option<MediaSummary>],
+    endpoints: &[(&AnyEndpoint, &AnyEndpoint)],
     fairness: &Columns,
     stats: EngineStats,
 ) -> Summary {
@@ -78,39 +55,14 @@ pub fn build(
         out.drops = hs::drops(&fm.drops);
         out.ecn_marks = fm.ecn_marks;
         out.ack_drops = fm.ack_drops;
-        if let Some(st) = senders[f.id as usize] {
-            out.retransmits = Some(st.retransmits);
-            out.fast_retransmits = Some(st.fast_retransmits);
-            out.timeouts = Some(st.timeouts);
-            out.app_delay_ms = (st.app_packets > 0).then(|| AppDelay {
-                mean: st.app_delay_sum.as_millis_f64() / st.app_packets as f64,
-                max: st.app_delay_max.as_millis_f64(),
-            });
-        }
-        out.media = media[f.id as usize].map(|ms| MediaQoe {
-            frame_delay_ms: percentiles_ms(&fm.frame_delay),
+        let (snd, rcv) = endpoints[f.id as usize];
+        let frames = FrameCounts {
             frames: fm.frames,
-            frame_rate: if active > 0.0 { fm.frames as f64 / active } else { 0.0 },
-            incomplete_frames: ms.incomplete_frames,
-            stalls: ms.stalls,
-            stall_time_s: ms.stall_time_s,
-            frames_dropped_by_sender: ms.frames_dropped_by_sender,
-            padding_bytes: ms.padding_bytes,
-            probe_clusters: ms.probe_clusters,
-            composition: Composition::of(
-                ms.bytes_sent,
-                ms.fec_bytes,
-                ms.rtx_bytes,
-                ms.padding_bytes,
-            ),
-            frames_displayed: fm.displayed,
-            display_delay_ms: percentiles_ms(&fm.display_delay),
-            freezes: ms.freezes,
-            freeze_time_s: ms.freeze_time_s,
-            undecodable_frames: ms.undecodable_frames,
-            max_decode_queue: ms.max_decode_queue,
-            undecodable_packets: None,
-        });
+            frame_delay: &fm.frame_delay,
+            displayed: fm.displayed,
+            display_delay: &fm.display_delay,
+        };
+        hs::endpoint_fields(&mut out, snd, rcv, frames, None);
         flows.push(out);
     }
 

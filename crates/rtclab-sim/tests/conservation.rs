@@ -113,6 +113,24 @@ kind = "media"
 cc = "gcc"
 rtt = "30ms"
 "#,
+        // A middlebox holding feedback: what it holds at the end is counted.
+        r#"duration = "10.005s"
+[link]
+capacity = "10Mbps"
+queue = { limit = "50ms" }
+[[middleboxes]]
+kind = "ack_aggregation"
+at = "bottleneck"
+interval_ms = 20
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 2
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+"#,
     ];
     for (i, c) in cases.iter().enumerate() {
         for seed in 1..=3 {

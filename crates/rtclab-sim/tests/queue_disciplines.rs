@@ -45,6 +45,42 @@ fn codel_keeps_the_standing_queue_near_its_target() {
     assert!(u(&cd) > 0.85, "codel utilization {}", u(&cd));
 }
 
+/// ECN-capable CUBIC (RFC 3168) through CoDel with `ecn = true`: the queue marks instead of
+/// dropping, the senders answer the echoes with window reductions, and the standing queue and
+/// utilization stay as with drops — without a single retransmission.
+#[test]
+fn ecn_capable_tcp_is_marked_not_dropped_and_backs_off() {
+    let text = scenario(r#"{ kind = "codel", limit = "4bdp", ecn = true }"#)
+        .replace("count = 2", "count = 2\necn = true");
+    let (o, _) = run(parse(&text), 1);
+    let link = &o.summary["link"];
+    let q = link["queuing_delay_ms"]["p50"].as_f64().unwrap();
+    let marks: u64 = o.summary["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["ecn_marks"].as_u64().unwrap())
+        .sum();
+    let retx: u64 = o.summary["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["retransmits"].as_u64().unwrap())
+        .sum();
+    println!(
+        "ecn: median queue {q:.1} ms, util {:.3}, marks {marks}, retransmits {retx}, drops {}",
+        link["utilization"], link["drops"]
+    );
+    assert!(marks > 20, "marks {marks}");
+    assert_eq!(link["drops"]["aqm"].as_u64().unwrap(), 0, "ECT packets are marked, not dropped");
+    assert_eq!(retx, 0, "nothing was lost");
+    assert!(q < 15.0, "the senders backed off: median queue {q}");
+    assert!(link["utilization"].as_f64().unwrap() > 0.85);
+    // Without ECN on the senders the same queue drops.
+    let (plain, _) = run(parse(&scenario(r#"{ kind = "codel", limit = "4bdp", ecn = true }"#)), 1);
+    assert!(plain.summary["link"]["drops"]["aqm"].as_u64().unwrap() > 0);
+}
+
 #[test]
 fn bad_queue_kinds_and_parameters_are_named() {
     let e = |q: &str| rtclab_scenario::from_toml_str(&scenario(q), &builtin_dir()).unwrap_err();

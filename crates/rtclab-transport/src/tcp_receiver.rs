@@ -45,6 +45,8 @@ pub struct TcpReceiver {
     delack_deadline: Option<Time>,
     pending_ack: bool,
     last_ooo: Option<u64>,
+    /// RFC 3168 §6.1.3: a CE mark was seen; ACKs carry ECE until a packet with CWR arrives.
+    ece: bool,
     /// Bytes newly delivered in order to the application (payload only).
     pub goodput_bytes: u64,
     pub received_packets: u64,
@@ -65,6 +67,7 @@ impl TcpReceiver {
             delack_deadline: None,
             pending_ack: false,
             last_ooo: None,
+            ece: false,
             goodput_bytes: 0,
             received_packets: 0,
             duplicate_packets: 0,
@@ -106,7 +109,16 @@ impl TcpReceiver {
             immediate = true;
         }
         self.goodput_bytes += delivered;
-        if immediate || self.unacked_segments >= self.cfg.ack_every {
+        // ECN: CWR ends the echo; a CE mark starts it, and a new one is sent at once (as
+        // Linux's quick-ACK on a CE change).
+        if pkt.ecn_echo() {
+            self.ece = false;
+        }
+        let new_ce = pkt.ecn() == rtclab_core::Ecn::Ce && !self.ece;
+        if pkt.ecn() == rtclab_core::Ecn::Ce {
+            self.ece = true;
+        }
+        if immediate || new_ce || self.unacked_segments >= self.cfg.ack_every {
             self.pending_ack = true;
         } else if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
@@ -130,6 +142,7 @@ impl TcpReceiver {
         self.delack_deadline = None;
         self.unacked_segments = 0;
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ts_recent, self.cfg.ack_size, now);
+        ack.set_ecn_echo(self.ece);
         if self.cfg.sack && !self.ooo.is_empty() {
             ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }

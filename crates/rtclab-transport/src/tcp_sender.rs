@@ -54,6 +54,10 @@ pub struct TcpSenderConfig {
     pub recovery: RecoveryMode,
     /// The application's data rate (a live stream pushed over TCP); `None` = unbounded bulk.
     pub app_rate: Option<Rate>,
+    /// ECN (RFC 3168): data packets are ECT(0); an ACK with ECE is a congestion signal,
+    /// answered at most once per window of data with the controller's loss response and CWR
+    /// on the next new packet — no retransmission.
+    pub ecn: bool,
 }
 
 impl Default for TcpSenderConfig {
@@ -65,6 +69,7 @@ impl Default for TcpSenderConfig {
             min_rto: TimeDelta::from_millis(200),
             max_rto: TimeDelta::from_secs(120),
             recovery: RecoveryMode::Sack,
+            ecn: false,
             app_rate: None,
         }
     }
@@ -78,6 +83,8 @@ pub struct TcpSenderStats {
     /// Recovery episodes entered on duplicate ACKs / SACK evidence (not timeouts).
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Window reductions in answer to ECN echoes (ECE).
+    pub ecn_reductions: u64,
     /// Application-limited senders: new packets sent, and the sum and maximum of the time
     /// each waited in the send buffer (written by the application → first sent).
     pub app_packets: u64,
@@ -130,6 +137,9 @@ pub struct TcpSender {
     recovery: Option<Recovery>,
     /// No new recovery episode until snd_una reaches this.
     recover_guard: u64,
+    /// ECN: no new reduction until `snd_una` passes this (one per window); CWR to send.
+    ecn_recover: u64,
+    cwr_pending: bool,
     /// NewReno: a retransmission that bypasses the window.
     retransmit_now: Option<u64>,
     rtt: RttEstimator,
@@ -166,6 +176,8 @@ impl TcpSender {
             dupacks: 0,
             recovery: None,
             recover_guard: 0,
+            ecn_recover: 0,
+            cwr_pending: false,
             retransmit_now: None,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,
@@ -386,6 +398,20 @@ impl TcpSender {
                     }
                 }
             }
+        }
+
+        // ECN echo: a congestion signal without a loss, once per window (RFC 3168 §6.1.2).
+        if self.cfg.ecn
+            && pkt.ecn_echo()
+            && self.recovery.is_none()
+            && self.snd_una >= self.ecn_recover.max(self.recover_guard)
+            && self.snd_una > 0
+        {
+            let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
+            self.cc.on_congestion_event(now, &CongestionEvent::Loss { bytes_in_flight: in_flight });
+            self.ecn_recover = self.high_sent;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
         }
 
         if delivered > 0 {
@@ -628,6 +654,13 @@ impl TcpSender {
         let size = self.cfg.packet_size;
         let mut p = Packet::data(self.flow, seq, size, now);
         p.set_retransmit(retransmit);
+        if self.cfg.ecn {
+            // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+            if !retransmit {
+                p.set_ecn(rtclab_core::Ecn::Ect0);
+                p.set_ecn_echo(std::mem::take(&mut self.cwr_pending));
+            }
+        }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size as u64;
         let in_flight = self.packets_in_flight() * size as u64;

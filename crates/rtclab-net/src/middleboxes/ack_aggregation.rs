@@ -76,6 +76,10 @@ impl NetElement for AckAggregation {
     fn poll_timeout(&self) -> Option<Time> {
         self.held.front().map(|x| x.0)
     }
+
+    fn held_by_kind(&self) -> (u64, u64) {
+        crate::qdisc::count_kinds(self.held.iter().map(|x| &x.1))
+    }
 }
 
 #[cfg(test)]
