@@ -36,8 +36,8 @@ def test_config_error_from_api():
     bad = dict(LOSSY, flows=[{"kind": "tcp", "cc": "bbq", "rtt": "30ms"}])
     with pytest.raises(rtclab.ConfigError) as e:
         rtclab.run(bad)
-    msg, path, _ = e.value.args
-    assert path == "flows[0].cc" and "bbq" in msg
+    assert e.value.path == "flows[0].cc" and "bbq" in str(e.value)
+    assert e.value.args == (str(e.value),), "one clean message, not a tuple"
 
 
 def test_interrupt_between_chunks_propagates():

@@ -81,9 +81,44 @@ def test_out_is_a_file(cli, tmp_path, good_scenario):
     assert f.read_text() == "x"
 
 
+BYTE_RATE = """
+duration = "3s"
+[link]
+capacity = "2MBps"
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+"""
+
+
 def test_negative_seed(cli, good_scenario, tmp_path):
     r = cli("run", good_scenario, "--seed", -1, "--out", tmp_path / "o")
     assert r.returncode == 2 and "--seed" in r.stderr
+
+
+def test_seed_too_large_is_refused_cleanly(cli, good_scenario, tmp_path):
+    r = cli("run", good_scenario, "--seed", "99999999999999999999999", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "--seed" in r.stderr and "Traceback" not in r.stderr
+    import rtclab
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        rtclab.run(good_scenario, seed=2**64)
+
+
+def test_config_error_names_its_key(good_scenario):
+    import rtclab
+    text = good_scenario.read_text().replace('kind = "tcp"', 'kind = "tcp"\ncolour = "red"', 1)
+    with pytest.raises(rtclab.ConfigError) as e:
+        rtclab.run(text, progress=False)
+    assert e.value.path == "flows[0].colour"
+    assert "colour" in e.value.message and str(e.value).startswith("flows[0].colour")
+    assert "(" not in str(e.value)[:1], "not an argument tuple"
+
+
+def test_byte_rates_mean_bytes(tmp_path):
+    import rtclab
+    r = rtclab.run(BYTE_RATE, progress=False)
+    # 2 MB/s = 16 Mbit/s (read as 2 Mbit/s before, an 8x error).
+    assert r.summary["link"]["delivered_mbps"] > 10
 
 
 def test_summary_written_is_valid_json(cli, tmp_path, good_scenario):

@@ -130,11 +130,11 @@ def test_mistakes_are_named(registered):
     # An unknown name lists the registered ones.
     with pytest.raises(ConfigError, match="py_fixed") as e:
         rtclab.run(scenario("py_fixedd"), progress=False)
-    assert e.value.args[1] == "flows[0].cc"
+    assert e.value.path == "flows[0].cc"
     # The factory's own complaint, at the parameter it names.
     with pytest.raises(ConfigError, match="must be positive") as e:
         rtclab.run(scenario("py_fixed", "params = { packets = 0 }"), progress=False)
-    assert e.value.args[1] == "flows[0].params.packets"
+    assert e.value.path == "flows[0].params.packets"
     # A tcp-only controller on a media flow.
     with pytest.raises(ConfigError, match="does not serve media"):
         rtclab.run(scenario("py_fixed", kind="media"), progress=False)

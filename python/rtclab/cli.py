@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rtclab import __version__
 from rtclab._core import ConfigError, EmulatorUnavailable, EmulatorUnsupported
+from rtclab.runner import MAX_SEED
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -351,8 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
-    if getattr(args, "seed", None) is not None and args.seed < 0:
-        print("error: --seed must be a non-negative integer", file=sys.stderr)
+    if getattr(args, "seed", None) is not None and not 0 <= args.seed <= MAX_SEED:
+        print(f"error: --seed must be a whole number in 0..={MAX_SEED} (got {args.seed})", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         return args.func(args)

@@ -47,6 +47,10 @@ class RunResult:
         yield self.flows
 
 
+#: Seeds are unsigned 64-bit integers (the root of every random stream).
+MAX_SEED = 2**64 - 1
+
+
 def run(
     scenario: ScenarioLike = "default",
     seed: Optional[int] = None,
@@ -65,6 +69,8 @@ def run(
     `capture` (emulator only): write a pcap of the bottleneck, both directions, to this path
     (`snaplen` bytes per packet, 0 = whole packets).
     """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise ValueError(f"seed must be a whole number in 0..={MAX_SEED}, got {seed!r}")
     if engine == "emu":
         return _run_emu(scenario, seed, progress, on_progress, capture, snaplen)
     if capture is not None:

@@ -37,8 +37,17 @@ fn emu_err(e: rtclab_emu::EmuError) -> PyErr {
     }
 }
 
+/// A `ConfigError` whose message is the whole sentence (`str(e)`), with the scenario key in
+/// `e.path` (e.g. `"flows[0].cc"`) and the explanation alone in `e.message`.
 fn config_err(e: CoreConfigError) -> PyErr {
-    ConfigError::new_err((e.to_string(), e.path, e.message))
+    Python::attach(|py| {
+        let err = ConfigError::new_err(e.to_string());
+        let v = err.value(py);
+        if v.setattr("path", &e.path).and_then(|()| v.setattr("message", &e.message)).is_err() {
+            return PyRuntimeError::new_err(e.to_string());
+        }
+        err
+    })
 }
 
 fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<Scenario> {

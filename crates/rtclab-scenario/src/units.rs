@@ -20,7 +20,10 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 pub const DURATION_UNITS: &str = "ns, us, ms, s, min";
-pub const RATE_UNITS: &str = "bps, kbps, Mbps, Gbps";
+pub const RATE_UNITS: &str =
+    "bps, kbps, Mbps, Gbps (bits per second) or Bps, kBps, MBps, GBps (bytes per second)";
+/// The fastest rate a scenario may name: 10 Tbit/s (a packet every ~1 ns at 1500 B).
+pub const MAX_RATE_BPS: f64 = 1e13;
 pub const SIZE_UNITS: &str = "B, KB, KiB, MB, MiB";
 pub const QUEUE_UNITS: &str =
     "packets (\"100pkt\"), bytes (\"150KB\"), milliseconds at capacity (\"50ms\") or BDP multiples (\"1bdp\")";
@@ -76,14 +79,28 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if v < 0.0 {
         return Err(format!("invalid rate {s:?}: must not be negative"));
     }
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "bps" => 1.0,
-        "kbps" => 1e3,
-        "mbps" => 1e6,
-        "gbps" => 1e9,
+    // `b` is bits, `B` bytes (as in "MB/s"); prefixes k, M, G in either case. Bits are what
+    // links are quoted in, so bytes are said explicitly and converted (never read as bits).
+    let (prefix, per_unit) = match unit.strip_suffix("ps").or_else(|| unit.strip_suffix("PS")) {
+        Some(p) if p.ends_with('b') => (&p[..p.len() - 1], 1.0),
+        Some(p) if p.ends_with('B') => (&p[..p.len() - 1], 8.0),
         _ => return Err(bad()),
     };
-    Ok(Rate::from_bps((v * mult).round() as u64))
+    let mult = match prefix {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "m" | "M" => 1e6,
+        "g" | "G" => 1e9,
+        _ => return Err(bad()),
+    };
+    let bps = v * mult * per_unit;
+    if bps > MAX_RATE_BPS {
+        return Err(format!(
+            "invalid rate {s:?}: above the largest rtclab models ({} Gbit/s)",
+            MAX_RATE_BPS / 1e9
+        ));
+    }
+    Ok(Rate::from_bps(bps.round() as u64))
 }
 
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -171,7 +188,7 @@ string_value!(
 string_value!(
     RateValue,
     parse_rate,
-    "a rate string such as \"5Mbps\" (units: bps, kbps, Mbps, Gbps)",
+    "a rate string such as \"5Mbps\" (units: bps, kbps, Mbps, Gbps; bytes: Bps, kBps, MBps, GBps)",
     RateValue
 );
 string_value!(
@@ -209,6 +226,12 @@ mod tests {
         assert_eq!(parse_rate("500kbps").unwrap(), Rate::from_kbps(500));
         let e = parse_rate("5 Mbit").unwrap_err();
         assert!(e.contains("\"5 Mbit\"") && e.contains("Mbps"), "{e}");
+        // A capital B is bytes, never silently bits.
+        assert_eq!(parse_rate("10MBps").unwrap(), Rate::from_mbps(80));
+        assert_eq!(parse_rate("1kBps").unwrap(), Rate::from_kbps(8));
+        assert_eq!(parse_rate("10mbps").unwrap(), Rate::from_mbps(10));
+        assert!(parse_rate("10Tbps").unwrap_err().contains("bytes per second"));
+        assert!(parse_rate("1000000Gbps").unwrap_err().contains("largest"));
     }
 
     #[test]
