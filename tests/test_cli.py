@@ -137,3 +137,18 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     # The study's shares of one bottleneck add up to one.
     shares = [row["ours"] for row in rows if row["experiment"] == "study: loss 20 %" and row["metric"] == "share"]
     assert len(shares) == 3 and abs(sum(shares) - 1.0) < 0.01
+
+
+def test_console_leads_media_flows_with_frame_delay_and_never_prints_missing_as_zero(cli, tmp_path):
+    r = cli("run", "gcc-staircase", "--out", tmp_path / "o", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("flow"))
+    assert "frame delay p50" in line and "fps" in line and "qdelay" not in line
+    import io
+    from rtclab.cli import print_summary
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    s["fairness"]["jain"] = None
+    s["link"]["queuing_delay_ms"]["p50"] = None
+    buf = io.StringIO()
+    print_summary(s, buf)
+    assert "Jain n/a" in buf.getvalue() and "queuing delay p50 n/a" in buf.getvalue()

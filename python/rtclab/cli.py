@@ -91,22 +91,53 @@ def cmd_run(args: argparse.Namespace) -> int:
         if capture is not None:
             import shutil
             shutil.rmtree(capture.parent, ignore_errors=True)
-    s = result.summary
-    link = s["link"]
-    verb = "emulated" if s.get("engine") == "emu" else "simulated"
-    print(f"{s['scenario']}: {s['duration_s']:g} s {verb} in {s['wall_time_s']:.2f} s (seed {s['seed']})")
-    print(
-        f"  link: utilization {link['utilization']:.3f}, loss {link['loss_ratio']:.4f}, "
-        f"queuing delay p50 {link['queuing_delay_ms']['p50'] or 0:.2f} ms, Jain {s['fairness']['jain'] or 0:.3f}"
-    )
-    for f in s["flows"]:
-        q = f["queuing_delay_ms"]["p50"]
-        print(
-            f"  flow {f['id']:>3} {f['name']:<14} {f['cc']:<6} {f['throughput_mbps']:8.2f} Mbit/s "
-            f"share {f['share']:.3f} loss {f['loss_ratio']:.4f} qdelay p50 {q if q is not None else float('nan'):.2f} ms"
-        )
+    print_summary(result.summary)
     print(f"results in {written}")
     return 0
+
+
+#: Flows listed on the console before the rest is summed up (all are in summary.json).
+CONSOLE_FLOWS = 20
+
+
+def _num(v, spec: str, unit: str = "") -> str:
+    """A summary value for the console: missing values read "n/a", never 0."""
+    return "n/a" if v is None else f"{v:{spec}}{unit}"
+
+
+def print_summary(s: dict, out=None) -> None:
+    """The console's view of a summary: the link, then each flow (media flows lead with what
+    a viewer sees: frame delay, frame rate, freezes)."""
+    out = out or sys.stdout
+    link = s["link"]
+    verb = "emulated" if s.get("engine") == "emu" else "simulated"
+    print(f"{s['scenario']}: {s['duration_s']:g} s {verb} in {s['wall_time_s']:.2f} s (seed {s['seed']})", file=out)
+    print(
+        f"  link: utilization {link['utilization']:.3f}, loss {link['loss_ratio']:.4f}, "
+        f"queuing delay p50 {_num(link['queuing_delay_ms']['p50'], '.2f', ' ms')}, "
+        f"Jain {_num(s['fairness']['jain'], '.3f')}",
+        file=out,
+    )
+    flows = s["flows"]
+    for f in flows[:CONSOLE_FLOWS]:
+        line = (
+            f"  flow {f['id']:>3} {f['name']:<14} {f['cc']:<6} {f['throughput_mbps']:8.2f} Mbit/s "
+            f"share {f['share']:.3f} loss {f['loss_ratio']:.4f}"
+        )
+        m = f.get("media")
+        if m:
+            line += (
+                f" frame delay p50 {_num(m['frame_delay_ms']['p50'], '.1f', ' ms')}"
+                f" p95 {_num(m['frame_delay_ms']['p95'], '.1f', ' ms')}"
+                f" {m['frame_rate']:.1f} fps freezes {m['freezes']}"
+            )
+        else:
+            line += f" qdelay p50 {_num(f['queuing_delay_ms']['p50'], '.2f', ' ms')}"
+        print(line, file=out)
+    if len(flows) > CONSOLE_FLOWS:
+        rest = flows[CONSOLE_FLOWS:]
+        mbps = sum(f["throughput_mbps"] for f in rest)
+        print(f"  ... {len(rest)} more flows ({mbps:.2f} Mbit/s together; every flow is in summary.json)", file=out)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
