@@ -152,3 +152,24 @@ def test_console_leads_media_flows_with_frame_delay_and_never_prints_missing_as_
     buf = io.StringIO()
     print_summary(s, buf)
     assert "Jain n/a" in buf.getvalue() and "queuing delay p50 n/a" in buf.getvalue()
+
+
+def test_a_result_folder_reruns_exactly_even_when_moved(cli, tmp_path):
+    import shutil
+    r = cli("run", "lte-trace", "--seed", "7", "--out", tmp_path / "a", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    kept = (tmp_path / "a" / "scenario.toml").read_text()
+    assert "seed = 7" in kept and "inputs/" in kept
+    shutil.move(tmp_path / "a", tmp_path / "moved")
+    r = cli("run", tmp_path / "moved" / "scenario.toml", "--out", tmp_path / "b", "--no-plots")
+    assert r.returncode == 0, r.stderr
+
+    def numbers(p):
+        s = json.loads((p / "summary.json").read_text())
+        for k in ("wall_time_s", "scenario_source"):
+            s.pop(k)
+        for link in [s["link"], *s["links"]]:
+            link.pop("capacity")  # names the trace file: traces/... vs inputs/...
+        return s
+
+    assert numbers(tmp_path / "moved") == numbers(tmp_path / "b")

@@ -173,9 +173,14 @@ def write_result(
         result.link.to_parquet(d / "link.parquet", index=False)
         result.fairness.to_parquet(d / "fairness.parquet", index=False)
         if result.scenario_text:
-            (d / "scenario.toml" if not result.scenario_text.lstrip().startswith("{") else d / "scenario.json").write_text(
-                result.scenario_text, encoding="utf-8"
-            )
+            from rtclab._core import __version__
+            from rtclab.rerun import INPUTS, rerun_copy
+
+            copy = rerun_copy(result.scenario_text, result.scenario_base_dir or ".", result.summary["seed"], __version__)
+            (d / copy.name).write_text(copy.text, encoding="utf-8")
+            for src, name in copy.files:
+                (d / INPUTS).mkdir(exist_ok=True)
+                shutil.copyfile(src, d / INPUTS / name)
         if result.capture_path:
             shutil.move(result.capture_path, d / "bottleneck.pcap")
         if plots:

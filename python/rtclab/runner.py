@@ -35,6 +35,8 @@ class RunResult:
     fairness: pd.DataFrame
     scenario_origin: str = ""
     scenario_text: str = field(default="", repr=False)
+    #: Where the scenario's relative file names (traces) are resolved.
+    scenario_base_dir: str = ""
     #: Emulator runs with a capture: the pcap of the bottleneck (moved into the output directory).
     capture_path: Optional[str] = None
 
@@ -140,4 +142,4 @@ def _result(finished, wall: float, src) -> RunResult:
     fairness_df = _frame(fairness)
     if len(fairness_df):
         fairness_df["active_flows"] = fairness_df["active_flows"].astype(int)
-    return RunResult(summary, flows_df, _frame(link), fairness_df, src.origin, src.text)
+    return RunResult(summary, flows_df, _frame(link), fairness_df, src.origin, src.text, scenario_base_dir=src.base_dir)
