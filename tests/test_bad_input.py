@@ -199,3 +199,24 @@ def test_bad_media_scenario(cli, tmp_path, what, old, new, words):
     msg = r.stderr.strip().splitlines()[0]
     for w in words:
         assert w in msg, (w, msg)
+
+
+def test_runs_beyond_the_cost_limits_need_force(cli, tmp_path):
+    scn = tmp_path / "huge.toml"
+    scn.write_text('duration = "100000000s"\n[link]\ncapacity = "10Mbps"\n[[flows]]\nkind = "tcp"\nrtt = "40ms"\n')
+    r = cli("validate", scn)
+    assert r.returncode == 0 and "packet-hops" in r.stdout and "--force" in r.stderr
+    r = cli("run", scn, "--out", tmp_path / "o")
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert not (tmp_path / "o").exists()
+    import rtclab
+    with pytest.raises(rtclab.ConfigError, match="very large"):
+        rtclab.run(scn, progress=False)
+
+
+def test_device_files_are_not_traces(cli, tmp_path):
+    scn = tmp_path / "zero.toml"
+    scn.write_text('duration = "5s"\n[link]\ncapacity = { trace = "/dev/zero", format = "mahimahi" }\n'
+                   '[[flows]]\nkind = "tcp"\nrtt = "40ms"\n')
+    r = cli("validate", scn)
+    assert r.returncode == 2 and "not a regular file" in r.stderr and "link.capacity.trace" in r.stderr

@@ -76,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         try:
             result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
-                         engine=args.engine, capture=capture, snaplen=args.snaplen)
+                         engine=args.engine, capture=capture, snaplen=args.snaplen, force=args.force)
         except ConfigError as e:
             raise _scenario_error(src.display, e) from e
         except EmulatorUnsupported as e:
@@ -157,7 +157,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for s in args.scenarios:
         try:
             info = validate(s)
-            print(f"ok: {s}: {info['name']}, {info['flows']} flow(s), {info['duration_s']:g} s, capacity {info['capacity']}")
+            c = info["cost"]
+            print(f"ok: {s}: {info['name']}, {info['flows']} flow(s), {info['duration_s']:g} s, capacity {info['capacity']}; "
+                  f"estimated at most {c['packet_hops']:.3g} packet-hops, {c['series_bytes'] / 2**20:.3g} MiB of time series")
+            if c["over_limits"]:
+                print(f"warning: {s}: {c['over_limits']}; `rtclab run` needs --force for it", file=sys.stderr)
         except ScenarioNotFound as e:
             print(f"error: {e}", file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -302,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="output directory (default: rtclab-out/<scenario>)")
     r.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
     r.add_argument("--no-plots", action="store_true", help="skip PNG plots and the HTML report")
+    r.add_argument("--force", action="store_true",
+                   help="run even if the estimated cost is beyond the limits (see `rtclab validate`)")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     r.add_argument("--engine", choices=["sim", "emu"], default="sim",
                    help="sim: the deterministic simulator; emu: real packets through TUN devices in "

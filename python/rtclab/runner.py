@@ -61,6 +61,7 @@ def run(
     engine: str = "sim",
     capture: Optional[str] = None,
     snaplen: int = 0,
+    force: bool = False,
 ) -> RunResult:
     """Runs a scenario (path, built-in name, TOML text or dict) in the simulator, or with
     `engine="emu"` through the real-network emulator (root, TUN and network namespaces).
@@ -69,18 +70,20 @@ def run(
     seed give bit-identical results. Long runs release the GIL; Ctrl-C raises
     KeyboardInterrupt and leaves nothing half-done (the emulator removes its namespaces).
     `capture` (emulator only): write a pcap of the bottleneck, both directions, to this path
-    (`snaplen` bytes per packet, 0 = whole packets).
+    (`snaplen` bytes per packet, 0 = whole packets). A run whose estimated cost is beyond
+    rtclab's limits (`validate(...)["cost"]`) raises `RunTooLarge` (a `ConfigError`) unless
+    `force=True`.
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise ValueError(f"seed must be a whole number in 0..={MAX_SEED}, got {seed!r}")
     if engine == "emu":
-        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen)
+        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force)
     if capture is not None:
         raise ValueError("capture needs engine='emu' (the simulator has no packets to capture)")
     if engine != "sim":
         raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
     src = load_scenario(scenario)
-    sim = _core.Simulation(src.text, src.format, src.base_dir, seed)
+    sim = _core.Simulation(src.text, src.format, src.base_dir, seed, force)
     now, end = sim.progress()
     bar = ProgressBar("simulating", end, enabled=progress)
     t0 = time.perf_counter()
@@ -97,9 +100,9 @@ def run(
     return _result(sim.finish(), wall, src)
 
 
-def _run_emu(scenario, seed, progress, on_progress, capture, snaplen) -> RunResult:
+def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False) -> RunResult:
     src = load_scenario(scenario)
-    emu = _core.Emulation(src.text, src.format, src.base_dir, seed,
+    emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
                           capture=str(capture) if capture is not None else None, snaplen=snaplen)
     t0 = time.perf_counter()
     emu.start()

@@ -17,6 +17,22 @@ use std::path::Path;
 create_exception!(_core, ConfigError, PyValueError, "A scenario failed validation.");
 create_exception!(
     _core,
+    RunTooLarge,
+    ConfigError,
+    "A valid scenario whose estimated cost is beyond rtclab's limits (pass force=True)."
+);
+
+/// Refuses a run whose estimated cost is beyond the limits, unless forced.
+fn check_cost(s: &Scenario, force: bool) -> PyResult<()> {
+    match s.cost().over_limits() {
+        Some(why) if !force => Err(RunTooLarge::new_err(format!(
+            "this run would be very large: {why}; check `duration` and the capacities, or run it anyway with --force (force=True)"
+        ))),
+        _ => Ok(()),
+    }
+}
+create_exception!(
+    _core,
     EmulatorUnavailable,
     PyRuntimeError,
     "The emulator cannot run here (needs root, /dev/net/tun and iproute2)."
@@ -79,6 +95,14 @@ fn validate<'py>(
     d.set_item("seed", s.seed)?;
     d.set_item("capacity", &s.main_link().forward.capacity_desc)?;
     d.set_item("links", s.links.iter().map(|l| l.name.as_str()).collect::<Vec<_>>())?;
+    let c = s.cost();
+    let cost = PyDict::new(py);
+    cost.set_item("packet_hops", c.packet_hops)?;
+    cost.set_item("events", c.events)?;
+    cost.set_item("series_rows", c.series_rows)?;
+    cost.set_item("series_bytes", c.series_bytes)?;
+    cost.set_item("over_limits", c.over_limits())?;
+    d.set_item("cost", cost)?;
     Ok(d)
 }
 
@@ -103,9 +127,16 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None))]
-    fn new(text: &str, format: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, force = false))]
+    fn new(
+        text: &str,
+        format: &str,
+        base_dir: &str,
+        seed: Option<u64>,
+        force: bool,
+    ) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
+        check_cost(&s, force)?;
         let seed = seed.or(s.seed).unwrap_or(1);
         let inner = CoreSimulation::try_new(s, seed).map_err(PyRuntimeError::new_err)?;
         Ok(Simulation { inner })
@@ -167,7 +198,8 @@ struct Emulation {
 #[pymethods]
 impl Emulation {
     #[new]
-    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0, shell = false))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0, shell = false, force = false))]
     fn new(
         text: &str,
         format: &str,
@@ -176,8 +208,12 @@ impl Emulation {
         capture: Option<std::path::PathBuf>,
         snaplen: u32,
         shell: bool,
+        force: bool,
     ) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
+        if !shell {
+            check_cost(&s, force)?;
+        }
         if !shell {
             rtclab_emu::check_scenario(&s).map_err(emu_err)?;
         }
@@ -262,5 +298,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Emulation>()?;
     m.add("EmulatorUnavailable", m.py().get_type::<EmulatorUnavailable>())?;
     m.add("EmulatorUnsupported", m.py().get_type::<EmulatorUnsupported>())?;
+    m.add("RunTooLarge", m.py().get_type::<RunTooLarge>())?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! accepted. Nothing here touches an engine.
 
 pub mod config;
+pub mod cost;
 pub mod resolve;
 pub mod units;
 

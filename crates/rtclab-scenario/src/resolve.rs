@@ -487,12 +487,32 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
     })
 }
 
+/// The largest input file (trace, frame sizes) a scenario may read: 256 MiB (the largest of
+/// the papers' traces is a few MB).
+pub const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a trace or frame-size file: a regular file (not a device or a pipe, which may never
+/// end) no larger than [`MAX_INPUT_FILE_BYTES`], as UTF-8 text.
+fn read_input_file(full: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(full).map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file (a device, pipe or directory cannot be a trace)".into());
+    }
+    if meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(format!(
+            "{} MiB, above the {} MiB limit for input files",
+            meta.len() >> 20,
+            MAX_INPUT_FILE_BYTES >> 20
+        ));
+    }
+    std::fs::read_to_string(full).map_err(|e| format!("cannot read it: {e}"))
+}
+
 /// Reads a frame-size file: one size in bytes per line; blank lines and `#` comments skipped.
 fn read_frame_sizes(base_dir: &Path, path: &str, at: &str) -> Result<Vec<u32>, ConfigError> {
     let full = base_dir.join(path);
-    let text = std::fs::read_to_string(&full).map_err(|e| {
-        ConfigError::new(at, format!("cannot read frame-size file {}: {e}", full.display()))
-    })?;
+    let text = read_input_file(&full)
+        .map_err(|e| ConfigError::new(at, format!("frame-size file {}: {e}", full.display())))?;
     let mut sizes = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.split('#').next().unwrap_or("").trim();
@@ -1359,11 +1379,8 @@ fn link_spec(
         CapacityConfig::Trace { path, format } => {
             let full = base_dir.join(path);
             let shown = full.display().to_string();
-            let text = std::fs::read_to_string(&full).map_err(|e| {
-                ConfigError::new(
-                    format!("{cap_at}.trace"),
-                    format!("cannot read trace file {shown}: {e}"),
-                )
+            let text = read_input_file(&full).map_err(|e| {
+                ConfigError::new(format!("{cap_at}.trace"), format!("trace file {shown}: {e}"))
             })?;
             let m = match format {
                 TraceFormat::Mahimahi => parse_mahimahi_trace(&shown, &text),

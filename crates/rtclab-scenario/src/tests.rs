@@ -384,3 +384,16 @@ fn ecn_is_a_tcp_setting() {
     assert_eq!(e.path, "flows[0].ecn");
     assert!(e.message.contains("tcp flows only"), "{e}");
 }
+
+#[test]
+fn traces_must_be_regular_files() {
+    for path in ["/dev/zero", "/tmp"] {
+        let text = BASE.replace(
+            "capacity = \"10Mbps\"",
+            &format!("capacity = {{ trace = \"{path}\", format = \"mahimahi\" }}"),
+        );
+        let e = err(&text);
+        assert_eq!(e.path, "link.capacity.trace");
+        assert!(e.message.contains("not a regular file"), "{e}");
+    }
+}
