@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtclab.scenarios import FILE_KEYS
+from rtclab.scenarios import FILE_KEYS, file_references
 
 INPUTS = "inputs"
 
@@ -28,24 +28,6 @@ class RerunCopy:
     text: str
     #: (file the scenario read, its name under inputs/)
     files: list[tuple[Path, str]]
-
-
-def _file_refs(data: Any) -> list[str]:
-    refs: list[str] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if k in FILE_KEYS and isinstance(x, str):
-                    refs.append(x)
-                else:
-                    walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(data)
-    return list(dict.fromkeys(refs))
 
 
 def _local_names(refs: list[str]) -> dict[str, str]:
@@ -65,7 +47,7 @@ def rerun_copy(text: str, base_dir: str, seed: int, version: str) -> RerunCopy:
     """The scenario as the result folder keeps it (see the module documentation)."""
     is_json = text.lstrip().startswith("{")
     data = json.loads(text) if is_json else tomllib.loads(text)
-    refs = _file_refs(data)
+    refs = file_references(data)
     names = _local_names(refs)
     files = [(Path(base_dir) / r, names[r][len(INPUTS) + 1:]) for r in refs]
     if is_json:

@@ -78,19 +78,15 @@ def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
 FILE_KEYS = ("trace", "frame_sizes")
 
 
-def input_files(src: ScenarioSource) -> list[Path]:
-    """The files a scenario reads: its own file and every trace or frame-size file it names."""
-    files = [Path(src.origin)] if Path(src.origin).is_file() else []
-    try:
-        data = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
-    except ValueError:
-        return files
+def file_references(data: Any) -> list[str]:
+    """The file names (`trace`, `frame_sizes`) a parsed scenario refers to, each once, in order."""
+    refs: list[str] = []
 
     def walk(v: Any) -> None:
         if isinstance(v, dict):
             for k, x in v.items():
                 if k in FILE_KEYS and isinstance(x, str):
-                    files.append(Path(src.base_dir) / x)
+                    refs.append(x)
                 else:
                     walk(x)
         elif isinstance(v, list):
@@ -98,7 +94,17 @@ def input_files(src: ScenarioSource) -> list[Path]:
                 walk(x)
 
     walk(data)
-    return files
+    return list(dict.fromkeys(refs))
+
+
+def input_files(src: ScenarioSource) -> list[Path]:
+    """The files a scenario reads: its own file and every trace or frame-size file it names."""
+    files = [Path(src.origin)] if Path(src.origin).is_file() else []
+    try:
+        data = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+    except ValueError:
+        return files
+    return files + [Path(src.base_dir) / x for x in file_references(data)]
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:
