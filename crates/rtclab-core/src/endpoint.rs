@@ -66,8 +66,13 @@ pub enum EndpointEvent {
     FrameComplete { delay: TimeDelta },
     /// A media frame was shown, `delay` after capture (after jitter buffer and decoder).
     FrameDisplayed { delay: TimeDelta },
-    /// The display froze for `duration` (reported when the freeze ends).
+    /// The display froze: no frame for longer than the freeze threshold (WebRTC's
+    /// max(3 × mean inter-frame gap, mean + 150 ms)) since the last one shown.
+    FreezeStart,
+    /// The display froze for `duration` (reported when the freeze ends with a new frame).
     Freeze { duration: TimeDelta },
+    /// The sender's target media rate changed (bit/s).
+    TargetRate { bps: u64 },
 }
 
 pub trait Endpoint {

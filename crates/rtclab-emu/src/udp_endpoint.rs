@@ -290,7 +290,9 @@ fn drive(
                     out.display_delay.record(delay.as_nanos().max(0) as u64);
                 }
                 EndpointEvent::FrameDisplayed { .. } => {}
-                EndpointEvent::Freeze { .. } => {}
+                EndpointEvent::Freeze { .. }
+                | EndpointEvent::FreezeStart
+                | EndpointEvent::TargetRate { .. } => {}
             }
         }
         let next_bin = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * (sampled as i64 + 1));

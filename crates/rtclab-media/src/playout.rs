@@ -112,6 +112,9 @@ pub struct PlayoutPipeline {
     /// Id of the last frame decoded (the reference the next delta frame needs).
     last_decoded: Option<u64>,
     shown: VecDeque<Time>,
+    /// When the display counts as frozen if no frame is shown before (the last frame shown
+    /// plus the freeze threshold); cleared once `FreezeStart` is reported.
+    freeze_at: Option<Time>,
     events: VecDeque<EndpointEvent>,
     pub stats: DisplayStats,
 }
@@ -126,6 +129,7 @@ impl PlayoutPipeline {
             decoding: None,
             last_decoded: None,
             shown: VecDeque::new(),
+            freeze_at: None,
             events: VecDeque::new(),
             stats: DisplayStats::default(),
         }
@@ -142,14 +146,20 @@ impl PlayoutPipeline {
     pub fn poll_timeout(&self) -> Option<Time> {
         let j = self.jitter.front().map(|(t, _)| *t);
         let d = self.decoding.map(|(t, _)| t);
-        match (j, d) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [j, d, self.freeze_at].into_iter().flatten().min()
     }
 
     /// Moves frames along every stage whose time has come, in time order.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.advance(now);
+        // Nothing shown by the freeze deadline (frames due by then have been shown above).
+        if self.freeze_at.is_some_and(|t| t <= now) {
+            self.freeze_at = None;
+            self.events.push_back(EndpointEvent::FreezeStart);
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
         loop {
             let j = self.jitter.front().map(|(t, _)| *t).filter(|t| *t <= now);
             let d = self.decoding.map(|(t, _)| t).filter(|t| *t <= now);
@@ -191,6 +201,12 @@ impl PlayoutPipeline {
 
     fn display(&mut self, now: Time, f: &AssembledFrame) {
         let delay = now - f.capture;
+        if self.freeze_at.is_some_and(|t| t < now) {
+            // A freeze began before this frame and was not reported yet (the driver came
+            // back only now): its start comes first.
+            self.freeze_at = None;
+            self.events.push_back(EndpointEvent::FreezeStart);
+        }
         self.stats.displayed += 1;
         self.stats.delay.record(delay.as_nanos().max(0) as u64);
         self.events.push_back(EndpointEvent::FrameDisplayed { delay });
@@ -214,6 +230,13 @@ impl PlayoutPipeline {
         while self.shown.front().is_some_and(|&t| now - t > TimeDelta::from_secs(1)) {
             self.shown.pop_front();
         }
+        // The next gap that would be a freeze (the same threshold as above, computed from
+        // what has been shown so far; none until two frames give a mean).
+        let n = self.shown.len() as i64;
+        self.freeze_at = (n >= 2).then(|| {
+            let mean = (now - self.shown[0]).as_nanos() / (n - 1);
+            now + TimeDelta::from_nanos((3 * mean).max(mean + 150_000_000))
+        });
     }
 
     pub fn poll_event(&mut self) -> Option<EndpointEvent> {
@@ -246,7 +269,50 @@ mod tests {
             );
         }
         assert_eq!(p.stats.displayed, 10);
-        assert_eq!(p.poll_timeout(), None);
+        // Only the freeze watch is left: the last frame (337 ms) + max(3 × 33, 33 + 150) ms.
+        assert_eq!(p.poll_timeout(), Some(Time::from_millis(337 + 183)));
+    }
+
+    #[test]
+    fn a_freeze_is_reported_when_it_starts_and_when_it_ends() {
+        let mut p = PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero));
+        let show = |p: &mut PlayoutPipeline, id: u64, at: u64| {
+            let f = frame(id, id == 0, at);
+            p.on_frame(f.complete_at, f);
+        };
+        for id in 0..4 {
+            show(&mut p, id, id * 33 + 40); // 40, 73, 106, 139 ms
+        }
+        while p.poll_event().is_some() {}
+        // Nothing more: the display freezes at 139 + max(3 × 33, 33 + 150) = 322 ms.
+        let at = p.poll_timeout().unwrap();
+        assert_eq!(at, Time::from_millis(322));
+        p.handle_timeout(at);
+        assert_eq!(p.poll_event(), Some(EndpointEvent::FreezeStart));
+        assert_eq!(p.poll_timeout(), None, "reported once");
+        // A frame at 500 ms ends it: 361 ms without a new picture.
+        show(&mut p, 4, 500);
+        assert!(matches!(p.poll_event(), Some(EndpointEvent::FrameDisplayed { .. })));
+        assert_eq!(
+            p.poll_event(),
+            Some(EndpointEvent::Freeze { duration: TimeDelta::from_millis(361) })
+        );
+        // A driver that comes back late still gets the start before the end.
+        show(&mut p, 5, 533);
+        while p.poll_event().is_some() {}
+        show(&mut p, 6, 2000);
+        let evs: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
+        assert!(
+            matches!(
+                evs[..],
+                [
+                    EndpointEvent::FreezeStart,
+                    EndpointEvent::FrameDisplayed { .. },
+                    EndpointEvent::Freeze { .. }
+                ]
+            ),
+            "{evs:?}"
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ use crate::packetizer::{packetize, PacketizerConfig};
 use crate::protection::{ProtectionPolicy, ProtectionSpec};
 use crate::window::WindowAdapter;
 use rtclab_cc::{AnyController, CongestionController, SentPacket};
-use rtclab_core::{Endpoint, FlowId, Packet, PacketInfo, Payload, Rate, RngStream, Time, Transmit};
+use rtclab_core::{
+    Endpoint, EndpointEvent, FlowId, Packet, PacketInfo, Payload, Rate, RngStream, Time, Transmit,
+};
 use rtclab_wire::rtcp::{CongestionControlFeedback, TransportFeedback};
 
 /// What a media receiver tells its sender.
@@ -71,6 +73,10 @@ pub struct MediaSender {
     protection: Box<dyn ProtectionPolicy>,
     /// Fractional FEC packets carried from frame to frame.
     fec_credit: f64,
+    /// The encoder's target last applied, and a change not yet polled as an event (only the
+    /// latest is kept, so a driver that never polls holds nothing).
+    last_target: Option<Rate>,
+    target_event: Option<Rate>,
     pub stats: MediaSenderStats,
 }
 
@@ -97,6 +103,8 @@ impl MediaSender {
             pto_count: 0,
             protection,
             fec_credit: 0.0,
+            last_target: None,
+            target_event: None,
             stats: MediaSenderStats::default(),
         };
         s.apply_target();
@@ -141,6 +149,7 @@ impl MediaSender {
             let srtt = w.srtt().unwrap_or(rtclab_core::TimeDelta::from_millis(100));
             let per_rtt = Rate::from_bytes_per(cwnd, srtt);
             let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9) as u64);
+            self.note_target(target.min(self.cfg.encoder.max_bitrate));
             self.encoder.set_target(target.min(self.cfg.encoder.max_bitrate));
             let pacing =
                 t.pacing_rate.unwrap_or(Rate::from_bps((per_rtt.as_bps() as f64 * 1.25) as u64));
@@ -148,8 +157,16 @@ impl MediaSender {
             return;
         }
         let target = t.target_rate.unwrap_or(self.cfg.start_bitrate);
+        self.note_target(target);
         self.encoder.set_target_with_drop(target, t.frame_drop_ratio);
         self.pacer.set_rate(t.pacing_rate.unwrap_or(target));
+    }
+
+    fn note_target(&mut self, target: Rate) {
+        if self.last_target != Some(target) {
+            self.last_target = Some(target);
+            self.target_event = Some(target);
+        }
     }
 
     /// Hands the controller's probe clusters to the pacer.
@@ -324,5 +341,8 @@ impl Endpoint for MediaSender {
     }
     fn poll_timeout(&self) -> Option<Time> {
         MediaSender::poll_timeout(self)
+    }
+    fn poll_event(&mut self) -> Option<EndpointEvent> {
+        self.target_event.take().map(|r| EndpointEvent::TargetRate { bps: r.as_bps() })
     }
 }

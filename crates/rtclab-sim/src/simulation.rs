@@ -422,6 +422,9 @@ impl Simulation {
             meters.on_sent(now, &t.pkt);
             work.push_back(launch(t, &mut out.payloads));
         }
+        // Sender events (a media target change) are not metered yet: the controller's target
+        // is sampled per bin instead.
+        while st.snd.poll_event().is_some() {}
         let want = st.snd.poll_timeout();
         st.snd_timer.arm(queue, want, |gen| Event::Sender { flow: flow as u32, gen });
     }
@@ -469,7 +472,9 @@ fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: 
             EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
             EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
             EndpointEvent::FrameDisplayed { delay } => meters.on_display(now, flow, delay),
-            EndpointEvent::Freeze { .. } => {}
+            EndpointEvent::Freeze { .. }
+            | EndpointEvent::FreezeStart
+            | EndpointEvent::TargetRate { .. } => {}
         }
     }
     goodput
