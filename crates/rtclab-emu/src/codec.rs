@@ -15,7 +15,7 @@
 
 use rtclab_core::{FlowId, Packet, PacketInfo, PacketKind, Payload, SackBlocks, Time, TimeDelta};
 use rtclab_media::rtp_codec::{
-    decode_data, decode_feedback, encode_data, encode_feedback, SeqUnwrapper,
+    decode_data, decode_feedback, encode_data, encode_feedback, is_rtcp, SeqUnwrapper,
 };
 use rtclab_media::sender::MediaFeedback;
 
@@ -51,11 +51,6 @@ impl RtpCodec {
     pub fn new(ssrc: u32) -> Self {
         RtpCodec { ssrc, seqs: SeqUnwrapper::default() }
     }
-}
-
-/// RFC 5761: RTCP packet types 192-223 sit where RTP has its marker and payload type.
-fn is_rtcp(bytes: &[u8]) -> bool {
-    bytes.len() >= 2 && (192..=223).contains(&bytes[1])
 }
 
 impl WireCodec for RtpCodec {

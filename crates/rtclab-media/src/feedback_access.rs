@@ -43,14 +43,10 @@ pub fn rewrite_transport_feedback(
     let Some(ip) = payload.downcast_mut::<Vec<u8>>() else {
         return Ok(Rewritten::NoFeedback);
     };
-    let Some(rtcp_at) = udp_payload_offset(ip) else {
+    let Some(rtcp_at) = rtcp_offset(ip) else {
         return Ok(Rewritten::NoFeedback);
     };
-    let rtcp = &ip[rtcp_at..];
-    if rtcp.len() < 2 || !(192..=223).contains(&rtcp[1]) {
-        return Ok(Rewritten::NoFeedback); // RTP or something else (RFC 5761 demultiplexing)
-    }
-    let mut packets = parse_compound(rtcp)?;
+    let mut packets = parse_compound(&ip[rtcp_at..])?;
     let mut any = false;
     for p in &mut packets {
         if let RtcpPacket::TransportFeedback(t) = p {
@@ -85,12 +81,8 @@ pub fn transport_feedback(payload: &Payload) -> Result<Vec<TransportFeedback>, W
         });
     }
     let Some(ip) = payload.downcast_ref::<Vec<u8>>() else { return Ok(Vec::new()) };
-    let Some(at) = udp_payload_offset(ip) else { return Ok(Vec::new()) };
-    let rtcp = &ip[at..];
-    if rtcp.len() < 2 || !(192..=223).contains(&rtcp[1]) {
-        return Ok(Vec::new());
-    }
-    Ok(parse_compound(rtcp)?
+    let Some(at) = rtcp_offset(ip) else { return Ok(Vec::new()) };
+    Ok(parse_compound(&ip[at..])?
         .into_iter()
         .filter_map(|p| match p {
             RtcpPacket::TransportFeedback(t) => Some(t),
@@ -99,13 +91,14 @@ pub fn transport_feedback(payload: &Payload) -> Result<Vec<TransportFeedback>, W
         .collect())
 }
 
-/// Where the UDP payload starts in an IPv4/UDP packet, if `ip` is one.
-fn udp_payload_offset(ip: &[u8]) -> Option<usize> {
+/// Where the RTCP starts in an IPv4/UDP packet carrying RTCP (not RTP), if `ip` is one.
+fn rtcp_offset(ip: &[u8]) -> Option<usize> {
     if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 17 {
         return None;
     }
     let ihl = (ip[0] & 0x0f) as usize * 4;
-    (ihl >= 20 && ip.len() >= ihl + 8).then_some(ihl + 8)
+    let at = ihl + 8;
+    (ihl >= 20 && ip.len() >= at && crate::rtp_codec::is_rtcp(&ip[at..])).then_some(at)
 }
 
 /// RFC 791 header checksum (the checksum field counted as zero).

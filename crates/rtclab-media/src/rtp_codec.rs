@@ -38,6 +38,12 @@ const RTP_HEADER: usize = 24;
 /// The smallest data packet (IPv4 length) this codec can encode.
 pub const MIN_PACKET: u32 = IP_UDP_OVERHEAD + (RTP_HEADER + DESCRIPTOR) as u32;
 
+/// RFC 5761 demultiplexing: RTCP packet types 192-223 sit where RTP has its marker bit and
+/// payload type.
+pub fn is_rtcp(bytes: &[u8]) -> bool {
+    bytes.len() >= 2 && (192..=223).contains(&bytes[1])
+}
+
 /// Encodes a data packet the media sender produced (`PacketInfo::Media` or `Padding`).
 pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     let (kind, frame, index, count, capture) = match pkt.info {
