@@ -11,12 +11,13 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench fuzz tshark clean
+.PHONY: install run test test-rust test-python lint bench fuzz tshark chromium clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "pytest>=7"
+	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
+	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20"
 	touch $@
 
 $(CORE): $(DEPS) $(RUST_SOURCES)
@@ -30,7 +31,7 @@ run: install
 	$(BIN)/rtclab run
 
 ## The whole test suite: formatting, lints, Rust tests, Python tests.
-test: install lint tshark test-rust test-python
+test: install lint tshark chromium test-rust test-python
 
 ## tshark dissects our RTP/RTCP in the interop test; install it where we can (root + apt).
 tshark:
@@ -40,6 +41,15 @@ tshark:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark) >/dev/null 2>&1 \
 	      || echo "tshark could not be installed: the interop test will be skipped"; \
 	  else echo "tshark is missing and cannot be installed here: the interop test will be skipped"; fi; }
+
+## Headless Chromium renders the HTML report in a test; install it where we can (root + apt).
+chromium:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium for the report rendering test"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 \
+	      || echo "chromium could not be installed: the report rendering test will be skipped"; \
+	  else echo "chromium is missing and cannot be installed here: the report rendering test will be skipped"; fi; }
 
 lint:
 	cargo fmt --all --check

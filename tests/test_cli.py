@@ -28,7 +28,8 @@ def test_run_default_writes_everything(cli, tmp_path):
     r = cli("run", "--out", out, "--seed", 3)
     assert r.returncode == 0, r.stderr
     for f in ["summary.json", "flows.parquet", "link.parquet", "fairness.parquet", "scenario.toml",
-              "throughput.png", "queuing_delay.png", "queue.png", "cwnd.png", "report.html"]:
+              "throughput.png", "delay.png", "delay_cdf.png", "queue.png", "cwnd.png", "report.html",
+                  "freezes.parquet", "distributions.parquet"]:
         assert (out / f).is_file(), f
     s = json.loads((out / "summary.json").read_text())
     assert SUMMARY_TOP <= s.keys()
@@ -142,8 +143,11 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
 def test_console_leads_media_flows_with_frame_delay_and_never_prints_missing_as_zero(cli, tmp_path):
     r = cli("run", "gcc-staircase", "--out", tmp_path / "o", "--no-plots")
     assert r.returncode == 0, r.stderr
-    line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("flow"))
-    assert "frame delay p50" in line and "fps" in line and "qdelay" not in line
+    header = next(ln for ln in r.stdout.splitlines() if "media flow" in ln)
+    assert "frame delay p50 ms" in header and "fps" in header and "qdelay" not in r.stdout
+    row = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("0 gcc"))
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert f"{s['flows'][0]['media']['frame_delay_ms']['p50']:.1f}" in row
     import io
     from rtclab.cli import print_summary
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -166,7 +170,8 @@ def test_a_result_folder_reruns_exactly_even_when_moved(cli, tmp_path):
 
     def numbers(p):
         s = json.loads((p / "summary.json").read_text())
-        for k in ("wall_time_s", "scenario_source"):
+        # How it was started and from which text: the run, not its numbers.
+        for k in ("wall_time_s", "scenario_source", "command_line", "scenario_text"):
             s.pop(k)
         for link in [s["link"], *s["links"]]:
             link.pop("capacity")  # names the trace file: traces/... vs inputs/...

@@ -48,8 +48,12 @@ def test_emu_run_writes_the_simulators_outputs(cli, tmp_path):
     assert s["link"]["utilization"] > 0.8
     assert all(f["share"] > 0.2 for f in s["flows"])
     assert s["emulator"]["release_error_us"]["p50"] < 1000
-    for f in ["flows.parquet", "link.parquet", "throughput.png", "report.html"]:
+    for f in ["flows.parquet", "link.parquet", "throughput.png", "report.html", "distributions.parquet"]:
         assert (out / f).is_file(), f
+    # The report is the emulator's: its timing figures, and no claim of simulation.
+    html = (out / "report.html").read_text()
+    assert "Emulator timing" in html and "emulated / wall time" in html and "simulated" not in html
+    assert f"{s['emulator']['release_error_us']['p99']:.1f}" in html
 
 
 OWN_ENDPOINTS = """
@@ -244,6 +248,14 @@ def test_emu_capture_decodes_as_rtp_and_rtcp(cli, tmp_path):
     assert count("rtcp.rtpfb.fmt == 15") > 50  # TWCC every 100 ms
     assert count("_ws.malformed || _ws.expert.severity >= error") == 0
     assert s["flows"][0]["media"]["frames"] > 150
+    # The per-bin media series and the frame-delay distribution, as in the simulator.
+    import pandas as pd
+
+    f = pd.read_parquet(out / "flows.parquet")
+    shown = f[f.time_s > 2]
+    assert shown["rendered_fps"].gt(0).mean() > 0.9 and shown["frame_delay_ms_mean"].notna().mean() > 0.9
+    d = pd.read_parquet(out / "distributions.parquet")
+    assert set(d[d.flow == 0]["metric"]) == {"queuing_delay", "one_way_delay", "frame_delay", "display_delay"}
     # The capture is the output directory's: no temporary capture is left behind.
     assert not list(tmp_path.glob("rtclab-capture-*"))
 

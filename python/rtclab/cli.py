@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -106,8 +107,10 @@ def _num(v, spec: str, unit: str = "") -> str:
 
 
 def print_summary(s: dict, out=None) -> None:
-    """The console's view of a summary: the link, then each flow (media flows lead with what
-    a viewer sees: frame delay, frame rate, freezes)."""
+    """The console's view of a summary: the link, then the media flows leading with what a
+    viewer sees (frame delay, frame rate, freezes), then the other flows (tables by tabulate)."""
+    from tabulate import tabulate
+
     out = out or sys.stdout
     link = s["link"]
     verb = "emulated" if s.get("engine") == "emu" else "simulated"
@@ -119,23 +122,31 @@ def print_summary(s: dict, out=None) -> None:
         file=out,
     )
     flows = s["flows"]
-    for f in flows[:CONSOLE_FLOWS]:
-        line = (
-            f"  flow {f['id']:>3} {f['name']:<14} {f['cc']:<6} {f['throughput_mbps']:8.2f} Mbit/s "
-            f"share {f['share']:.3f} loss {f['loss_ratio']:.4f}"
+    shown, rest = flows[:CONSOLE_FLOWS], flows[CONSOLE_FLOWS:]
+    media = [f for f in shown if f.get("media")]
+    other = [f for f in shown if not f.get("media")]
+
+    def table(rows, headers):
+        align = ("left", "left", *["right"] * (len(headers) - 2))
+        text = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align)
+        print("\n".join("  " + ln for ln in text.splitlines()), file=out)
+
+    if media:
+        table(
+            [[f"{f['id']} {f['name']}", f["cc"], _num(f["throughput_mbps"], ".2f"), _num(f["share"], ".3f"),
+              _num(f["loss_ratio"], ".4f"), _num(f["media"]["frame_delay_ms"]["p50"], ".1f"),
+              _num(f["media"]["frame_delay_ms"]["p95"], ".1f"), _num(f["media"]["frame_rate"], ".1f"),
+              f["media"]["freezes"]] for f in media],
+            ["media flow", "cc", "Mbit/s", "share", "loss", "frame delay p50 ms", "p95 ms", "fps", "freezes"],
         )
-        m = f.get("media")
-        if m:
-            line += (
-                f" frame delay p50 {_num(m['frame_delay_ms']['p50'], '.1f', ' ms')}"
-                f" p95 {_num(m['frame_delay_ms']['p95'], '.1f', ' ms')}"
-                f" {m['frame_rate']:.1f} fps freezes {m['freezes']}"
-            )
-        else:
-            line += f" qdelay p50 {_num(f['queuing_delay_ms']['p50'], '.2f', ' ms')}"
-        print(line, file=out)
-    if len(flows) > CONSOLE_FLOWS:
-        rest = flows[CONSOLE_FLOWS:]
+    if other:
+        table(
+            [[f"{f['id']} {f['name']}", f["cc"], _num(f["throughput_mbps"], ".2f"), _num(f["share"], ".3f"),
+              _num(f["loss_ratio"], ".4f"), _num(f["queuing_delay_ms"]["p50"], ".2f"),
+              _num(f["queuing_delay_ms"]["p95"], ".2f")] for f in other],
+            ["flow", "cc", "Mbit/s", "share", "loss", "qdelay p50 ms", "p95 ms"],
+        )
+    if rest:
         mbps = sum(f["throughput_mbps"] for f in rest)
         print(f"  ... {len(rest)} more flows ({mbps:.2f} Mbit/s together; every flow is in summary.json)", file=out)
 
@@ -377,6 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     _sigterm_as_interrupt()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    import shlex
+
+    from rtclab import runner
+
+    runner.COMMAND_LINE = shlex.join(["rtclab", *argv])
     # `rtclab emu shell SCENARIO [options] -- COMMAND...`: the command is everything after `--`.
     trailing: list[str] = []
     if "--" in argv:
@@ -400,6 +416,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `rtclab run ... | head`: the reader left; what was written stays written.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

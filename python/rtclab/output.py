@@ -172,6 +172,8 @@ def write_result(
         result.flows.to_parquet(d / "flows.parquet", index=False)
         result.link.to_parquet(d / "link.parquet", index=False)
         result.fairness.to_parquet(d / "fairness.parquet", index=False)
+        result.freezes.to_parquet(d / "freezes.parquet", index=False)
+        result.distributions.to_parquet(d / "distributions.parquet", index=False)
         if result.scenario_text:
             from rtclab._core import __version__
             from rtclab.rerun import INPUTS, rerun_copy
@@ -187,7 +189,7 @@ def write_result(
             from rtclab import plots as plotting
             from rtclab import report
 
-            images = plotting.plot_all(result, d)
-            report.write_report(result, images, d / "report.html")
+            made = plotting.plot_report(result, d)
+            report.write_report(result, made, d / "report.html")
 
     return write_atomically(out_dir, fill, inputs)

@@ -1,4 +1,10 @@
-"""A small terminal progress bar for long runs (stderr, shown only after one second)."""
+"""Progress of long runs on stderr (tqdm), shown only once a run has taken more than a second.
+
+`ProgressBar` keeps rtclab's small interface (`update(done)` with the absolute amount done,
+`close()`) over tqdm, which draws the bar, rate and time left. It appears only when stderr is a
+terminal (or RTCLAB_PROGRESS=1), so quick runs, pipes and logs stay clean; tqdm is imported
+only when a bar may be drawn.
+"""
 
 from __future__ import annotations
 
@@ -8,43 +14,43 @@ import time
 
 
 class ProgressBar:
-    """Draws `label [#####-----] 42% 12.3/60.0 s sim, 0.8 s wall` on stderr.
-
-    Appears only once the run has taken longer than `delay` seconds, and only when stderr is a
-    terminal (or RTCLAB_PROGRESS=1), so quick runs and logs stay clean.
-    """
+    """`label: 42%|#####     | 12.3/60.0 s sim [00:00<00:01, 48.1 s sim/s]` on stderr."""
 
     def __init__(self, label: str, total: float, unit: str = "s sim", delay: float = 1.0, enabled: bool | None = None):
         self.label = label
-        self.total = max(total, 1e-12)
+        self.total = max(float(total), 1e-12)
         self.unit = unit
         self.delay = delay
         if enabled is None:
             enabled = sys.stderr.isatty() or os.environ.get("RTCLAB_PROGRESS") == "1"
         self.enabled = enabled
         self.start = time.perf_counter()
-        self.shown = False
-        self.last_draw = 0.0
+        self.bar = None
+        self.done = 0.0
+
+    @property
+    def shown(self) -> bool:
+        return self.bar is not None
 
     def update(self, done: float) -> None:
         if not self.enabled:
             return
-        now = time.perf_counter()
-        elapsed = now - self.start
-        if elapsed < self.delay or (now - self.last_draw < 0.1 and done < self.total):
-            return
-        self.last_draw = now
-        self.shown = True
-        frac = min(max(done / self.total, 0.0), 1.0)
-        width = 30
-        filled = int(frac * width)
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(
-            f"\r{self.label} [{bar}] {frac * 100:5.1f}% {done:.1f}/{self.total:.1f} {self.unit}, {elapsed:.1f} s wall"
-        )
-        sys.stderr.flush()
+        if self.bar is None:
+            if time.perf_counter() - self.start < self.delay:
+                return
+            from tqdm import tqdm
+
+            # mininterval keeps redraws cheap; the bar is drawn on stderr even when it is a file
+            # (RTCLAB_PROGRESS=1), which tqdm otherwise does too.
+            self.bar = tqdm(total=self.total, desc=self.label, unit=self.unit, file=sys.stderr, mininterval=0.1,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar:30}| {n:.1f}/{total:.1f} {unit} "
+                                       "[{elapsed}<{remaining}, {rate_fmt}]", dynamic_ncols=False, leave=True)
+        done = min(max(float(done), 0.0), self.total)
+        if done > self.done:
+            self.bar.update(done - self.done)
+            self.done = done
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

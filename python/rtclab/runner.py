@@ -17,6 +17,9 @@ from rtclab.scenarios import ScenarioLike, load_scenario
 # Events per GIL-free chunk: ~20-50 ms of work, so Ctrl-C and the progress bar stay responsive.
 CHUNK_EVENTS = 200_000
 
+#: Metric codes of the `distributions` table (rtclab_harness::media_meter::DISTRIBUTION_METRICS).
+DISTRIBUTION_METRICS = ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"]
+
 
 def _frame(columns: dict[str, bytes]) -> pd.DataFrame:
     return pd.DataFrame({name: np.frombuffer(raw, dtype="<f8") for name, raw in columns.items()})
@@ -33,6 +36,11 @@ class RunResult:
     link: pd.DataFrame
     #: One row per fairness window: Jain's index over the flows active for the whole window.
     fairness: pd.DataFrame
+    #: One row per freeze of a media flow's display: flow, start_s, duration_s.
+    freezes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Per flow and delay metric (queuing_delay, one_way_delay, frame_delay, display_delay), the
+    #: delay in ms at percentiles 0, 2, ..., 100, 99 and 99.9 over the measurement window.
+    distributions: pd.DataFrame = field(default_factory=pd.DataFrame)
     scenario_origin: str = ""
     scenario_text: str = field(default="", repr=False)
     #: Where the scenario's relative file names (traces) are resolved.
@@ -47,6 +55,20 @@ class RunResult:
     def __iter__(self):
         yield self.summary
         yield self.flows
+
+
+#: How this process was started, recorded in every summary (`command_line`); the CLI sets it to
+#: its own command line, otherwise it is the Python process's.
+COMMAND_LINE: Optional[str] = None
+
+
+def _command_line() -> str:
+    import shlex
+    import sys
+
+    if COMMAND_LINE is not None:
+        return COMMAND_LINE
+    return "python " + shlex.join(sys.argv) if sys.argv and sys.argv[0] else "python"
 
 
 #: Seeds are unsigned 64-bit integers (the root of every random stream).
@@ -133,10 +155,13 @@ def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=Fals
 
 
 def _result(finished, wall: float, src) -> RunResult:
-    summary_text, flows, link, fairness = finished
+    summary_text, tables = finished
+    flows, link, fairness = tables["flows"], tables["link"], tables["fairness"]
     summary = json.loads(summary_text)
     summary["wall_time_s"] = wall
     summary["scenario_source"] = src.origin
+    summary["command_line"] = _command_line()
+    summary["scenario_text"] = src.text
     flows_df = _frame(flows)
     if len(flows_df):
         flows_df["flow"] = flows_df["flow"].astype(int)
@@ -145,4 +170,12 @@ def _result(finished, wall: float, src) -> RunResult:
     fairness_df = _frame(fairness)
     if len(fairness_df):
         fairness_df["active_flows"] = fairness_df["active_flows"].astype(int)
-    return RunResult(summary, flows_df, _frame(link), fairness_df, src.origin, src.text, scenario_base_dir=src.base_dir)
+    freezes = _frame(tables["freezes"])
+    if len(freezes):
+        freezes["flow"] = freezes["flow"].astype(int)
+    dist = _frame(tables["distributions"])
+    if len(dist):
+        dist["flow"] = dist["flow"].astype(int)
+        dist["metric"] = pd.Categorical.from_codes(dist["metric"].astype(int), categories=DISTRIBUTION_METRICS)
+    return RunResult(summary, flows_df, _frame(link), fairness_df, freezes, dist, src.origin, src.text,
+                     scenario_base_dir=src.base_dir)

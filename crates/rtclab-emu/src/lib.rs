@@ -48,6 +48,10 @@ pub struct EmuOutput {
     pub link: Columns,
     /// One row per fairness window.
     pub fairness: Columns,
+    /// One row per freeze of a media flow's display.
+    pub freezes: Columns,
+    /// Per flow and delay metric, the delay at fixed percentiles.
+    pub distributions: Columns,
 }
 use serde_json::Value;
 use std::os::fd::AsRawFd;
@@ -428,6 +432,8 @@ impl Emulation {
             flows: series::flow_columns(&self.scenario, &stats, &received),
             link: series::link_columns(&self.scenario, &stats),
             fairness,
+            freezes: series::freeze_columns(&received),
+            distributions: series::distribution_columns(&stats, &received),
         })
     }
 }

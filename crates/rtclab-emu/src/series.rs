@@ -10,6 +10,7 @@ use crate::engine::{BinCounters, EngineStats};
 use crate::FlowResult;
 use rtclab_core::{Time, TimeDelta};
 use rtclab_harness::measure::{CcSample, Columns, FLOW_COLUMNS, STANDARD_CC_SERIES};
+use rtclab_harness::media_meter::{self, MediaBins};
 use rtclab_scenario::Scenario;
 
 fn n_bins(s: &Scenario) -> usize {
@@ -63,12 +64,12 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 FlowResult::Endpoint(m) => m.samples.get(i).unwrap_or(&none),
                 _ => &none,
             };
-            let frame_rate = match rec {
-                FlowResult::Endpoint(m) => {
-                    m.receiver.frames.get(i).map_or(0.0, |&n| n as f64 / bin.as_secs_f64())
-                }
-                _ => 0.0,
+            let no_media = MediaBins::default();
+            let media = match rec {
+                FlowResult::Endpoint(m) => &m.receiver.media,
+                _ => &no_media,
             };
+            let (delay_mean, delay_max) = media.frame_delay_ms(i);
             row[..FLOW_COLUMNS.len()].copy_from_slice(&[
                 t1.as_secs_f64(),
                 f.id as f64,
@@ -82,7 +83,10 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 cc.cwnd_packets,
                 cc.srtt_ms,
                 cc.target_mbps,
-                frame_rate,
+                media.frame_rate(i, bin),
+                media.rendered_fps(i, bin),
+                delay_mean,
+                delay_max,
                 cc.state,
             ]);
             for (k, n) in names.iter().enumerate() {
@@ -104,4 +108,26 @@ pub fn fairness_columns(s: &Scenario, st: &EngineStats) -> Columns {
     let bytes: Vec<Vec<u64>> =
         st.dirs[0].flows.iter().map(|f| f.bins.iter().map(|b| b.out_bytes).collect()).collect();
     rtclab_harness::measure::fairness_columns(s, n_bins(s), |i| &bytes[i])
+}
+
+/// Every media flow's freezes (`freezes.parquet`).
+pub fn freeze_columns(received: &[FlowResult]) -> Columns {
+    media_meter::freeze_columns(received.iter().enumerate().filter_map(|(i, r)| match r {
+        FlowResult::Endpoint(m) => Some((i, &m.receiver.media)),
+        _ => None,
+    }))
+}
+
+/// Every flow's delay distributions over the window (`distributions.parquet`).
+pub fn distribution_columns(st: &EngineStats, received: &[FlowResult]) -> Columns {
+    media_meter::distribution_columns(received.iter().enumerate().map(|(i, r)| {
+        let c = &st.dirs[0].flows[i];
+        let (frame, display) = match r {
+            FlowResult::Endpoint(m) => {
+                (Some(&m.receiver.frame_delay), Some(&m.receiver.display_delay))
+            }
+            _ => (None, None),
+        };
+        (i, [Some(&c.queue_delay), Some(&c.path_delay), frame, display])
+    }))
 }

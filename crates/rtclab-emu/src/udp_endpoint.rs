@@ -19,6 +19,7 @@ use crate::EmuError;
 use rtclab_core::{Endpoint, EndpointEvent, FlowId, LogHistogram, Time, TimeDelta};
 use rtclab_harness::endpoints::{sample_flow, sample_receiver, AnyEndpoint};
 use rtclab_harness::measure::CcSample;
+use rtclab_harness::media_meter::MediaBins;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,8 +50,8 @@ pub struct EndOut {
     pub samples: Vec<CcSample>,
     /// Per bin: bytes delivered to the application (`Delivered` events).
     pub delivered: Vec<u64>,
-    /// Per bin: frames completed.
-    pub frames: Vec<u64>,
+    /// Per bin: frames completed, their delays and frames displayed; the display's freezes.
+    pub media: MediaBins,
     /// In the measurement window: frames completed and their delays, frames displayed and
     /// their delays.
     pub window_frames: u64,
@@ -179,7 +180,7 @@ fn drive(
         endpoint: AnyEndpoint::Sink(Box::default()),
         samples: vec![CcSample::default(); nb],
         delivered: vec![0; nb],
-        frames: vec![0; nb],
+        media: MediaBins::default(),
         window_frames: 0,
         frame_delay: LogHistogram::new(),
         frames_displayed: 0,
@@ -279,20 +280,21 @@ fn drive(
             match ev {
                 EndpointEvent::Delivered { goodput_bytes } => out.delivered[k] += goodput_bytes,
                 EndpointEvent::FrameComplete { delay } => {
-                    out.frames[k] += 1;
+                    out.media.on_frame(k, delay);
                     if in_window {
                         out.window_frames += 1;
                         out.frame_delay.record(delay.as_nanos().max(0) as u64);
                     }
                 }
-                EndpointEvent::FrameDisplayed { delay } if in_window => {
-                    out.frames_displayed += 1;
-                    out.display_delay.record(delay.as_nanos().max(0) as u64);
+                EndpointEvent::FrameDisplayed { delay } => {
+                    out.media.on_display(k);
+                    if in_window {
+                        out.frames_displayed += 1;
+                        out.display_delay.record(delay.as_nanos().max(0) as u64);
+                    }
                 }
-                EndpointEvent::FrameDisplayed { .. } => {}
-                EndpointEvent::Freeze { .. }
-                | EndpointEvent::FreezeStart
-                | EndpointEvent::TargetRate { .. } => {}
+                EndpointEvent::Freeze { duration } => out.media.on_freeze(now, duration),
+                EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
             }
         }
         let next_bin = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * (sampled as i64 + 1));

@@ -9,6 +9,7 @@
 pub mod endpoints;
 pub mod link_meter;
 pub mod measure;
+pub mod media_meter;
 pub mod network;
 pub mod summary;
 

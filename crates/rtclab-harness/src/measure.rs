@@ -44,7 +44,7 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
 
 /// The leading columns of `flows.parquet`, in order; the controller series follow
 /// ([`STANDARD_CC_SERIES`], then further names as controllers report them).
-pub const FLOW_COLUMNS: [&str; 14] = [
+pub const FLOW_COLUMNS: [&str; 17] = [
     "time_s",
     "flow",
     "throughput_mbps",
@@ -58,6 +58,9 @@ pub const FLOW_COLUMNS: [&str; 14] = [
     "srtt_ms",
     "target_mbps",
     "frame_rate",
+    "rendered_fps",
+    "frame_delay_ms_mean",
+    "frame_delay_ms_max",
     "cc_state",
 ];
 

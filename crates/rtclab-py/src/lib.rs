@@ -115,8 +115,17 @@ fn columns_dict<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
-/// (summary JSON, flow columns, link columns, fairness columns)
-type Finished<'py> = (String, Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>);
+/// (summary JSON, {table name: columns}): the tables are `flows`, `link`, `fairness`,
+/// `freezes` and `distributions`.
+type Finished<'py> = (String, Bound<'py, PyDict>);
+
+fn tables<'py>(py: Python<'py>, named: [(&str, &Columns); 5]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, c) in named {
+        d.set_item(name, columns_dict(py, c)?)?;
+    }
+    Ok(d)
+}
 
 /// A simulation run. `step(n)` processes up to n events without the GIL.
 #[pyclass(module = "rtclab._core")]
@@ -163,8 +172,9 @@ impl Simulation {
         self.inner.seed()
     }
 
-    /// Returns (summary JSON text, flow columns, link columns, fairness columns); each
-    /// column is little-endian float64 bytes.
+    /// Returns (summary JSON text, {table name: {column: bytes}}) for the tables `flows`,
+    /// `link`, `fairness`, `freezes` and `distributions`; each column is little-endian float64
+    /// bytes.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Finished<'py>> {
         if !self.inner.is_finished() {
             return Err(PyRuntimeError::new_err(
@@ -174,12 +184,14 @@ impl Simulation {
         let out = py.detach(|| self.inner.finish());
         let summary = serde_json::to_string(&out.summary)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok((
-            summary,
-            columns_dict(py, &out.flows)?,
-            columns_dict(py, &out.link)?,
-            columns_dict(py, &out.fairness)?,
-        ))
+        let named = [
+            ("flows", &out.flows),
+            ("link", &out.link),
+            ("fairness", &out.fairness),
+            ("freezes", &out.freezes),
+            ("distributions", &out.distributions),
+        ];
+        Ok((summary, tables(py, named)?))
     }
 }
 
@@ -277,12 +289,14 @@ impl Emulation {
         }
         let summary = serde_json::to_string(&out.summary)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok((
-            summary,
-            columns_dict(py, &out.flows)?,
-            columns_dict(py, &out.link)?,
-            columns_dict(py, &out.fairness)?,
-        ))
+        let named = [
+            ("flows", &out.flows),
+            ("link", &out.link),
+            ("fairness", &out.fairness),
+            ("freezes", &out.freezes),
+            ("distributions", &out.distributions),
+        ];
+        Ok((summary, tables(py, named)?))
     }
 }
 

@@ -3,6 +3,7 @@
 //! Nothing is stored per packet.
 
 use rtclab_core::{LogHistogram, Packet, Time, TimeDelta};
+use rtclab_harness::media_meter::{self, MediaBins};
 use rtclab_net::DropReason;
 
 const N_REASONS: usize = DropReason::ALL.len();
@@ -21,6 +22,10 @@ pub struct RunOutput {
     pub link: Columns,
     /// One row per fairness window.
     pub fairness: Columns,
+    /// One row per freeze of a media flow's display.
+    pub freezes: Columns,
+    /// Per flow and delay metric, the delay at fixed percentiles (the report's CDFs).
+    pub distributions: Columns,
     pub stats: EngineStats,
 }
 
@@ -58,6 +63,8 @@ pub struct FlowMeter {
     /// Media: capture → display delay (ns) and frames shown, in the window.
     pub display_delay: LogHistogram,
     pub displayed: u64,
+    /// Media: per-bin frames and delays, and the display's freezes.
+    pub media: MediaBins,
     // current bin
     b_recv: u64,
     b_goodput: u64,
@@ -84,8 +91,6 @@ pub struct FlowMeter {
     col_named: Vec<Vec<f64>>,
     /// The id (`Meters::cc_names`) of the k-th name this flow reported last bin.
     name_ids: Vec<(&'static str, usize)>,
-    b_frames: u64,
-    col_fps: Vec<f64>,
 }
 
 /// All meters of a run.
@@ -180,8 +185,9 @@ impl Meters {
     /// A media frame completed at its receiver.
     pub fn on_frame(&mut self, now: Time, flow: usize, delay: TimeDelta) {
         let in_window = self.in_window(now);
+        let b = self.bin_of(now);
         let f = &mut self.flows[flow];
-        f.b_frames += 1;
+        f.media.on_frame(b, delay);
         if in_window {
             f.frames += 1;
             f.frame_delay.record(delay.as_nanos().max(0) as u64);
@@ -190,11 +196,23 @@ impl Meters {
 
     /// A media frame was shown at its receiver.
     pub fn on_display(&mut self, now: Time, flow: usize, delay: TimeDelta) {
+        let b = self.bin_of(now);
+        self.flows[flow].media.on_display(b);
         if self.in_window(now) {
             let f = &mut self.flows[flow];
             f.displayed += 1;
             f.display_delay.record(delay.as_nanos().max(0) as u64);
         }
+    }
+
+    /// A media flow's display froze until `now` for `duration`.
+    pub fn on_freeze(&mut self, now: Time, flow: usize, duration: TimeDelta) {
+        self.flows[flow].media.on_freeze(now, duration);
+    }
+
+    /// The time-series bin `t` falls in.
+    fn bin_of(&self, t: Time) -> usize {
+        ((t - Time::ZERO).as_nanos() / self.bin.as_nanos()) as usize
     }
 
     /// A packet left a link (the first link's forward departures make the flows' shares).
@@ -291,8 +309,6 @@ impl Meters {
                 col.truncate(bin); // a name reported twice in one sample: the last counts
                 col.push(v);
             }
-            f.col_fps.push(f.b_frames as f64 / self.bin.as_secs_f64());
-            f.b_frames = 0;
             f.b_recv = 0;
             f.b_goodput = 0;
             f.b_sent = 0;
@@ -340,7 +356,10 @@ impl Meters {
                     f.col_cwnd[b],
                     f.col_srtt_ms[b],
                     f.col_target_mbps[b],
-                    f.col_fps[b],
+                    f.media.frame_rate(b, self.bin),
+                    f.media.rendered_fps(b, self.bin),
+                    f.media.frame_delay_ms(b).0,
+                    f.media.frame_delay_ms(b).1,
                     f.col_state[b],
                 ]);
                 for (k, v) in row[base..].iter_mut().enumerate() {
@@ -350,6 +369,18 @@ impl Meters {
             }
         }
         c
+    }
+
+    /// Every media flow's freezes (`freezes.parquet`).
+    pub fn freeze_columns(&self) -> Columns {
+        media_meter::freeze_columns(self.flows.iter().map(|f| &f.media).enumerate())
+    }
+
+    /// Every flow's delay distributions over the window (`distributions.parquet`).
+    pub fn distribution_columns(&self) -> Columns {
+        media_meter::distribution_columns(self.flows.iter().enumerate().map(|(i, f)| {
+            (i, [Some(&f.qdelay), Some(&f.owd), Some(&f.frame_delay), Some(&f.display_delay)])
+        }))
     }
 
     pub fn link_columns(&self) -> Columns {

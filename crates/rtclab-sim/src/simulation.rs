@@ -459,7 +459,15 @@ impl Simulation {
             self.stats(),
         )
         .to_value();
-        RunOutput { summary, flows: flow_cols, link: link_cols, fairness, stats: self.stats() }
+        RunOutput {
+            summary,
+            flows: flow_cols,
+            link: link_cols,
+            fairness,
+            freezes: self.meters.freeze_columns(),
+            distributions: self.meters.distribution_columns(),
+            stats: self.stats(),
+        }
     }
 }
 
@@ -472,9 +480,8 @@ fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: 
             EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
             EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
             EndpointEvent::FrameDisplayed { delay } => meters.on_display(now, flow, delay),
-            EndpointEvent::Freeze { .. }
-            | EndpointEvent::FreezeStart
-            | EndpointEvent::TargetRate { .. } => {}
+            EndpointEvent::Freeze { duration } => meters.on_freeze(now, flow, duration),
+            EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
         }
     }
     goodput

@@ -1,0 +1,175 @@
+//! What a media flow's receiver reported, per time-series bin and as a list of freezes — the
+//! timeline of the QoE-first report (frame delay over time, rendered frame rate, freezes
+//! marked), fed the same way by both engines from the receiver's `FrameComplete`,
+//! `FrameDisplayed` and `Freeze` events — and the delay distributions both engines export
+//! (`distributions.parquet`, the report's CDFs) from their histograms.
+
+use rtclab_core::{LogHistogram, Time, TimeDelta};
+
+use crate::measure::Columns;
+
+/// One media flow's per-bin frame counts and delays, and its freezes.
+#[derive(Clone, Debug, Default)]
+pub struct MediaBins {
+    /// Per bin (index = time / bin): frames completed, the sum and maximum of their delays (ns),
+    /// frames displayed. Grown as events arrive; a bin past the end reads as zero.
+    frames: Vec<u64>,
+    delay_sum_ns: Vec<u64>,
+    delay_max_ns: Vec<u64>,
+    displayed: Vec<u64>,
+    /// Each freeze of the display that ended: (start, duration), in time order.
+    pub freezes: Vec<(Time, TimeDelta)>,
+}
+
+impl MediaBins {
+    fn grow(&mut self, bin: usize) {
+        if self.frames.len() <= bin {
+            let n = bin + 1;
+            self.frames.resize(n, 0);
+            self.delay_sum_ns.resize(n, 0);
+            self.delay_max_ns.resize(n, 0);
+            self.displayed.resize(n, 0);
+        }
+    }
+
+    /// A frame completed (all its packets arrived) in bin `bin`, `delay` after its capture.
+    pub fn on_frame(&mut self, bin: usize, delay: TimeDelta) {
+        self.grow(bin);
+        let ns = delay.as_nanos().max(0) as u64;
+        self.frames[bin] += 1;
+        self.delay_sum_ns[bin] += ns;
+        self.delay_max_ns[bin] = self.delay_max_ns[bin].max(ns);
+    }
+
+    /// A frame was shown in bin `bin`.
+    pub fn on_display(&mut self, bin: usize) {
+        self.grow(bin);
+        self.displayed[bin] += 1;
+    }
+
+    /// A freeze of the display ended at `now`, having lasted `duration`.
+    pub fn on_freeze(&mut self, now: Time, duration: TimeDelta) {
+        self.freezes.push((now - duration, duration));
+    }
+
+    /// Frames completed per second in bin `b`.
+    pub fn frame_rate(&self, b: usize, bin: TimeDelta) -> f64 {
+        self.frames.get(b).copied().unwrap_or(0) as f64 / bin.as_secs_f64()
+    }
+
+    /// Frames displayed per second in bin `b` (what the viewer saw).
+    pub fn rendered_fps(&self, b: usize, bin: TimeDelta) -> f64 {
+        self.displayed.get(b).copied().unwrap_or(0) as f64 / bin.as_secs_f64()
+    }
+
+    /// Mean and maximum delay (ms) of the frames completed in bin `b`; NaN where none did.
+    pub fn frame_delay_ms(&self, b: usize) -> (f64, f64) {
+        match self.frames.get(b).copied().unwrap_or(0) {
+            0 => (f64::NAN, f64::NAN),
+            n => (self.delay_sum_ns[b] as f64 / n as f64 / 1e6, self.delay_max_ns[b] as f64 / 1e6),
+        }
+    }
+}
+
+/// The columns of `freezes.parquet`: one row per freeze of a media flow's display.
+pub const FREEZE_COLUMNS: [&str; 3] = ["flow", "start_s", "duration_s"];
+
+/// Every flow's freezes (`flows` yields each media flow's id and meter), one row each.
+pub fn freeze_columns<'a>(flows: impl Iterator<Item = (usize, &'a MediaBins)>) -> Columns {
+    let mut c = Columns::new(&FREEZE_COLUMNS);
+    for (id, m) in flows {
+        for &(start, d) in &m.freezes {
+            c.push_row(&[id as f64, (start - Time::ZERO).as_secs_f64(), d.as_secs_f64()]);
+        }
+    }
+    c
+}
+
+/// The columns of `distributions.parquet`: per flow and metric (code, [`DISTRIBUTION_METRICS`]),
+/// the delay (ms) at each of [`DISTRIBUTION_PERCENTILES`] over the measurement window.
+pub const DISTRIBUTION_COLUMNS: [&str; 4] = ["flow", "metric", "percentile", "value_ms"];
+
+/// Metric codes of `distributions.parquet`, in code order.
+pub const DISTRIBUTION_METRICS: [&str; 4] =
+    ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"];
+
+/// 0, 2, ..., 100 and the tail points 99, 99.9: enough for a CDF plot, small for 2,000 flows.
+pub const DISTRIBUTION_PERCENTILES: [f64; 53] = {
+    let mut p = [0.0; 53];
+    let mut i = 0;
+    while i <= 50 {
+        p[i] = 2.0 * i as f64;
+        i += 1;
+    }
+    p[51] = 99.0;
+    p[52] = 99.9;
+    p
+};
+
+/// The distributions of every flow's delays: `flows` yields each flow's id and its histograms
+/// in [`DISTRIBUTION_METRICS`] order (`None` where the flow has no such metric). Empty
+/// histograms give no rows. Percentiles are nearest-rank, as in `summary.json`.
+pub fn distribution_columns<'a>(
+    flows: impl Iterator<Item = (usize, [Option<&'a LogHistogram>; 4])>,
+) -> Columns {
+    let mut c = Columns::new(&DISTRIBUTION_COLUMNS);
+    for (id, hists) in flows {
+        for (code, h) in hists.iter().enumerate() {
+            let Some(h) = h.filter(|h| h.count() > 0) else { continue };
+            let mut pts: Vec<f64> = DISTRIBUTION_PERCENTILES.to_vec();
+            pts.sort_by(f64::total_cmp);
+            for p in pts {
+                let v = h.quantile(p / 100.0).map_or(f64::NAN, |ns| ns as f64 / 1e6);
+                c.push_row(&[id as f64, code as f64, p, v]);
+            }
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_report_rates_delays_and_nan_where_no_frame() {
+        let mut m = MediaBins::default();
+        let bin = TimeDelta::from_millis(200);
+        m.on_frame(1, TimeDelta::from_millis(40));
+        m.on_frame(1, TimeDelta::from_millis(80));
+        m.on_display(1);
+        assert_eq!(m.frame_rate(1, bin), 10.0);
+        assert_eq!(m.rendered_fps(1, bin), 5.0);
+        assert_eq!(m.frame_delay_ms(1), (60.0, 80.0));
+        assert!(m.frame_delay_ms(0).0.is_nan() && m.frame_delay_ms(7).1.is_nan());
+        assert_eq!(m.frame_rate(7, bin), 0.0);
+    }
+
+    #[test]
+    fn freezes_start_where_they_began() {
+        let mut m = MediaBins::default();
+        m.on_freeze(Time::ZERO + TimeDelta::from_millis(1500), TimeDelta::from_millis(300));
+        let c = freeze_columns([(3, &m)].into_iter());
+        assert_eq!(c.rows(), 1);
+        assert_eq!(c.column("flow").unwrap(), &[3.0]);
+        assert!((c.column("start_s").unwrap()[0] - 1.2).abs() < 1e-9);
+        assert!((c.column("duration_s").unwrap()[0] - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn distributions_are_monotone_and_skip_empty_metrics() {
+        let mut h = LogHistogram::new();
+        for ms in 1..=100u64 {
+            h.record(ms * 1_000_000);
+        }
+        let empty = LogHistogram::new();
+        let c = distribution_columns([(0, [Some(&h), Some(&empty), None, None])].into_iter());
+        assert_eq!(c.rows(), DISTRIBUTION_PERCENTILES.len());
+        let v = c.column("value_ms").unwrap();
+        assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
+        assert!((v[0] - 1.0).abs() < 0.01 && (v[v.len() - 1] - 100.0).abs() < 1.0);
+        let p = c.column("percentile").unwrap();
+        assert!(p.windows(2).all(|w| w[0] < w[1]));
+        assert!(c.column("metric").unwrap().iter().all(|&m| m == 0.0));
+    }
+}

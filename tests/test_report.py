@@ -1,0 +1,172 @@
+"""The QoE-first report: what it shows, readable with many flows, and rendered by headless
+Chromium (page loads, every image present, no console errors)."""
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import rtclab
+from rtclab.output import write_result
+
+MEDIA_AND_TCP = """
+name = "media-and-tcp"
+description = "one GCC call against one CUBIC download"
+duration = "12s"
+[link]
+capacity = "4Mbps"
+queue = { limit = "1bdp" }
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+start = "4s"
+[metrics]
+warmup = "2s"
+"""
+
+
+def many_flows(n: int) -> str:
+    return f"""
+name = "many"
+duration = "4s"
+[link]
+capacity = "100Mbps"
+queue = {{ limit = "1bdp" }}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+count = 2
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "20ms"
+count = {n}
+[metrics]
+warmup = "1s"
+"""
+
+
+@pytest.fixture(scope="module")
+def media_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "out"
+    result = rtclab.run(MEDIA_AND_TCP)
+    write_result(result, out)
+    return result, out
+
+
+def test_media_flows_lead_with_what_the_viewer_saw(media_report):
+    result, out = media_report
+    html = (out / "report.html").read_text(encoding="utf-8")
+    # The viewers' section comes before the network's, with the QoE numbers of summary.json.
+    assert html.index("What the viewers saw") < html.index("<h2>Network</h2>")
+    m = result.summary["flows"][0]["media"]
+    assert f"{m['frame_delay_ms']['p50']:.1f}" in html
+    for caption in ("Frame delay over time", "Frame delay CDF", "Rendered frame rate",
+                    "Target vs sent vs delivered", "Traffic composition", "Delay CDFs", "Round-trip time",
+                    "Throughput vs capacity"):
+        assert f"<figcaption>{caption}</figcaption>" in html, caption
+    # Scenario text, version and command line, in the report and in summary.json.
+    assert "one GCC call against one CUBIC download" in html
+    assert result.summary["rtclab_version"] == rtclab.__version__ and rtclab.__version__ in html
+    assert result.summary["command_line"] and result.summary["scenario_text"] == result.scenario_text
+    assert 'kind = &#34;media&#34;' in html or "kind = &quot;media&quot;" in html  # escaped scenario text
+    # The tables behind the plots are part of the output.
+    for name in ("freezes.parquet", "distributions.parquet"):
+        assert (out / name).is_file()
+    assert "simulated" in html and "Emulator timing" not in html
+
+
+def test_per_bin_media_series_agree_with_the_summary(media_report):
+    result, _ = media_report
+    media = result.flows[result.flows["flow"] == 0]
+    w0 = result.summary["warmup_s"]
+    window = media[media["time_s"] > w0 + 1e-9]
+    # Frames counted per bin add up to the summary's frame count over the window.
+    frames = (window["frame_rate"] * 0.2).sum()
+    assert abs(frames - result.summary["flows"][0]["media"]["frames"]) <= 1
+    # A bin's mean frame delay lies within the distribution's range.
+    d = result.distributions
+    fd = d[(d["flow"] == 0) & (d["metric"] == "frame_delay")]["value_ms"]
+    assert len(fd) == 53 and fd.is_monotonic_increasing
+    assert (window["frame_delay_ms_mean"].dropna() <= window["frame_delay_ms_max"].dropna() + 1e-9).all()
+    # TCP flows have no frame metrics: NaN, never 0.
+    assert result.flows[result.flows["flow"] == 1]["frame_delay_ms_mean"].isna().all()
+    assert set(d[d["flow"] == 1]["metric"]) == {"queuing_delay", "one_way_delay"}
+
+
+def test_freezes_are_listed_where_the_display_stopped():
+    # A capacity collapse freezes the call; the freeze is in freezes.parquet inside the run.
+    result = rtclab.run("""
+name = "collapse"
+duration = "12s"
+[link]
+capacity = { schedule = [["0s", "3Mbps"], ["5s", "0.2Mbps"], ["8s", "3Mbps"]] }
+queue = { limit = "300ms" }
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+""")
+    fr = result.freezes
+    m = result.summary["flows"][0]["media"]
+    assert m["freezes"] >= 1 and len(fr) >= m["freezes"]
+    assert ((fr["start_s"] >= 0) & (fr["start_s"] + fr["duration_s"] <= 12.0 + 1e-6)).all()
+    assert fr["start_s"].min() >= 4.9
+
+
+def test_fifty_flows_stay_readable_and_quick(tmp_path):
+    import time
+
+    result = rtclab.run(many_flows(50))
+    t0 = time.perf_counter()
+    write_result(result, tmp_path / "out")
+    took = time.perf_counter() - t0
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "52 flows (click to show the table)" in html
+    assert took < 60  # generous: a regression to per-flow plotting of 2,000 flows took 48 s
+
+
+def _chromium():
+    for b in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.path.exists(b) and shutil.which("chromedriver"):
+            return b
+    return None
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium and chromedriver are not installed (make test installs them as root)")
+def test_report_renders_in_headless_chromium(media_report, tmp_path):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    _, out = media_report
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = _chromium()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+    try:
+        driver.get((out / "report.html").as_uri())
+        assert driver.execute_script("return document.readyState") == "complete"
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])")
+        pngs = sorted(Path(out).glob("*.png"))
+        assert len(images) == len(pngs) >= 8
+        broken = [i for i in images if not (i[1] and i[2] > 100 and i[3] > 100)]
+        assert not broken, broken
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert not errors, errors
+        assert driver.title == "rtclab report: media-and-tcp"
+        assert re.search(r"What the viewers saw", driver.find_element("tag name", "body").text)
+    finally:
+        driver.quit()
