@@ -288,3 +288,58 @@ def test_emu_shell_puts_the_users_programs_through_the_link(cli, tmp_path):
     assert left.strip() == "", f"the receiver's server outlived the run: {left}"
     r = cli("emu", "shell", scn, "--", "sh", "-c", "exit 7", timeout=60)
     assert r.returncode == 7
+
+
+RECEIVER_LOG = """
+import os, signal, socket, sys, time
+log = open(sys.argv[1], "w")
+def bye(*_):
+    log.write("flushed on SIGTERM\\n")
+    log.close()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, bye)
+log.write(f"offset_ns {time.monotonic_ns() - int(os.environ['RTCLAB_START_MONOTONIC_NS'])}\\n")
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.77.0.2", 9000))
+while True:
+    data, _ = s.recvfrom(2000)
+    log.write(f"got {len(data)}\\n")
+"""
+
+SENDER = """
+import os, socket, time
+rt = int(os.environ["RTCLAB_START_REALTIME_NS"])
+assert abs(time.time_ns() - rt) < 10e9, (time.time_ns(), rt)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(100):
+    s.sendto(b"x" * 1000, ("10.77.0.2", 9000))
+    time.sleep(0.005)
+time.sleep(0.3)
+"""
+
+
+@needs_root
+def test_emu_shell_out_writes_a_result_and_lets_the_receiver_flush(cli, tmp_path):
+    """`--out` writes the run's outputs; the programs see the emulation's start time; a receiver
+    started under `sh` (which forks it) gets SIGTERM itself and flushes its log before it ends."""
+    (tmp_path / "recv.py").write_text(RECEIVER_LOG)
+    (tmp_path / "send.py").write_text(SENDER)
+    scn = tmp_path / "link.toml"
+    scn.write_text(TWO_CUBIC.format(d=10))
+    log = tmp_path / "recv.log"
+    out = tmp_path / "out"
+    receiver = f"{sys.executable} {tmp_path / 'recv.py'} {log}; echo never-reached"
+    r = cli("emu", "shell", scn, "--receiver", receiver, "--out", out, "--",
+            sys.executable, tmp_path / "send.py", timeout=90)
+    assert r.returncode == 0, r.stderr
+    lines = log.read_text().splitlines()
+    assert lines[-1] == "flushed on SIGTERM", lines[-3:]
+    offset = int(lines[0].split()[1]) / 1e9
+    assert -1.0 < offset < 5.0, offset  # started about when the emulation did
+    assert sum(ln.startswith("got 1000") for ln in lines) >= 95
+    s = json.loads((out / "summary.json").read_text())
+    assert s["engine"] == "emu" and s["emulator"]["packets_forwarded"] >= 100
+    assert s["command_line"].startswith("rtclab emu shell")
+    for f in ("link.parquet", "report.html", "scenario.toml"):
+        assert (out / f).is_file(), f
+    assert "queuing delay p50 0.00" not in r.stderr  # a missing value reads n/a, never 0

@@ -215,26 +215,49 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_emu_shell(args: argparse.Namespace) -> int:
-    from rtclab.scenarios import ScenarioNotFound, load_scenario
+    from rtclab.output import OutputError, write_result
+    from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
     from rtclab.shell import run_shell
 
     try:
         src = load_scenario(args.scenario)
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
+    if args.capture and not args.out:
+        raise UserError("--capture needs --out DIR (the capture is written into it)")
+    inputs = input_files(src)
+    if args.out:
+        _check_out(args.out, inputs)
     command = list(getattr(args, "trailing", []))
+    capture = None
+    if args.capture:
+        import tempfile
+        capture = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap"
     try:
-        rc, s = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed)
-    except ConfigError as e:
-        raise _scenario_error(src.display, e) from e
-    except EmulatorUnavailable as e:
-        raise UserError(f"emu shell: {e}") from e
-    link = s["link"]
-    em = s["emulator"]
-    print(f"rtclab emu shell: {em['packets_forwarded']} packets forwarded, "
-          f"{sum(link['drops'].values())} dropped at the bottleneck, queuing delay p50 "
-          f"{link['queuing_delay_ms']['p50'] or 0:.2f} ms, release error p99 {em['release_error_us']['p99'] or 0:.0f} us",
-          file=sys.stderr)
+        try:
+            rc, result = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed,
+                                   capture=str(capture) if capture else None)
+        except ConfigError as e:
+            raise _scenario_error(src.display, e) from e
+        except EmulatorUnavailable as e:
+            raise UserError(f"emu shell: {e}") from e
+        s = result.summary
+        link = s["link"]
+        em = s["emulator"]
+        print(f"rtclab emu shell: {em['packets_forwarded']} packets forwarded, "
+              f"{sum(link['drops'].values())} dropped at the bottleneck, queuing delay p50 "
+              f"{_num(link['queuing_delay_ms']['p50'], '.2f', ' ms')}, release error p99 "
+              f"{_num(em['release_error_us']['p99'], '.0f', ' us')}", file=sys.stderr)
+        if args.out:
+            try:
+                written = write_result(result, args.out, plots=not args.no_plots, inputs=inputs)
+            except OutputError as e:
+                raise UserError(str(e)) from e
+            print(f"results in {written}", file=sys.stderr)
+    finally:
+        if capture is not None:
+            import shutil
+            shutil.rmtree(capture.parent, ignore_errors=True)
     return rc
 
 
@@ -342,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("scenario", help="scenario file or built-in name (its link and delays are used)")
     sh.add_argument("--receiver", metavar="CMD", help="shell command to run in the receiver namespace (a server)")
     sh.add_argument("--seed", type=int, help="root random seed (loss, jitter)")
+    sh.add_argument("--out", help="write the network's result folder here, as `rtclab run` does")
+    sh.add_argument("--capture", action="store_true", help="with --out: write DIR/bottleneck.pcap")
+    sh.add_argument("--no-plots", action="store_true", help="with --out: skip PNG plots and the HTML report")
     sh.epilog = "Everything after `--` is the command to run in the sender namespace (default: $SHELL)."
     sh.set_defaults(func=cmd_emu_shell)
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from rtclab import _core
 from rtclab.progress import ProgressBar
-from rtclab.scenarios import ScenarioLike, load_scenario
+from rtclab.scenarios import ScenarioLike, config_values, load_scenario
 
 # Events per GIL-free chunk: ~20-50 ms of work, so Ctrl-C and the progress bar stay responsive.
 CHUNK_EVENTS = 200_000
@@ -105,7 +105,8 @@ def run(
     if engine != "sim":
         raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
     src = load_scenario(scenario)
-    sim = _core.Simulation(src.text, src.format, src.base_dir, seed, force)
+    with config_values(src):
+        sim = _core.Simulation(src.text, src.format, src.base_dir, seed, force)
     now, end = sim.progress()
     bar = ProgressBar("simulating", end, enabled=progress)
     t0 = time.perf_counter()
@@ -124,8 +125,9 @@ def run(
 
 def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False) -> RunResult:
     src = load_scenario(scenario)
-    emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
-                          capture=str(capture) if capture is not None else None, snaplen=snaplen)
+    with config_values(src):
+        emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
+                              capture=str(capture) if capture is not None else None, snaplen=snaplen)
     t0 = time.perf_counter()
     emu.start()
     _, end = emu.progress()

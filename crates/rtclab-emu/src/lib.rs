@@ -377,6 +377,12 @@ impl Emulation {
         Ok(emu)
     }
 
+    /// The emulation's time zero: CLOCK_MONOTONIC in nanoseconds (the packets' timestamps,
+    /// the time series and the capture all count from it).
+    pub fn start_monotonic_ns(&self) -> i64 {
+        self.t0
+    }
+
     /// (emulated seconds so far, scenario seconds).
     pub fn progress(&self) -> (f64, f64) {
         let now = (sys::monotonic_ns() - self.t0).max(0) as f64 / 1e9;

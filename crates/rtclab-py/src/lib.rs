@@ -258,6 +258,12 @@ impl Emulation {
         self.inner.as_ref().map_or((0.0, 0.0), |e| e.progress())
     }
 
+    /// The emulation's time zero as CLOCK_MONOTONIC nanoseconds (Python's
+    /// `time.monotonic_ns()` clock); None before `start()`.
+    fn start_monotonic_ns(&self) -> Option<i64> {
+        self.inner.as_ref().map(|e| e.start_monotonic_ns())
+    }
+
     fn is_done(&self) -> bool {
         self.inner.as_ref().is_none_or(|e| e.is_done())
     }

@@ -7,7 +7,9 @@ A scenario can be given as a path to a TOML file, the name of a built-in scenari
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -52,6 +54,8 @@ def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
     """Resolves a path, built-in name, TOML text or dict into a `ScenarioSource`."""
     if isinstance(scenario, dict):
         return ScenarioSource(json.dumps(scenario), "json", str(Path.cwd()), "<dict>")
+    if isinstance(scenario, str) and not scenario.strip():
+        raise ScenarioNotFound("the scenario is empty: give a file, a built-in name (`rtclab list`), TOML text or a dict")
     if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
         name = str(scenario)
         path = Path(name)
@@ -108,6 +112,45 @@ def input_files(src: ScenarioSource) -> list[Path]:
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:
-    """Validates without running; returns name, duration, flow count. Raises ConfigError."""
+    """Validates without running; returns name, duration, flow count and the estimated cost.
+    Raises ConfigError (with `.path`, `.value` and `.message`)."""
     src = load_scenario(scenario)
-    return _core.validate(src.text, src.format, src.base_dir)
+    with config_values(src):
+        return _core.validate(src.text, src.format, src.base_dir)
+
+
+_PATH_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def value_at(src: ScenarioSource, path: str) -> Any:
+    """The value the scenario text has at a `ConfigError.path` such as `flows[1].cc` or
+    `link.queue.limit`; None where the path names no value (a missing key, a syntax error)."""
+    if not path or path.startswith("line "):
+        return None
+    try:
+        data: Any = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+    except ValueError:
+        return None
+    for key, index in _PATH_STEP.findall(path):
+        if key and isinstance(data, dict) and key in data:
+            data = data[key]
+        elif index and isinstance(data, list) and int(index) < len(data):
+            data = data[int(index)]
+        else:
+            return None
+    return data
+
+
+@contextmanager
+def config_values(src: ScenarioSource):
+    """Fills `.value` of a ConfigError raised inside from the scenario text (and `.path`,
+    `.message` where the error came without them)."""
+    try:
+        yield
+    except _core.ConfigError as e:
+        if not hasattr(e, "path"):
+            e.path = ""
+        if not hasattr(e, "message"):
+            e.message = str(e)
+        e.value = value_at(src, e.path)
+        raise
