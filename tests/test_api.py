@@ -58,3 +58,85 @@ def test_load_scenario_kinds(tmp_path):
     assert rtclab.load_scenario(LOSSY).format == "json"
     with pytest.raises(FileNotFoundError):
         rtclab.load_scenario("definitely-not-here")
+
+
+def test_save_and_report_write_what_the_cli_writes(tmp_path):
+    import json
+
+    result = rtclab.run("gcc-staircase")
+    out = rtclab.save(result, tmp_path / "saved")
+    assert json.loads((out / "summary.json").read_text())["seed"] == result.summary["seed"]
+    for f in ("flows.parquet", "link.parquet", "freezes.parquet", "distributions.parquet", "scenario.toml",
+              "report.html", "frame_delay.png"):
+        assert (out / f).is_file(), f
+    page = rtclab.report(result, tmp_path / "rep")
+    assert page.name == "report.html" and "What the viewers saw" in page.read_text()
+    assert not (tmp_path / "rep" / "summary.json").exists()
+    # The same rules as --out: a folder rtclab did not write is never replaced.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("keep me")
+    with pytest.raises(rtclab.OutputError, match="was not written by rtclab"):
+        rtclab.save(result, tmp_path / "mine")
+    assert (tmp_path / "mine" / "thesis.tex").read_text() == "keep me"
+
+
+BAD_COUNT = """
+name = "x"
+duration = "5s"
+[link]
+capacity = "10Mbps"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+count = -1
+"""
+
+
+@pytest.mark.parametrize("text, path, value", [
+    (BAD_COUNT, "flows[1].count", -1),
+    (BAD_COUNT.replace("count = -1", 'cc = "nope"').replace('cc = "cubic"\nrtt = "40ms"\ncc', "rtt = \"40ms\"\ncc"),
+     "flows[1].cc", "nope"),
+    (BAD_COUNT.replace("count = -1", "count = 1").replace('"10Mbps"', '"10MBx"'), "link.capacity", "10MBx"),
+    (BAD_COUNT.replace("count = -1", "colour = 3"), "flows[1].colour", 3),
+    ({"name": "d", "duration": "5s", "link": {"capacity": "1Mbps"}, "flows": [{"kind": "tcp", "cc": 7, "rtt": "40ms"}]},
+     "flows[0].cc", 7),
+])
+def test_config_error_names_path_value_and_message(text, path, value):
+    for call in (rtclab.run, rtclab.validate):
+        with pytest.raises(rtclab.ConfigError) as info:
+            call(text)
+        e = info.value
+        assert e.path == path and e.value == value, (e.path, e.value, str(e))
+        assert str(e) == f"{path}: {e.message}" and "(" not in str(e)[:1]
+
+
+def test_config_error_value_is_none_where_no_value_exists():
+    with pytest.raises(rtclab.ConfigError) as info:
+        rtclab.run('name = "x"\nduration = "5s"\n[link]\ncapacity = "1Mbps"\n')
+    assert info.value.path == "flows" and info.value.value is None and "required" in info.value.message
+    with pytest.raises(rtclab.ConfigError) as info:
+        rtclab.run('name = "x"\nduration = = "5s"\n')
+    assert info.value.path.startswith("line ") and info.value.value is None
+
+
+def test_empty_scenario_is_named_as_such():
+    with pytest.raises(FileNotFoundError, match="the scenario is empty"):
+        rtclab.run("")
+
+
+def test_every_cli_command_has_a_python_function():
+    import inspect
+
+    for name in ("run", "validate", "save", "report", "compare", "repro", "bench", "emu_shell",
+                 "builtin_scenarios", "load_scenario"):
+        assert callable(getattr(rtclab, name)), name
+    with pytest.raises(ValueError, match="unknown paper"):
+        rtclab.repro("nope")
+    with pytest.raises(ValueError, match="unknown engine"):
+        rtclab.bench("gpu")
+    assert "out" in inspect.signature(rtclab.emu_shell).parameters

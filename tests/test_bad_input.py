@@ -9,7 +9,7 @@ from conftest import GOOD
 
 BAD = [
     # (what, replace this, with this, words the message must contain)
-    ("unknown key", "capacity =", "capacityy =", ["link.capacityy", "unknown field", "capacity"]),
+    ("unknown key", "capacity =", "capacityy =", ["link.capacityy", "unknown key `capacityy`", "accepted keys", "capacity"]),
     ("wrong units", '"10Mbps"', '"5 Mbit"', ["link.capacity", '"5 Mbit"', "Mbps"]),
     ("zero capacity", '"10Mbps"', '"0Mbps"', ["link.capacity", "positive"]),
     ("negative capacity", '"10Mbps"', '"-5Mbps"', ["link.capacity", "negative"]),
@@ -20,6 +20,14 @@ BAD = [
     ("bad probability", 'queue = { limit = "1bdp" }', 'loss = { model = "iid", rate = 1.5 }', ["link.loss.rate", "1.5", "0.0..=1.0"]),
     ("toml syntax", "[link]", "[link", ["line", "invalid TOML"]),
     ("unknown queue kind", 'limit = "1bdp"', 'kind = "fq_kodel"', ["link.queue.kind", "fq_kodel", "droptail", "codel"]),
+    ("negative count", "count = 2", "count = -1", ["flows[0].count", "whole number from 0 to 4294967295", "got -1"]),
+    ("fractional seed", "[link]", "seed = 1.5\n[link]", ["seed", "whole number", "got 1.5"]),
+    ("string for a number", "count = 2", 'count = "two"', ["flows[0].count", "whole number", '"two"']),
+    ("duplicate key", 'rtt = "40ms"', 'rtt = "40ms"\nrtt = "50ms"', ["line 11", "duplicate key `rtt`"]),
+    ("unquoted string", 'cc = "cubic"', "cc = cubic", ["line 9", 'strings are quoted in TOML: cc = "cubic"']),
+    ("missing capacity", 'capacity = "10Mbps"', "", ["link.capacity", "required"]),
+    ("huge packet limit", 'limit = "1bdp"', 'limit = "1000000000000pkt"', ["link.queue.limit", "at most 4294967295 packets"]),
+    ("table for a list", "[[flows]]", "[flows]", ["flows", "must be a list, got a table"]),
     ("queue parameter out of range", 'limit = "1bdp"', 'kind = "codel", interval_ms = 0', ["link.queue.interval_ms", "0.1..=100000"]),
 ]
 
@@ -220,3 +228,13 @@ def test_device_files_are_not_traces(cli, tmp_path):
                    '[[flows]]\nkind = "tcp"\nrtt = "40ms"\n')
     r = cli("validate", scn)
     assert r.returncode == 2 and "not a regular file" in r.stderr and "link.capacity.trace" in r.stderr
+
+
+def test_binary_scenario_file_is_named_not_a_codec_trace(cli, tmp_path):
+    p = tmp_path / "garbage.toml"
+    p.write_bytes(b"\x00\x01name = \xff\xfe garbage")
+    r = cli("run", p, "--out", tmp_path / "o")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not a scenario" in lines[0] and "UTF-8" in lines[0], r.stderr
+    assert "codec" not in r.stderr and "Traceback" not in r.stderr

@@ -6,12 +6,21 @@ Quick start::
     result = rtclab.run("default", seed=1)   # a built-in scenario, a path, TOML text or a dict
     print(result.summary["link"]["utilization"])
     result.flows.plot(x="time_s", y="throughput_mbps")
+    rtclab.save(result, "results/default")    # what `rtclab run --out` writes
+    rtclab.report(result, "report-dir")       # plots and report.html only
+
+Every CLI command has a function: `validate`, `compare`, `repro`, `bench`, `emu_shell`.
+Scenario errors raise `ConfigError` with `.path` (e.g. "flows[0].cc"), `.value` (what the
+scenario had there) and `.message`.
 """
 
-from rtclab._core import ConfigError, __version__
+from rtclab._core import ConfigError, RunTooLarge, __version__
+from rtclab.api import bench, compare, emu_shell, repro, report, save
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
+from rtclab.output import OutputError
 from rtclab.runner import RunResult, run
-from rtclab.scenarios import builtin_scenarios, load_scenario
+from rtclab.scenarios import builtin_scenarios, load_scenario, validate
 
-__all__ = ["ConfigError", "RunResult", "run", "load_scenario", "builtin_scenarios",
+__all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
+           "compare", "repro", "bench", "emu_shell", "load_scenario", "builtin_scenarios",
            "register_controller", "unregister_controller", "registered_controllers", "__version__"]

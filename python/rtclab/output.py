@@ -187,9 +187,9 @@ def write_result(
             shutil.move(result.capture_path, d / "bottleneck.pcap")
         if plots:
             from rtclab import plots as plotting
-            from rtclab import report
+            from rtclab import reporting
 
             made = plotting.plot_report(result, d)
-            report.write_report(result, made, d / "report.html")
+            reporting.write_report(result, made, d / "report.html")
 
     return write_atomically(out_dir, fill, inputs)

@@ -45,17 +45,10 @@ impl std::error::Error for ConfigError {}
 
 /// Parses TOML text. `base_dir` resolves relative trace paths.
 pub fn from_toml_str(text: &str, base_dir: &Path) -> Result<Scenario, ConfigError> {
-    let value: toml::Table = toml::from_str(text).map_err(|e| {
-        let span = e.span().map(|s| line_of(text, s.start));
-        let msg = e.message().to_string();
-        match span {
-            Some(line) => ConfigError::new(format!("line {line}"), format!("invalid TOML: {msg}")),
-            None => ConfigError::new("", format!("invalid TOML: {msg}")),
-        }
-    })?;
+    let value: toml::Table = toml::from_str(text).map_err(|e| toml_syntax_error(text, &e))?;
     let cfg: ScenarioConfig =
         serde_path_to_error::deserialize(toml::Value::Table(value)).map_err(|e| {
-            ConfigError::new(e.path().to_string(), clean_serde_message(&e.inner().to_string()))
+            serde_error(&e.path().to_string(), &clean_serde_message(&e.inner().to_string()))
         })?;
     resolve::resolve(cfg, base_dir)
 }
@@ -64,9 +57,97 @@ pub fn from_toml_str(text: &str, base_dir: &Path) -> Result<Scenario, ConfigErro
 pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Scenario, ConfigError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let cfg: ScenarioConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        ConfigError::new(e.path().to_string(), clean_serde_message(&e.inner().to_string()))
+        serde_error(&e.path().to_string(), &clean_serde_message(&e.inner().to_string()))
     })?;
     resolve::resolve(cfg, base_dir)
+}
+
+/// A TOML syntax error at the line it is on, naming a duplicated key, with a hint for the
+/// most common slip (an unquoted string).
+fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let msg = e.message().trim_end().to_string();
+    let Some(span) = e.span() else {
+        return ConfigError::new("", format!("invalid TOML: {msg}"));
+    };
+    let line = line_of(text, span.start);
+    let spanned = text.get(span.clone()).unwrap_or("").trim();
+    let src_line = text.lines().nth(line - 1).unwrap_or("").trim();
+    let detail = if msg.starts_with("duplicate key") {
+        let key = spanned.trim_start_matches('[').trim_end_matches(']').trim();
+        format!("duplicate key `{key}`: it is already set earlier in the same table")
+    } else if let Some((key, v)) = src_line.split_once('=') {
+        let v = v.trim();
+        let bare = !v.is_empty() && v.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        let plain = v.parse::<f64>().is_ok() || v == "true" || v == "false";
+        if bare && !plain {
+            format!("{msg} (strings are quoted in TOML: {} = \"{v}\")", key.trim())
+        } else {
+            msg
+        }
+    } else {
+        msg
+    };
+    ConfigError::new(format!("line {line}"), format!("invalid TOML: {detail}"))
+}
+
+/// serde's messages in the scenario's words: the key a `missing field` error is about goes
+/// into the path; "expected u32" becomes the accepted range; "map"/"sequence" become
+/// table/list; an unknown key lists the accepted ones.
+fn serde_error(path: &str, m: &str) -> ConfigError {
+    let join = |key: &str| {
+        if path.is_empty() || path == "." {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    if let Some(rest) = m.strip_prefix("missing field `") {
+        let key = rest.split('`').next().unwrap_or(rest);
+        return ConfigError::new(join(key), "is required but missing");
+    }
+    if let Some(rest) = m.strip_prefix("unknown field `") {
+        let (key, tail) = rest.split_once('`').unwrap_or((rest, ""));
+        let accepted = tail
+            .strip_prefix(", expected one of ")
+            .or_else(|| tail.strip_prefix(", expected "))
+            .map_or_else(|| "none here".to_string(), str::to_string);
+        return ConfigError::new(path, format!("unknown key `{key}`; accepted keys: {accepted}"));
+    }
+    let typed = m.strip_prefix("invalid type: ").or_else(|| m.strip_prefix("invalid value: "));
+    if let Some((got, expected)) = typed.and_then(|r| r.rsplit_once(", expected ")) {
+        let want = match expected {
+            "u8" => format!("a whole number from 0 to {}", u8::MAX),
+            "u16" => format!("a whole number from 0 to {}", u16::MAX),
+            "u32" => format!("a whole number from 0 to {}", u32::MAX),
+            "u64" | "usize" => format!("a whole number from 0 to {}", u64::MAX),
+            "i32" | "i64" | "isize" => "a whole number".to_string(),
+            "f32" | "f64" => "a number".to_string(),
+            "a boolean" => "true or false".to_string(),
+            "a sequence" => "a list".to_string(),
+            "a map" => "a table".to_string(),
+            e if e.starts_with("struct ") || e.starts_with("a map") => "a table".to_string(),
+            e => e.to_string(),
+        };
+        return ConfigError::new(path, format!("must be {want}, got {}", describe_value(got)));
+    }
+    ConfigError::new(path, m)
+}
+
+/// serde's "floating point `1.5`" / "string \"x\"" / "map" as the scenario shows them.
+fn describe_value(got: &str) -> String {
+    for prefix in ["floating point ", "integer ", "boolean ", "unsigned integer "] {
+        if let Some(v) = got.strip_prefix(prefix) {
+            return v.trim_matches('`').to_string();
+        }
+    }
+    if let Some(v) = got.strip_prefix("string ") {
+        return v.to_string();
+    }
+    match got {
+        "map" => "a table".to_string(),
+        "sequence" => "a list".to_string(),
+        other => other.to_string(),
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

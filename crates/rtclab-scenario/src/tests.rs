@@ -397,3 +397,30 @@ fn traces_must_be_regular_files() {
         assert!(e.message.contains("not a regular file"), "{e}");
     }
 }
+
+#[test]
+fn serde_messages_are_in_the_scenarios_words() {
+    let base = "name = \"x\"\nduration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n[[flows]]\nkind = \"tcp\"\ncc = \"cubic\"\nrtt = \"40ms\"\n";
+    let e = err(&format!("{base}count = -1\n"));
+    assert_eq!(e.path, "flows[0].count");
+    assert_eq!(e.message, "must be a whole number from 0 to 4294967295, got -1");
+    let e = err(&format!("{base}ecn = \"yes\"\n"));
+    assert_eq!(e.message, "must be true or false, got \"yes\"");
+    let e = err(&base.replace("capacity = \"10Mbps\"\n", ""));
+    assert_eq!((e.path.as_str(), e.message.as_str()), ("link.capacity", "is required but missing"));
+    let e = err(&format!("{base}colour = 3\n"));
+    assert!(e.message.starts_with("unknown key `colour`; accepted keys: `name`"), "{}", e.message);
+    let e = err(&base.replace("[[flows]]", "[flows]"));
+    assert_eq!(e.message, "must be a list, got a table");
+}
+
+#[test]
+fn toml_syntax_errors_name_the_line_and_the_key() {
+    let base = "name = \"x\"\nduration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n[[flows]]\nkind = \"tcp\"\ncc = \"cubic\"\nrtt = \"40ms\"\n";
+    let e = err(&format!("{base}rtt = \"50ms\"\n"));
+    assert_eq!(e.path, "line 9");
+    assert!(e.message.contains("duplicate key `rtt`"), "{}", e.message);
+    let e = err(&base.replace("cc = \"cubic\"", "cc = cubic"));
+    assert_eq!(e.path, "line 7");
+    assert!(e.message.contains("strings are quoted in TOML: cc = \"cubic\""), "{}", e.message);
+}

@@ -130,9 +130,15 @@ pub fn parse_queue_limit(s: &str) -> Result<QueueLimitValue, String> {
     }
     match unit.to_ascii_lowercase().as_str() {
         "pkt" | "pkts" | "packet" | "packets" | "p" => {
-            if v.fract() != 0.0 || v > u32::MAX as f64 {
+            if v.fract() != 0.0 {
                 return Err(format!(
                     "invalid queue limit {s:?}: a packet count must be a whole number"
+                ));
+            }
+            if v > u32::MAX as f64 {
+                return Err(format!(
+                    "invalid queue limit {s:?}: at most {} packets (or give bytes, time or BDPs: {QUEUE_UNITS})",
+                    u32::MAX
                 ));
             }
             Ok(QueueLimitValue::Packets(v as u32))

@@ -83,7 +83,7 @@ def format_table(rows: list[Row]) -> str:
 
 
 def write_outputs(repro: Reproduction, rows: list[Row], results: dict[tuple, RunResult], out_dir: str, wall: float) -> Path:
-    from rtclab import plots, report
+    from rtclab import plots, reporting
     from rtclab.output import write_atomically
 
     def fill(d: Path) -> None:
@@ -98,6 +98,6 @@ def write_outputs(repro: Reproduction, rows: list[Row], results: dict[tuple, Run
                     images.append((f"{title}: {' / '.join(str(x) for x in k)}", plots.plot_throughput(results[k], d / name)))
         if repro.extra_plots is not None:
             images.extend(repro.extra_plots(results, d))
-        report.write_repro_report(repro, rows, images, d / "report.html", wall)
+        reporting.write_repro_report(repro, rows, images, d / "report.html", wall)
 
     return write_atomically(out_dir, fill, kind="repro")

@@ -62,8 +62,12 @@ def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
         if path.is_file():
             try:
                 text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise ScenarioNotFound(f"cannot read scenario file {path}: {e}") from e
+            except UnicodeDecodeError as e:
+                raise ScenarioNotFound(
+                    f"{path} is not a scenario: byte {e.start} is not UTF-8 text (a scenario is a TOML text file)"
+                ) from e
+            except OSError as e:
+                raise ScenarioNotFound(f"cannot read scenario file {path}: {e.strerror or e}") from e
             return ScenarioSource(text, "toml", str(path.resolve().parent), str(path))
         if path.exists():
             raise ScenarioNotFound(f"{path} is not a file")

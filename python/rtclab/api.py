@@ -1,0 +1,125 @@
+"""The CLI's features as Python functions (`rtclab.save`, `rtclab.report`, `rtclab.compare`,
+`rtclab.repro`, `rtclab.bench`, `rtclab.emu_shell`; `rtclab.run` and `rtclab.validate` live
+in `runner` and `scenarios`). Each writes output only where asked (`out`), with the same rules as
+the CLI: atomically, and never over a folder rtclab did not write (`OutputError`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from rtclab.runner import RunResult
+
+
+def _inputs_of(result: RunResult) -> list[Path]:
+    """The files a result's scenario read (its own file, traces): folders holding them are
+    never replaced."""
+    from rtclab.scenarios import ScenarioSource, input_files
+
+    text = result.scenario_text or ""
+    fmt = "json" if text.lstrip().startswith("{") else "toml"
+    src = ScenarioSource(text, fmt, result.scenario_base_dir or ".", result.scenario_origin)
+    return input_files(src)
+
+
+def save(result: RunResult, out: str | os.PathLike, plots: bool = True) -> Path:
+    """Writes a result folder exactly as `rtclab run --out` does (summary.json, Parquet series,
+    the rerunnable scenario.toml, plots and report.html unless `plots=False`); returns it."""
+    from rtclab.output import write_result
+
+    return write_result(result, out, plots=plots, inputs=_inputs_of(result))
+
+
+def report(result: RunResult, out: str | os.PathLike) -> Path:
+    """Writes only the plots and report.html of a result into the folder `out`; returns the
+    report's path."""
+    from rtclab import plots as plotting
+    from rtclab import reporting
+    from rtclab.output import write_atomically
+
+    def fill(d: Path) -> None:
+        reporting.write_report(result, plotting.plot_report(result, d), d / "report.html")
+
+    return write_atomically(out, fill, _inputs_of(result), kind="report") / "report.html"
+
+
+def compare(scenario, seed: Optional[int] = None, runs: int = 1, out: str | os.PathLike | None = None,
+            progress: bool | None = None) -> dict[str, Any]:
+    """`rtclab compare`: the scenario in both engines; returns {"sim": summary, "emu": summary,
+    "diffs": [metric, sim, emu, tolerance, ok ...]} and writes it to `out` if given."""
+    from rtclab.compare import compare as run_compare
+    from rtclab.compare import write_compare
+    from rtclab.scenarios import input_files, load_scenario
+
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+    sim, emu, diffs = run_compare(scenario, seed=seed, progress=progress, runs=runs)
+    if out is not None:
+        write_compare(sim, emu, diffs, out, input_files(load_scenario(scenario)))
+    return {"sim": sim, "emu": emu, "diffs": [d.as_dict() for d in diffs]}
+
+
+def repro(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,
+          progress: bool | None = None) -> list[dict[str, Any]]:
+    """`rtclab repro PAPER`: the paper's experiments; returns the rows (experiment, variant,
+    metric, ours, paper) and writes repro.json, plots and report.html to `out` if given."""
+    from importlib import import_module
+
+    from rtclab.repro import run_jobs, write_outputs
+
+    papers = ("gcc", "copa", "qlibra")
+    if paper not in papers:
+        raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(papers)}")
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+    built = import_module(f"rtclab.repro.{paper}").build(runs=runs)
+    t0 = time.perf_counter()
+    results = run_jobs(built.jobs, workers=jobs, progress=progress)
+    rows = built.evaluate(results)
+    if out is not None:
+        write_outputs(built, rows, results, str(out), time.perf_counter() - t0)
+    return [r.as_dict() for r in rows]
+
+
+def bench(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | None = None) -> dict[str, Any]:
+    """`rtclab bench sim|emu`: returns the benchmark's figures; writes bench.json to `out`."""
+    from rtclab.bench import bench_emu, bench_sim, write_bench
+
+    if engine == "sim":
+        if repeat < 1:
+            raise ValueError(f"repeat must be at least 1, got {repeat}")
+        result = bench_sim(repeat=repeat)
+    elif engine == "emu":
+        result = bench_emu(progress=None)
+    else:
+        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
+    if out is not None:
+        write_bench(json.loads(json.dumps(result)), out)
+    return result
+
+
+def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed: Optional[int] = None,
+              out: str | os.PathLike | None = None, capture: bool = False) -> tuple[int, RunResult]:
+    """`rtclab emu shell`: runs `command` (and `receiver`) through the scenario's emulated
+    network; returns (the command's exit status, the network's RunResult), saved to `out` if
+    given (with the pcap when `capture`)."""
+    import shutil
+    import tempfile
+
+    from rtclab.shell import run_shell
+
+    if capture and out is None:
+        raise ValueError("capture needs out (the capture is written into it)")
+    tmp = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) if capture else None
+    try:
+        rc, result = run_shell(scenario, list(command), receiver=receiver, seed=seed,
+                               capture=str(tmp / "bottleneck.pcap") if tmp else None)
+        if out is not None:
+            save(result, out)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rc, result
