@@ -238,3 +238,38 @@ def test_binary_scenario_file_is_named_not_a_codec_trace(cli, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "is not a scenario" in lines[0] and "UTF-8" in lines[0], r.stderr
     assert "codec" not in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("old,new,words", [
+    ('duration = "5s"', 'duration = "1ns"', ["duration", "shorter than one time-series bin", "no result"]),
+    ('duration = "5s"', 'duration = "5s"\n[metrics]\nbin = "6s"', ["duration", "shorter than one time-series bin"]),
+], ids=["1ns", "bin longer than the run"])
+def test_runs_that_cannot_have_a_result_are_errors(cli, tmp_path, old, new, words):
+    p = tmp_path / "s.toml"
+    p.write_text(GOOD.replace(old, new, 1))
+    r = cli("run", p, "--out", tmp_path / "o")
+    assert r.returncode == 2 and not (tmp_path / "o").exists()
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+
+
+def test_meaningless_but_valid_scenarios_warn_and_still_run(cli, tmp_path):
+    import warnings
+
+    import rtclab
+    from rtclab.runner import ScenarioWarning
+
+    text = GOOD.replace('rtt = "40ms"', 'rtt = "3s"')
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    v = cli("validate", p)
+    assert v.returncode == 0 and "fits fewer than 4 times" in v.stderr
+    r = cli("run", p, "--out", tmp_path / "o", "--no-plots")
+    assert r.returncode == 0
+    assert r.stderr.count("warning: ") == 2 and "round trip (3s)" in r.stderr  # one per flow
+    assert "Traceback" not in r.stderr and "UserWarning" not in r.stderr
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        rtclab.run(text)
+    assert [w.category for w in seen] == [ScenarioWarning, ScenarioWarning]
+    assert rtclab.validate(text)["warnings"] and not rtclab.validate(GOOD)["warnings"]

@@ -173,6 +173,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                   f"estimated at most {c['packet_hops']:.3g} packet-hops, {c['series_bytes'] / 2**20:.3g} MiB of time series")
             if c["over_limits"]:
                 print(f"warning: {s}: {c['over_limits']}; `rtclab run` needs --force for it", file=sys.stderr)
+            for w in info["warnings"]:
+                print(f"warning: {s}: {w}", file=sys.stderr)
         except ScenarioNotFound as e:
             print(f"error: {e}", file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -410,8 +412,22 @@ def _sigterm_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings on the console: a scenario's as one `warning:` line each; a library's (e.g.
+    matplotlib's) only with RTCLAB_DEBUG=1, so they never clutter a user's terminal."""
+    from rtclab.runner import ScenarioWarning
+
+    if issubclass(category, ScenarioWarning):
+        print(f"warning: {message}", file=sys.stderr)
+    elif os.environ.get("RTCLAB_DEBUG") == "1":
+        print(f"warning: {category.__name__}: {message} ({filename}:{lineno})", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     _sigterm_as_interrupt()
+    import warnings
+
+    warnings.showwarning = _show_warning
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     import shlex

@@ -71,6 +71,19 @@ def _command_line() -> str:
     return "python " + shlex.join(sys.argv) if sys.argv and sys.argv[0] else "python"
 
 
+class ScenarioWarning(UserWarning):
+    """A valid scenario whose results would mean little (`Scenario::warnings` in the core):
+    a flow outside the measurement window, a round trip long against the time measured, a
+    fairness window that never completes. The run goes on."""
+
+
+def _warn(src, texts: list[str]) -> None:
+    import warnings
+
+    for t in texts:
+        warnings.warn(ScenarioWarning(f"{src.display}: {t}"), stacklevel=3)
+
+
 #: Seeds are unsigned 64-bit integers (the root of every random stream).
 MAX_SEED = 2**64 - 1
 
@@ -107,6 +120,7 @@ def run(
     src = load_scenario(scenario)
     with config_values(src):
         sim = _core.Simulation(src.text, src.format, src.base_dir, seed, force)
+    _warn(src, sim.warnings())
     now, end = sim.progress()
     bar = ProgressBar("simulating", end, enabled=progress)
     t0 = time.perf_counter()
@@ -128,6 +142,7 @@ def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=Fals
     with config_values(src):
         emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
                               capture=str(capture) if capture is not None else None, snaplen=snaplen)
+    _warn(src, emu.warnings())
     t0 = time.perf_counter()
     emu.start()
     _, end = emu.progress()

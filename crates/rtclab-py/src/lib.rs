@@ -103,7 +103,13 @@ fn validate<'py>(
     cost.set_item("series_bytes", c.series_bytes)?;
     cost.set_item("over_limits", c.over_limits())?;
     d.set_item("cost", cost)?;
+    d.set_item("warnings", warning_texts(&s))?;
     Ok(d)
+}
+
+/// `Scenario::warnings` as "path: message" sentences.
+fn warning_texts(s: &Scenario) -> Vec<String> {
+    s.warnings().iter().map(ToString::to_string).collect()
 }
 
 fn columns_dict<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyDict>> {
@@ -131,6 +137,7 @@ fn tables<'py>(py: Python<'py>, named: [(&str, &Columns); 5]) -> PyResult<Bound<
 #[pyclass(module = "rtclab._core")]
 struct Simulation {
     inner: CoreSimulation,
+    warnings: Vec<String>,
 }
 
 #[pymethods]
@@ -147,8 +154,14 @@ impl Simulation {
         let s = parse(text, format, base_dir)?;
         check_cost(&s, force)?;
         let seed = seed.or(s.seed).unwrap_or(1);
+        let warnings = warning_texts(&s);
         let inner = CoreSimulation::try_new(s, seed).map_err(PyRuntimeError::new_err)?;
-        Ok(Simulation { inner })
+        Ok(Simulation { inner, warnings })
+    }
+
+    /// What makes this scenario's results questionable ("path: message" each); the run goes on.
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     /// Processes up to `max_events` events with the GIL released; True when finished. Raises
@@ -205,6 +218,7 @@ struct Emulation {
     inner: Option<rtclab_emu::Emulation>,
     capture: Option<rtclab_emu::CaptureSpec>,
     shell: bool,
+    warnings: Vec<String>,
 }
 
 #[pymethods]
@@ -231,7 +245,9 @@ impl Emulation {
         }
         let seed = seed.or(s.seed).unwrap_or(1);
         let capture = capture.map(|path| rtclab_emu::CaptureSpec { path, snaplen });
-        Ok(Emulation { scenario: Some(s), seed, inner: None, capture, shell })
+        // The shell runs the user's programs, not the scenario's flows: flow warnings do not apply.
+        let warnings = if shell { Vec::new() } else { warning_texts(&s) };
+        Ok(Emulation { scenario: Some(s), seed, inner: None, capture, shell, warnings })
     }
 
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -256,6 +272,11 @@ impl Emulation {
     /// (emulated seconds so far, scenario duration in seconds)
     fn progress(&self) -> (f64, f64) {
         self.inner.as_ref().map_or((0.0, 0.0), |e| e.progress())
+    }
+
+    /// What makes this scenario's results questionable ("path: message" each).
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     /// The emulation's time zero as CLOCK_MONOTONIC nanoseconds (Python's

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod cost;
 pub mod resolve;
+pub mod sanity;
 pub mod units;
 
 pub use config::ScenarioConfig;

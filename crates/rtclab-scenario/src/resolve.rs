@@ -464,6 +464,19 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
     if m.warmup.0 >= duration {
         return Err(ConfigError::new("metrics.warmup", "must be shorter than the duration"));
     }
+    if duration - m.warmup.0 < m.bin.0 {
+        // Not one time-series bin would complete: there is nothing to measure.
+        let at = if m.warmup.0 > TimeDelta::ZERO { "metrics.warmup" } else { "duration" };
+        return Err(ConfigError::new(
+            at,
+            format!(
+                "leaves a measurement window of {} s, shorter than one time-series bin \
+                 (metrics.bin = {} s): no result can be measured; lengthen the run or shorten the bin",
+                (duration - m.warmup.0).as_secs_f64(),
+                m.bin.0.as_secs_f64()
+            ),
+        ));
+    }
     if m.fairness_window.0 < m.bin.0 || m.fairness_window.0.as_nanos() % m.bin.0.as_nanos() != 0 {
         return Err(ConfigError::new(
             "metrics.fairness_window",
