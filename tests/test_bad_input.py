@@ -273,3 +273,18 @@ def test_meaningless_but_valid_scenarios_warn_and_still_run(cli, tmp_path):
         rtclab.run(text)
     assert [w.category for w in seen] == [ScenarioWarning, ScenarioWarning]
     assert rtclab.validate(text)["warnings"] and not rtclab.validate(GOOD)["warnings"]
+
+
+def test_a_run_past_its_memory_bound_stops_cleanly(cli, tmp_path):
+    """The bound is checked between chunks of the run: a run that outgrows it stops with one
+    message (not an OOM kill) and writes nothing."""
+    p = tmp_path / "s.toml"
+    p.write_text(GOOD)
+    r = cli("run", p, "--out", tmp_path / "o", "--max-memory", "1M")
+    assert r.returncode == 2, r.stderr
+    assert "memory reached" in r.stderr and "past the bound of 0.00 GiB" in r.stderr and "nothing was written" in r.stderr
+    assert not (tmp_path / "o").exists() and "Traceback" not in r.stderr
+    r = cli("run", p, "--out", tmp_path / "o", "--max-memory", "lots")
+    assert r.returncode == 2 and "invalid memory size 'lots'" in r.stderr
+    # Generous bounds change nothing.
+    assert cli("run", p, "--out", tmp_path / "o2", "--no-plots", "--max-memory", "64GiB").returncode == 0

@@ -77,7 +77,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         try:
             result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
-                         engine=args.engine, capture=capture, snaplen=args.snaplen, force=args.force)
+                         engine=args.engine, capture=capture, snaplen=args.snaplen, force=args.force,
+                         max_memory=args.max_memory)
         except ConfigError as e:
             raise _scenario_error(src.display, e) from e
         except EmulatorUnsupported as e:
@@ -332,6 +333,15 @@ def cmd_repro(args: argparse.Namespace) -> int:
     return 0
 
 
+def _memory_arg(text: str) -> int:
+    from rtclab.runner import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
@@ -345,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true",
                    help="run even if the estimated cost is beyond the limits (see `rtclab validate`)")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    r.add_argument("--max-memory", metavar="SIZE", type=_memory_arg,
+                   help="stop the run (nothing written) if its memory grows past SIZE, e.g. 4GiB "
+                        "(default: $RTCLAB_MAX_MEMORY, else 75%% of physical memory)")
     r.add_argument("--engine", choices=["sim", "emu"], default="sim",
                    help="sim: the deterministic simulator; emu: real packets through TUN devices in "
                         "network namespaces, kernel TCP (needs root) (default: %(default)s)")
@@ -458,6 +471,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as e:
+        from rtclab.runner import MemoryLimitExceeded
+
+        why = str(e) if isinstance(e, MemoryLimitExceeded) else "out of memory"
+        print(f"\nerror: {why}; nothing was written", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         # `rtclab run ... | head`: the reader left; what was written stays written.
         devnull = os.open(os.devnull, os.O_WRONLY)

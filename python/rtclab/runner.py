@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -71,6 +72,60 @@ def _command_line() -> str:
     return "python " + shlex.join(sys.argv) if sys.argv and sys.argv[0] else "python"
 
 
+class MemoryLimitExceeded(MemoryError):
+    """The run's memory grew past its bound (`max_memory`, RTCLAB_MAX_MEMORY, default 75 % of
+    physical memory); it was stopped before the kernel's OOM killer would have, and nothing
+    was written."""
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+_SIZE = {"": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+         "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_memory(text: str) -> int:
+    """"2GiB", "512M", "1073741824" -> bytes (binary multiples; "GB" is read as GiB)."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", str(text))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _SIZE or float(m.group(1)) <= 0:
+        raise ValueError(f"invalid memory size {text!r}: expected a positive number with K, M, G or T (e.g. \"4GiB\")")
+    return int(float(m.group(1)) * _SIZE[unit])
+
+
+def memory_bound(max_memory: int | str | None = None) -> int:
+    """The bound in bytes: the argument, else RTCLAB_MAX_MEMORY, else 75 % of physical memory."""
+    if max_memory is None:
+        max_memory = os.environ.get("RTCLAB_MAX_MEMORY") or int(0.75 * _physical_memory())
+    return max_memory if isinstance(max_memory, int) else parse_memory(max_memory)
+
+
+def _rss() -> int:
+    """This process's resident memory in bytes (Linux /proc; 0 where unknown)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _check_memory(bound: int) -> None:
+    rss = _rss()
+    if rss > bound:
+        raise MemoryLimitExceeded(
+            f"the run was stopped: its memory reached {rss / 2**30:.2f} GiB, past the bound of {bound / 2**30:.2f} GiB "
+            f"(set by max_memory / RTCLAB_MAX_MEMORY, default 75 % of physical memory); shorten the run, use fewer "
+            f"flows or a longer metrics.bin, or raise the bound"
+        )
+
+
 class ScenarioWarning(UserWarning):
     """A valid scenario whose results would mean little (`Scenario::warnings` in the core):
     a flow outside the measurement window, a round trip long against the time measured, a
@@ -97,6 +152,7 @@ def run(
     capture: Optional[str] = None,
     snaplen: int = 0,
     force: bool = False,
+    max_memory: int | str | None = None,
 ) -> RunResult:
     """Runs a scenario (path, built-in name, TOML text or dict) in the simulator, or with
     `engine="emu"` through the real-network emulator (root, TUN and network namespaces).
@@ -107,12 +163,14 @@ def run(
     `capture` (emulator only): write a pcap of the bottleneck, both directions, to this path
     (`snaplen` bytes per packet, 0 = whole packets). A run whose estimated cost is beyond
     rtclab's limits (`validate(...)["cost"]`) raises `RunTooLarge` (a `ConfigError`) unless
-    `force=True`.
+    `force=True`. A run whose memory grows past `max_memory` (bytes or "4GiB"; default
+    RTCLAB_MAX_MEMORY, else 75 % of physical memory) stops with `MemoryLimitExceeded`.
     """
+    bound = memory_bound(max_memory)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise ValueError(f"seed must be a whole number in 0..={MAX_SEED}, got {seed!r}")
     if engine == "emu":
-        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force)
+        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force, bound)
     if capture is not None:
         raise ValueError("capture needs engine='emu' (the simulator has no packets to capture)")
     if engine != "sim":
@@ -126,10 +184,12 @@ def run(
     t0 = time.perf_counter()
     try:
         while not sim.step(CHUNK_EVENTS):
+            _check_memory(bound)
             now, end = sim.progress()
             bar.update(now)
             if on_progress is not None:
                 on_progress(now, end)
+        _check_memory(bound)
         bar.update(end)
     finally:
         bar.close()
@@ -137,7 +197,7 @@ def run(
     return _result(sim.finish(), wall, src)
 
 
-def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False) -> RunResult:
+def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False, bound=None) -> RunResult:
     src = load_scenario(scenario)
     with config_values(src):
         emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
@@ -150,6 +210,8 @@ def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=Fals
     try:
         while not emu.is_done():
             time.sleep(0.1)
+            if bound is not None:
+                _check_memory(bound)
             now, end = emu.progress()
             bar.update(now)
             if on_progress is not None:
