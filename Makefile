@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench fuzz tshark chromium clean
+.PHONY: install run test test-rust test-python lint bench bench-ns3 fuzz tshark chromium clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,19 @@ bench: install
 	$(BIN)/rtclab bench sim --out bench-out/sim
 	@if [ "$$(id -u)" = 0 ]; then $(BIN)/rtclab bench emu --out bench-out/emu; \
 	  else echo "bench emu skipped: the emulator needs root"; fi
+
+## Whole processes against ns-3, side by side (docs/benchmarks.md): installs ns-3.44 from its
+## PyPI wheel (69 MB; headers and libraries) under bench-out/ns3, builds bench/ns3/bench-10-cubic.cc
+## with g++, then runs `rtclab bench process` with it. Only on request: not part of `make test`.
+NS3_VERSION := 3.44.post0
+NS3_DIR     := bench-out/ns3
+NS3_LIBS    := -lns3.44-core -lns3.44-network -lns3.44-internet -lns3.44-point-to-point \
+               -lns3.44-applications -lns3.44-traffic-control
+bench-ns3: install
+	@test -d $(NS3_DIR)/ns3/include || $(BIN)/pip install --quiet --no-deps --target $(NS3_DIR) "ns3==$(NS3_VERSION)"
+	g++ -O3 -std=c++20 -w bench/ns3/bench-10-cubic.cc -I$(NS3_DIR)/ns3/include -L$(NS3_DIR)/ns3/lib64 \
+	  $(NS3_LIBS) -Wl,-rpath,$(abspath $(NS3_DIR))/ns3/lib64 -o $(NS3_DIR)/bench-10-cubic
+	$(BIN)/rtclab bench process --ns3 $(NS3_DIR)/bench-10-cubic --out bench-out/process
 
 ## Coverage-guided fuzzing of every wire parser (cargo-fuzz, nightly): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60

@@ -132,11 +132,15 @@ def test_empty_scenario_is_named_as_such():
 def test_every_cli_command_has_a_python_function():
     import inspect
 
-    for name in ("run", "validate", "save", "report", "compare", "repro", "bench", "emu_shell",
+    import rtclab.bench  # noqa: F401  the submodules named like the CLI's commands do not shadow them
+    import rtclab.compare  # noqa: F401
+    import rtclab.repro  # noqa: F401
+
+    for name in ("run", "validate", "save", "report", "compare_engines", "reproduce", "benchmark", "emu_shell",
                  "builtin_scenarios", "load_scenario"):
         assert callable(getattr(rtclab, name)), name
     with pytest.raises(ValueError, match="unknown paper"):
-        rtclab.repro("nope")
+        rtclab.reproduce("nope")
     with pytest.raises(ValueError, match="unknown engine"):
-        rtclab.bench("gpu")
+        rtclab.benchmark("gpu")
     assert "out" in inspect.signature(rtclab.emu_shell).parameters

@@ -178,3 +178,16 @@ def test_a_result_folder_reruns_exactly_even_when_moved(cli, tmp_path):
         return s
 
     assert numbers(tmp_path / "moved") == numbers(tmp_path / "b")
+
+
+def test_bench_process_measures_whole_runs(cli, tmp_path):
+    """Whole `rtclab run` processes, timed and with their peak memory (figures, no thresholds:
+    those are benchmarks, docs/benchmarks.md); ns-3 only when its program is given."""
+    r = cli("bench", "process", "--repeat", "1", "--out", tmp_path / "b", timeout=300)
+    assert r.returncode == 0, r.stderr
+    b = json.loads((tmp_path / "b" / "bench.json").read_text())
+    for key in ("rtclab_no_plots", "rtclab_plots"):
+        assert b[key]["wall_s"] > 0 and b[key]["peak_rss_mib"] > 5, b[key]
+    assert "ns3" not in b and "ratios" not in b
+    r = cli("bench", "process", "--ns3", tmp_path / "nope")
+    assert r.returncode == 2 and "make bench-ns3" in r.stderr

@@ -9,18 +9,19 @@ Quick start::
     rtclab.save(result, "results/default")    # what `rtclab run --out` writes
     rtclab.report(result, "report-dir")       # plots and report.html only
 
-Every CLI command has a function: `validate`, `compare`, `repro`, `bench`, `emu_shell`.
+Every CLI command has a function: `validate`, `compare_engines`, `reproduce`, `benchmark`,
+`emu_shell`.
 Scenario errors raise `ConfigError` with `.path` (e.g. "flows[0].cc"), `.value` (what the
 scenario had there) and `.message`.
 """
 
 from rtclab._core import ConfigError, RunTooLarge, __version__
-from rtclab.api import bench, compare, emu_shell, repro, report, save
+from rtclab.api import benchmark, compare_engines, emu_shell, report, reproduce, save
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
 from rtclab.output import OutputError
 from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario, validate
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
-           "compare", "repro", "bench", "emu_shell", "load_scenario", "builtin_scenarios",
+           "compare_engines", "reproduce", "benchmark", "emu_shell", "load_scenario", "builtin_scenarios",
            "register_controller", "unregister_controller", "registered_controllers", "__version__"]

@@ -1,6 +1,8 @@
-"""The CLI's features as Python functions (`rtclab.save`, `rtclab.report`, `rtclab.compare`,
-`rtclab.repro`, `rtclab.bench`, `rtclab.emu_shell`; `rtclab.run` and `rtclab.validate` live
-in `runner` and `scenarios`). Each writes output only where asked (`out`), with the same rules as
+"""The CLI's features as Python functions (`rtclab.save`, `rtclab.report`,
+`rtclab.compare_engines`, `rtclab.reproduce`, `rtclab.benchmark`, `rtclab.emu_shell`;
+`rtclab.run` and `rtclab.validate` live in `runner` and `scenarios`). The names differ from the
+CLI's where a submodule already has the CLI's (`rtclab.compare`, `rtclab.repro`,
+`rtclab.bench`). Each writes output only where asked (`out`), with the same rules as
 the CLI: atomically, and never over a folder rtclab did not write (`OutputError`)."""
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def report(result: RunResult, out: str | os.PathLike) -> Path:
     return write_atomically(out, fill, _inputs_of(result), kind="report") / "report.html"
 
 
-def compare(scenario, seed: Optional[int] = None, runs: int = 1, out: str | os.PathLike | None = None,
+def compare_engines(scenario, seed: Optional[int] = None, runs: int = 1, out: str | os.PathLike | None = None,
             progress: bool | None = None) -> dict[str, Any]:
     """`rtclab compare`: the scenario in both engines; returns {"sim": summary, "emu": summary,
     "diffs": [metric, sim, emu, tolerance, ok ...]} and writes it to `out` if given."""
@@ -62,7 +64,7 @@ def compare(scenario, seed: Optional[int] = None, runs: int = 1, out: str | os.P
     return {"sim": sim, "emu": emu, "diffs": [d.as_dict() for d in diffs]}
 
 
-def repro(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,
+def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,
           progress: bool | None = None) -> list[dict[str, Any]]:
     """`rtclab repro PAPER`: the paper's experiments; returns the rows (experiment, variant,
     metric, ours, paper) and writes repro.json, plots and report.html to `out` if given."""
@@ -84,18 +86,24 @@ def repro(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.
     return [r.as_dict() for r in rows]
 
 
-def bench(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | None = None) -> dict[str, Any]:
-    """`rtclab bench sim|emu`: returns the benchmark's figures; writes bench.json to `out`."""
+def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | None = None,
+              ns3: Optional[str] = None) -> dict[str, Any]:
+    """`rtclab bench sim|emu|process`: returns the benchmark's figures; writes bench.json to
+    `out`. `ns3`: the ns-3 program for `process` (`make bench-ns3` builds it)."""
     from rtclab.bench import bench_emu, bench_sim, write_bench
 
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
     if engine == "sim":
-        if repeat < 1:
-            raise ValueError(f"repeat must be at least 1, got {repeat}")
         result = bench_sim(repeat=repeat)
     elif engine == "emu":
         result = bench_emu(progress=None)
+    elif engine == "process":
+        from rtclab.bench_process import bench_process
+
+        result = bench_process(ns3=ns3, repeat=repeat)
     else:
-        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu'")
+        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu', 'process'")
     if out is not None:
         write_bench(json.loads(json.dumps(result)), out)
     return result

@@ -74,6 +74,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UserError("--snaplen must be 0 (whole packets) or a positive number of bytes")
         import tempfile
         capture = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap"
+    if not args.no_plots:
+        _preload_plotting()
     try:
         try:
             result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
@@ -96,6 +98,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_summary(result.summary)
     print(f"results in {written}")
     return 0
+
+
+def _preload_plotting() -> None:
+    """Imports matplotlib and the report's modules on a second thread while the run goes on:
+    the simulation releases the GIL, so on a machine with two cores the import (about a third
+    of a second) costs no wall time. The import lock makes a later `import` wait for it."""
+    import threading
+
+    def load() -> None:
+        try:
+            import rtclab.plots  # noqa: F401
+            import rtclab.reporting  # noqa: F401
+        except Exception:  # the real import, later, reports it
+            pass
+
+    threading.Thread(target=load, name="rtclab-preload", daemon=True).start()
 
 
 #: Flows listed on the console before the rest is summed up (all are in summary.json).
@@ -196,16 +214,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.out:
         _check_out(args.out)
-    if args.engine == "emu":
+    if args.engine == "process":
+        from rtclab.bench_process import bench_process
+
+        repeat = 3 if args.repeat is None else args.repeat
+        if repeat < 1:
+            raise UserError("--repeat must be at least 1")
+        if args.ns3 and not (os.path.isfile(args.ns3) and os.access(args.ns3, os.X_OK)):
+            raise UserError(f"--ns3 {args.ns3}: not an executable program (`make bench-ns3` builds it)")
+        result = bench_process(ns3=args.ns3, repeat=repeat)
+        keys = tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios") if k in result)
+    elif args.engine == "emu":
         try:
             result = bench_emu(progress=None)
         except EmulatorUnavailable as e:
             raise UserError(f"bench emu: {e}") from e
         keys = EMU_BENCH_KEYS
     else:
-        if args.repeat < 1:
+        repeat = 5 if args.repeat is None else args.repeat
+        if repeat < 1:
             raise UserError("--repeat must be at least 1")
-        result = bench_sim(repeat=args.repeat)
+        result = bench_sim(repeat=repeat)
         keys = SIM_BENCH_KEYS
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
@@ -404,9 +433,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_repro)
 
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("engine", choices=["sim", "emu"], help="which engine to benchmark")
+    b.add_argument("engine", choices=["sim", "emu", "process"],
+                   help="sim: the simulation loop; emu: emulator throughput and timing; process: whole "
+                        "`rtclab run` processes (with and without plots), against ns-3 with --ns3")
+    b.add_argument("--ns3", metavar="PROGRAM", help="process: the ns-3 benchmark program (`make bench-ns3` builds it)")
     b.add_argument("--out", help="directory for bench.json")
-    b.add_argument("--repeat", type=int, default=5, help="runs; the best and the median are reported (default: %(default)s)")
+    b.add_argument("--repeat", type=int, default=None,
+                   help="runs; the best and the median are reported (default: 5 for sim, 3 for process)")
     b.set_defaults(func=cmd_bench)
     return p
 

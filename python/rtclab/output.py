@@ -160,6 +160,24 @@ def write_atomically(
     return out
 
 
+def write_table(result: RunResult, table: str, path: Path) -> None:
+    """One result table as Parquet, written by the core from the engine's columns (no pandas,
+    no pyarrow): ids and counts as int64, `flows` with each flow's name, `distributions` with
+    its metric's name."""
+    from rtclab.runner import DISTRIBUTION_METRICS, INT_COLUMNS, floats
+
+    cols = []
+    for name, raw in result.tables[table].items():
+        if table == "distributions" and name == "metric":
+            cols.append((name, "str", [DISTRIBUTION_METRICS[int(x)] for x in floats(raw)]))
+            continue
+        cols.append((name, "i64" if name in INT_COLUMNS.get(table, ()) else "f64", raw))
+        if table == "flows" and name == "flow":
+            names = result.flow_names()
+            cols.append(("flow_name", "str", [names[int(x)] for x in floats(raw)]))
+    _core.write_parquet(str(path), cols)
+
+
 def write_result(
     result: RunResult, out_dir: str | os.PathLike, plots: bool = True, inputs: Iterable[str | os.PathLike] = ()
 ) -> Path:
@@ -169,11 +187,8 @@ def write_result(
         with open(d / "summary.json", "w", encoding="utf-8") as f:
             json.dump(result.summary, f, indent=2)
             f.write("\n")
-        result.flows.to_parquet(d / "flows.parquet", index=False)
-        result.link.to_parquet(d / "link.parquet", index=False)
-        result.fairness.to_parquet(d / "fairness.parquet", index=False)
-        result.freezes.to_parquet(d / "freezes.parquet", index=False)
-        result.distributions.to_parquet(d / "distributions.parquet", index=False)
+        for table in ("flows", "link", "fairness", "freezes", "distributions"):
+            write_table(result, table, d / f"{table}.parquet")
         if result.scenario_text:
             from rtclab._core import __version__
             from rtclab.rerun import INPUTS, rerun_copy

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import os
 import time
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
-
-import numpy as np
-import pandas as pd
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from rtclab import _core
 from rtclab.progress import ProgressBar
 from rtclab.scenarios import ScenarioLike, config_values, load_scenario
+
+if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
+    import pandas as pd
 
 # Events per GIL-free chunk: ~20-50 ms of work, so Ctrl-C and the progress bar stay responsive.
 CHUNK_EVENTS = 200_000
@@ -21,27 +23,41 @@ CHUNK_EVENTS = 200_000
 #: Metric codes of the `distributions` table (rtclab_harness::media_meter::DISTRIBUTION_METRICS).
 DISTRIBUTION_METRICS = ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"]
 
+#: Integer columns per table (stored as float64 by the engines).
+INT_COLUMNS = {"flows": ("flow",), "fairness": ("active_flows",), "freezes": ("flow",), "distributions": ("flow",)}
 
-def _frame(columns: dict[str, bytes]) -> pd.DataFrame:
-    return pd.DataFrame({name: np.frombuffer(raw, dtype="<f8") for name, raw in columns.items()})
+
+def floats(raw: bytes) -> array:
+    """A column's little-endian float64 bytes as an array of floats (no numpy needed)."""
+    a = array("d")
+    a.frombytes(raw)
+    return a
+
+
+def _frame(columns: dict[str, bytes], ints: tuple[str, ...] = ()) -> "pd.DataFrame":
+    import numpy as np
+    import pandas as pd
+
+    df = pd.DataFrame({name: np.frombuffer(raw, dtype="<f8") for name, raw in columns.items()})
+    for c in ints:
+        if c in df and len(df):
+            df[c] = df[c].astype(int)
+    return df
 
 
 @dataclass
 class RunResult:
-    """What a run produced. Unpacks as `(summary, timeseries)`."""
+    """What a run produced. Unpacks as `(summary, timeseries)`.
+
+    The tables are kept as the engine's column bytes (`tables`) and become pandas DataFrames
+    when first asked for (`flows`, `link`, ...), so that a run that only writes its results
+    never imports pandas.
+    """
 
     summary: dict[str, Any]
-    #: One row per (200 ms bin, active flow): throughput, goodput, delays, cwnd...
-    flows: pd.DataFrame
-    #: One row per bin for the forward bottleneck: capacity, delivered, queue occupancy...
-    link: pd.DataFrame
-    #: One row per fairness window: Jain's index over the flows active for the whole window.
-    fairness: pd.DataFrame
-    #: One row per freeze of a media flow's display: flow, start_s, duration_s.
-    freezes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: Per flow and delay metric (queuing_delay, one_way_delay, frame_delay, display_delay), the
-    #: delay in ms at percentiles 0, 2, ..., 100, 99 and 99.9 over the measurement window.
-    distributions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: {table: {column: little-endian float64 bytes}} for flows, link, fairness, freezes,
+    #: distributions, as the engine produced them.
+    tables: dict[str, dict[str, bytes]] = field(repr=False)
     scenario_origin: str = ""
     scenario_text: str = field(default="", repr=False)
     #: Where the scenario's relative file names (traces) are resolved.
@@ -49,8 +65,45 @@ class RunResult:
     #: Emulator runs with a capture: the pcap of the bottleneck (moved into the output directory).
     capture_path: Optional[str] = None
 
+    def flow_names(self) -> dict[int, str]:
+        return {f["id"]: f["name"] for f in self.summary["flows"]}
+
+    @cached_property
+    def flows(self) -> "pd.DataFrame":
+        """One row per (200 ms bin, active flow): throughput, goodput, delays, cwnd..."""
+        df = _frame(self.tables["flows"], INT_COLUMNS["flows"])
+        if len(df):
+            df.insert(2, "flow_name", df["flow"].map(self.flow_names()))
+        return df
+
+    @cached_property
+    def link(self) -> "pd.DataFrame":
+        """One row per bin for the forward bottleneck: capacity, delivered, queue occupancy..."""
+        return _frame(self.tables["link"])
+
+    @cached_property
+    def fairness(self) -> "pd.DataFrame":
+        """One row per fairness window: Jain's index over the flows active for the whole window."""
+        return _frame(self.tables["fairness"], INT_COLUMNS["fairness"])
+
+    @cached_property
+    def freezes(self) -> "pd.DataFrame":
+        """One row per freeze of a media flow's display: flow, start_s, duration_s."""
+        return _frame(self.tables["freezes"], INT_COLUMNS["freezes"])
+
+    @cached_property
+    def distributions(self) -> "pd.DataFrame":
+        """Per flow and delay metric (queuing_delay, one_way_delay, frame_delay, display_delay),
+        the delay in ms at percentiles 0, 2, ..., 100, 99 and 99.9 over the measurement window."""
+        import pandas as pd
+
+        df = _frame(self.tables["distributions"], INT_COLUMNS["distributions"])
+        if len(df):
+            df["metric"] = pd.Categorical.from_codes(df["metric"].astype(int), categories=DISTRIBUTION_METRICS)
+        return df
+
     @property
-    def timeseries(self) -> pd.DataFrame:
+    def timeseries(self) -> "pd.DataFrame":
         return self.flows
 
     def __iter__(self):
@@ -235,26 +288,9 @@ def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=Fals
 
 def _result(finished, wall: float, src) -> RunResult:
     summary_text, tables = finished
-    flows, link, fairness = tables["flows"], tables["link"], tables["fairness"]
     summary = json.loads(summary_text)
     summary["wall_time_s"] = wall
     summary["scenario_source"] = src.origin
     summary["command_line"] = _command_line()
     summary["scenario_text"] = src.text
-    flows_df = _frame(flows)
-    if len(flows_df):
-        flows_df["flow"] = flows_df["flow"].astype(int)
-        names = {f["id"]: f["name"] for f in summary["flows"]}
-        flows_df.insert(2, "flow_name", flows_df["flow"].map(names))
-    fairness_df = _frame(fairness)
-    if len(fairness_df):
-        fairness_df["active_flows"] = fairness_df["active_flows"].astype(int)
-    freezes = _frame(tables["freezes"])
-    if len(freezes):
-        freezes["flow"] = freezes["flow"].astype(int)
-    dist = _frame(tables["distributions"])
-    if len(dist):
-        dist["flow"] = dist["flow"].astype(int)
-        dist["metric"] = pd.Categorical.from_codes(dist["metric"].astype(int), categories=DISTRIBUTION_METRICS)
-    return RunResult(summary, flows_df, _frame(link), fairness_df, freezes, dist, src.origin, src.text,
-                     scenario_base_dir=src.base_dir)
+    return RunResult(summary, tables, src.origin, src.text, scenario_base_dir=src.base_dir)

@@ -5,6 +5,7 @@
 //! to one exception class each (`ConfigError`).
 
 mod controller;
+mod parquet_out;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -75,6 +76,40 @@ fn parse(text: &str, format: &str, base_dir: &str) -> PyResult<Scenario> {
             "unknown scenario format {other:?}: accepted \"toml\", \"json\""
         ))),
     }
+}
+
+/// Writes a Parquet file from `columns`: (name, kind, values) with kind "f64" or "i64" (values:
+/// little-endian float64 bytes; "i64" rounds them to integers) or "str" (values: a list of str).
+#[pyfunction]
+fn write_parquet(
+    py: Python<'_>,
+    path: &str,
+    columns: Vec<(String, String, Bound<'_, PyAny>)>,
+) -> PyResult<()> {
+    use parquet_out::Column;
+    let mut cols = Vec::with_capacity(columns.len());
+    for (name, kind, values) in columns {
+        let floats = |v: &Bound<'_, PyAny>| -> PyResult<Vec<f64>> {
+            let b: &[u8] = v.cast::<PyBytes>()?.as_bytes();
+            Ok(b.chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect())
+        };
+        let col = match kind.as_str() {
+            "f64" => Column::F64(floats(&values)?),
+            "i64" => Column::I64(floats(&values)?.into_iter().map(|x| x.round() as i64).collect()),
+            "str" => Column::Str(values.extract::<Vec<String>>()?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "column {name}: unknown kind {other:?} (accepted: f64, i64, str)"
+                )))
+            }
+        };
+        cols.push((name, col));
+    }
+    let path = path.to_string();
+    py.detach(move || parquet_out::write(&path, &cols))
+        .map_err(pyo3::exceptions::PyOSError::new_err)
 }
 
 /// Validates a scenario; returns a short description dict or raises ConfigError.
@@ -332,6 +367,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::unregister_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::registered_controllers, m)?)?;
