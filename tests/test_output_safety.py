@@ -110,3 +110,19 @@ def test_check_replaceable_names_the_problem(tmp_path):
     with pytest.raises(OutputError, match="exists and is not a directory"):
         check_replaceable(f, "file")
     check_replaceable(tmp_path / "missing", "missing")  # nothing there: fine
+
+
+def test_default_names_of_two_scenario_files_named_alike_do_not_collide(cli, tmp_path):
+    """exp1/scenario.toml and exp2/scenario.toml both default to rtclab-out/scenario: the second
+    goes to rtclab-out/scenario-2 instead of replacing the first; a rerun of a file replaces its
+    own result."""
+    for exp, seed in (("exp1", 1), ("exp2", 2)):
+        (tmp_path / exp).mkdir()
+        (tmp_path / exp / "scenario.toml").write_text(GOOD.replace('name = "small"', f'name = "{exp}"\nseed = {seed}'))
+    for exp in ("exp1", "exp2", "exp1"):
+        r = cli("run", f"{exp}/scenario.toml", "--no-plots", "--no-progress", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    out = tmp_path / "rtclab-out"
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["scenario", "scenario-2"]
+    assert json.loads((out / "scenario" / "summary.json").read_text())["scenario"] == "exp1"
+    assert json.loads((out / "scenario-2" / "summary.json").read_text())["scenario"] == "exp2"

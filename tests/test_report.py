@@ -1,6 +1,7 @@
 """The QoE-first report: what it shows, readable with many flows, and rendered by headless
 Chromium (page loads, every image present, no console errors)."""
 
+import json
 import os
 import re
 import shutil
@@ -170,3 +171,55 @@ def test_report_renders_in_headless_chromium(media_report, tmp_path):
         assert re.search(r"What the viewers saw", driver.find_element("tag name", "body").text)
     finally:
         driver.quit()
+
+
+def test_plots_address_the_readability_complaints(monkeypatch, tmp_path):
+    """One bottleneck queuing-delay line (not one per flow on top of each other); the link total
+    drawn over the capacity area; GCC's target in its own panel in its own colour; no colour
+    repeated among 12 flows; legends outside the axes; the detector's axis in ms."""
+    from rtclab import plots
+
+    figs = {}
+    real_save = plots._save
+
+    def keep(fig, path, tight=False):
+        figs[Path(path).stem] = fig
+        return real_save(fig, path, tight)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    result = rtclab.run(many_flows(10).replace('duration = "4s"', 'duration = "6s"'))  # 2 media + 10 CUBIC
+    plots.plot_report(result, tmp_path, workers=1)
+    delay = figs["delay"].axes[0]
+    labels = [ln.get_label() for ln in delay.get_lines()]
+    assert labels.count("bottleneck queuing delay") == 1 and sum("one-way" in x for x in labels) == 12
+    tput = figs["throughput"].axes[0]
+    total = next(ln for ln in tput.get_lines() if ln.get_label() == "all flows together")
+    assert total.get_zorder() >= 2  # a line over the filled capacity area
+    colors = [ln.get_color() for ln in tput.get_lines() if ln.get_label()[0].isdigit()]
+    assert len(colors) == 12 and len(set(map(str, colors))) == 12
+    for name, fig in figs.items():
+        for ax in fig.axes:
+            if ax.get_legend() is not None:
+                assert ax.get_legend().get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1, name
+    rates = figs["media_rates"].axes[0]
+    by_label = {ln.get_label(): ln.get_color() for ln in rates.get_lines()}
+    assert by_label["target"] != by_label["delivered"]
+    assert figs["gcc_detector"].axes[0].get_ylabel() == "delay trend statistic (ms)"
+
+
+def test_console_and_terminal_stay_quiet_with_plots(cli, tmp_path):
+    """No library warnings on the terminal; a 2,000-flow summary prints a bounded number of lines."""
+    p = tmp_path / "s.toml"
+    p.write_text(MEDIA_AND_TCP)
+    r = cli("run", p, "--out", tmp_path / "o")
+    assert r.returncode == 0 and "Warning" not in r.stderr and r.stderr.strip() == "", r.stderr
+    import io
+
+    from rtclab.cli import print_summary
+
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    s["flows"] = [dict(s["flows"][1], id=i, name=f"cubic{i}") for i in range(2000)]
+    buf = io.StringIO()
+    print_summary(s, buf)
+    lines = buf.getvalue().splitlines()
+    assert len(lines) <= 30 and "1980 more flows" in lines[-1]

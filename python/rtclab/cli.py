@@ -62,8 +62,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from e
     out = args.out
     if out is None:
-        name = Path(args.scenario).stem if args.scenario else "default"
-        out = str(Path("rtclab-out") / name)
+        from rtclab.output import default_out
+
+        out = str(default_out(args.scenario, src.origin))
     inputs = input_files(src)
     _check_out(out, inputs)  # before the run, so that nobody waits for a result that cannot be written
     capture = None

@@ -116,7 +116,8 @@ def _umask() -> int:
 
 
 def write_atomically(
-    out_dir: str | os.PathLike, fill: Callable[[Path], None], inputs: Iterable[str | os.PathLike] = (), kind: str = "run"
+    out_dir: str | os.PathLike, fill: Callable[[Path], None], inputs: Iterable[str | os.PathLike] = (), kind: str = "run",
+    source: str | None = None,
 ) -> Path:
     """Calls `fill(tmp)` to populate a temporary directory, then moves it to `out_dir`.
 
@@ -139,6 +140,8 @@ def write_atomically(
         (tmp / TMP_MARKER).unlink()
         files = _listing(tmp)
         marker = {"rtclab_version": _core.__version__, "kind": kind, "files": files}
+        if source is not None:
+            marker["source"] = source
         (tmp / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         os.chmod(tmp, 0o777 & ~_umask())
         # Checked again just before the swap: the directory may have changed while we ran.
@@ -158,6 +161,34 @@ def write_atomically(
     else:
         tmp.rename(out)
     return out
+
+
+def source_key(origin: str) -> str:
+    """What identifies a run's scenario in its folder's marker: the scenario file's absolute
+    path, or the built-in's name / `<text>` / `<dict>`."""
+    p = Path(origin)
+    return str(p.resolve()) if p.is_file() else origin
+
+
+def default_out(scenario_arg: str | None, origin: str, base: str = "rtclab-out") -> Path:
+    """`rtclab-out/<file stem>`, unless that folder holds the result of another scenario (two
+    files both named `scenario.toml`, say): then the first of `<stem>-2`, `<stem>-3`, ... that
+    is free or holds this scenario's own earlier result. A rerun of the same file replaces its
+    own result, as before."""
+    stem = Path(scenario_arg).stem if scenario_arg else "default"
+    key = source_key(origin)
+    n = 1
+    while True:
+        cand = Path(base) / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            marker = json.loads((cand / MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            if not cand.exists():
+                return cand
+            marker = None
+        if isinstance(marker, dict) and marker.get("source") == key:
+            return cand
+        n += 1
 
 
 def write_table(result: RunResult, table: str, path: Path) -> None:
@@ -207,4 +238,4 @@ def write_result(
             made = plotting.plot_report(result, d)
             reporting.write_report(result, made, d / "report.html")
 
-    return write_atomically(out_dir, fill, inputs)
+    return write_atomically(out_dir, fill, inputs, source=source_key(result.scenario_origin))
