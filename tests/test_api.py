@@ -66,7 +66,7 @@ def test_save_and_report_write_what_the_cli_writes(tmp_path):
     result = rtclab.run("gcc-staircase")
     out = rtclab.save(result, tmp_path / "saved")
     assert json.loads((out / "summary.json").read_text())["seed"] == result.summary["seed"]
-    for f in ("flows.parquet", "link.parquet", "freezes.parquet", "distributions.parquet", "scenario.toml",
+    for f in ("flows.parquet", "link.parquet", "interruptions.parquet", "distributions.parquet", "scenario.toml",
               "report.html", "frame_delay.png"):
         assert (out / f).is_file(), f
     page = rtclab.report(result, tmp_path / "rep")

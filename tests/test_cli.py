@@ -29,7 +29,7 @@ def test_run_default_writes_everything(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     for f in ["summary.json", "flows.parquet", "link.parquet", "fairness.parquet", "scenario.toml",
               "throughput.png", "delay.png", "delay_cdf.png", "queue.png", "cwnd.png", "report.html",
-                  "freezes.parquet", "distributions.parquet"]:
+                  "interruptions.parquet", "distributions.parquet"]:
         assert (out / f).is_file(), f
     s = json.loads((out / "summary.json").read_text())
     assert SUMMARY_TOP <= s.keys()

@@ -80,7 +80,7 @@ def test_media_flows_lead_with_what_the_viewer_saw(media_report):
     assert result.summary["command_line"] and result.summary["scenario_text"] == result.scenario_text
     assert 'kind = &#34;media&#34;' in html or "kind = &quot;media&quot;" in html  # escaped scenario text
     # The tables behind the plots are part of the output.
-    for name in ("freezes.parquet", "distributions.parquet"):
+    for name in ("interruptions.parquet", "distributions.parquet"):
         assert (out / name).is_file()
     assert "simulated" in html and "Emulator timing" not in html
 
@@ -103,8 +103,8 @@ def test_per_bin_media_series_agree_with_the_summary(media_report):
     assert set(d[d["flow"] == 1]["metric"]) == {"queuing_delay", "one_way_delay"}
 
 
-def test_freezes_are_listed_where_the_display_stopped():
-    # A capacity collapse freezes the call; the freeze is in freezes.parquet inside the run.
+def test_freezes_and_stalls_are_listed_where_the_call_stopped():
+    # A capacity collapse freezes the call; the freeze is in interruptions.parquet inside the run.
     result = rtclab.run("""
 name = "collapse"
 duration = "12s"
@@ -121,6 +121,11 @@ rtt = "40ms"
     assert m["freezes"] >= 1 and len(fr) >= m["freezes"]
     assert ((fr["start_s"] >= 0) & (fr["start_s"] + fr["duration_s"] <= 12.0 + 1e-6)).all()
     assert fr["start_s"].min() >= 4.9
+    # Stalls of frame completion: as many as the summary counts (all within the window here),
+    # with the same total time.
+    st = result.interruptions[result.interruptions["kind"] == "stall"]
+    assert len(st) == m["stalls"] >= 1
+    assert abs(st["duration_s"].sum() - m["stall_time_s"]) < 1e-6
 
 
 def test_fifty_flows_stay_readable_and_quick(tmp_path):

@@ -193,14 +193,17 @@ def default_out(scenario_arg: str | None, origin: str, base: str = "rtclab-out")
 
 def write_table(result: RunResult, table: str, path: Path) -> None:
     """One result table as Parquet, written by the core from the engine's columns (no pandas,
-    no pyarrow): ids and counts as int64, `flows` with each flow's name, `distributions` with
-    its metric's name."""
-    from rtclab.runner import DISTRIBUTION_METRICS, INT_COLUMNS, floats
+    no pyarrow): ids and counts as int64, `flows` with each flow's name, `distributions` and
+    `interruptions` with their metric's and kind's names."""
+    from rtclab.runner import DISTRIBUTION_METRICS, INT_COLUMNS, INTERRUPTION_KINDS, floats
 
     cols = []
     for name, raw in result.tables[table].items():
         if table == "distributions" and name == "metric":
             cols.append((name, "str", [DISTRIBUTION_METRICS[int(x)] for x in floats(raw)]))
+            continue
+        if table == "interruptions" and name == "kind":
+            cols.append((name, "str", [INTERRUPTION_KINDS[int(x)] for x in floats(raw)]))
             continue
         cols.append((name, "i64" if name in INT_COLUMNS.get(table, ()) else "f64", raw))
         if table == "flows" and name == "flow":
@@ -218,7 +221,7 @@ def write_result(
         with open(d / "summary.json", "w", encoding="utf-8") as f:
             json.dump(result.summary, f, indent=2)
             f.write("\n")
-        for table in ("flows", "link", "fairness", "freezes", "distributions"):
+        for table in ("flows", "link", "fairness", "interruptions", "distributions"):
             write_table(result, table, d / f"{table}.parquet")
         if result.scenario_text:
             from rtclab._core import __version__

@@ -1,6 +1,6 @@
 """PNG plots of a run, QoE first.
 
-Media flows: frame delay over time with freezes marked, its CDF, rendered frame rate, target vs
+Media flows: frame delay over time with freezes and stalls marked, its CDF, rendered frame rate, target vs
 sent vs delivered rate, traffic composition. Every flow: throughput against capacity, delay
 (one-way per flow, the bottleneck's queuing delay once), delay CDFs, RTT, drops, queue, cwnd,
 fairness, GCC's detector. The warm-up (outside the measurement window) is shaded on every time
@@ -36,6 +36,7 @@ MANY_FLOWS = 12
 MEDIA_PANELS = 6
 WARMUP_COLOR = "#d9d9d9"
 FREEZE_COLOR = "#d62728"
+STALL_COLOR = "#ff7f0e"
 
 
 class Plot(NamedTuple):
@@ -57,7 +58,7 @@ class Data:
         self.flows = {k: np.frombuffer(v, "<f8") for k, v in t["flows"].items()}
         self.link = {k: np.frombuffer(v, "<f8") for k, v in t["link"].items()}
         self.fairness = {k: np.frombuffer(v, "<f8") for k, v in t["fairness"].items()}
-        self.freezes = {k: np.frombuffer(v, "<f8") for k, v in t["freezes"].items()}
+        self.interruptions = {k: np.frombuffer(v, "<f8") for k, v in t["interruptions"].items()}
         self.distributions = {k: np.frombuffer(v, "<f8") for k, v in t["distributions"].items()}
 
     @cached_property
@@ -170,15 +171,19 @@ def _lines(ax, times, ids, m, names: dict[int, str], step: bool = False, **kw) -
 
 
 def _mark_freezes(ax, d: Data, ids: list[int]) -> None:
-    fr = d.freezes
+    """Freezes of the display as red spans, stalls of frame completion as orange ones below
+    them (the lower fifth of the axes)."""
+    fr = d.interruptions
     if not len(fr.get("flow", ())):
         return
-    keep = np.isin(fr["flow"].astype(np.int64), ids)
+    mine = np.isin(fr["flow"].astype(np.int64), ids)
     # At least 1/300 of the run wide, so that a 200 ms freeze in a 10-minute run stays visible.
     least = d.summary["duration_s"] / 300
-    for k, (start, dur) in enumerate(zip(fr["start_s"][keep], fr["duration_s"][keep])):
-        ax.axvspan(start, start + max(dur, least), color=FREEZE_COLOR, alpha=0.35, lw=0,
-                   label="freeze" if k == 0 else None)
+    for code, label, color, (y0, y1) in ((0, "freeze", FREEZE_COLOR, (0.0, 1.0)), (1, "stall", STALL_COLOR, (0.0, 0.2))):
+        keep = mine & (fr["kind"] == code)
+        for k, (start, dur) in enumerate(zip(fr["start_s"][keep], fr["duration_s"][keep])):
+            ax.axvspan(start, start + max(dur, least), ymin=y0, ymax=y1, color=color, alpha=0.35, lw=0,
+                       label=label if k == 0 else None)
 
 
 def plot_frame_delay(d: Data, path: Path) -> Optional[Path]:
@@ -194,7 +199,7 @@ def plot_frame_delay(d: Data, path: Path) -> Optional[Path]:
         _, _, mx = d.matrix("frame_delay_ms_max", ids)
         ax.plot(times, mx[:, 0], color="C0", lw=0.8, alpha=0.5, ls=":", label="bin max")
     _time_axes(ax, d, "frame delay (ms, capture to complete)")
-    ax.set_title("frame delay over time (freezes of the display in red)")
+    ax.set_title("frame delay over time (display freezes red, frame stalls orange)")
     _legend(ax)
     return _save(fig, path)
 

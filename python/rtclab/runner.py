@@ -23,8 +23,11 @@ CHUNK_EVENTS = 200_000
 #: Metric codes of the `distributions` table (rtclab_harness::media_meter::DISTRIBUTION_METRICS).
 DISTRIBUTION_METRICS = ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"]
 
+#: Kind codes of the `interruptions` table (rtclab_harness::media_meter::INTERRUPTION_KINDS).
+INTERRUPTION_KINDS = ["freeze", "stall"]
+
 #: Integer columns per table (stored as float64 by the engines).
-INT_COLUMNS = {"flows": ("flow",), "fairness": ("active_flows",), "freezes": ("flow",), "distributions": ("flow",)}
+INT_COLUMNS = {"flows": ("flow",), "fairness": ("active_flows",), "interruptions": ("flow",), "distributions": ("flow",)}
 
 
 def floats(raw: bytes) -> array:
@@ -55,7 +58,7 @@ class RunResult:
     """
 
     summary: dict[str, Any]
-    #: {table: {column: little-endian float64 bytes}} for flows, link, fairness, freezes,
+    #: {table: {column: little-endian float64 bytes}} for flows, link, fairness, interruptions,
     #: distributions, as the engine produced them.
     tables: dict[str, dict[str, bytes]] = field(repr=False)
     scenario_origin: str = ""
@@ -87,9 +90,22 @@ class RunResult:
         return _frame(self.tables["fairness"], INT_COLUMNS["fairness"])
 
     @cached_property
+    def interruptions(self) -> "pd.DataFrame":
+        """One row per freeze of a media flow's display (`kind` "freeze": no frame shown for
+        longer than the freeze threshold) or stall of its frames (`kind` "stall": no frame
+        completed for longer than the stall threshold): flow, kind, start_s, duration_s."""
+        import pandas as pd
+
+        df = _frame(self.tables["interruptions"], INT_COLUMNS["interruptions"])
+        if len(df):
+            df["kind"] = pd.Categorical.from_codes(df["kind"].astype(int), categories=INTERRUPTION_KINDS)
+        return df
+
+    @property
     def freezes(self) -> "pd.DataFrame":
-        """One row per freeze of a media flow's display: flow, start_s, duration_s."""
-        return _frame(self.tables["freezes"], INT_COLUMNS["freezes"])
+        """The freezes among the interruptions."""
+        df = self.interruptions
+        return df[df["kind"] == "freeze"].reset_index(drop=True) if len(df) else df
 
     @cached_property
     def distributions(self) -> "pd.DataFrame":

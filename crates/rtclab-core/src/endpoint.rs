@@ -71,6 +71,9 @@ pub enum EndpointEvent {
     FreezeStart,
     /// The display froze for `duration` (reported when the freeze ends with a new frame).
     Freeze { duration: TimeDelta },
+    /// Frames stopped completing for `duration` (a gap between completed frames longer than
+    /// the stall threshold), reported with the frame that ends it.
+    Stall { duration: TimeDelta },
     /// The sender's target media rate changed (bit/s).
     TargetRate { bps: u64 },
 }

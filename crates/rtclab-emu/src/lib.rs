@@ -48,8 +48,8 @@ pub struct EmuOutput {
     pub link: Columns,
     /// One row per fairness window.
     pub fairness: Columns,
-    /// One row per freeze of a media flow's display.
-    pub freezes: Columns,
+    /// One row per freeze of a media flow's display or stall of its frames.
+    pub interruptions: Columns,
     /// Per flow and delay metric, the delay at fixed percentiles.
     pub distributions: Columns,
 }
@@ -438,7 +438,7 @@ impl Emulation {
             flows: series::flow_columns(&self.scenario, &stats, &received),
             link: series::link_columns(&self.scenario, &stats),
             fairness,
-            freezes: series::freeze_columns(&received),
+            interruptions: series::interruption_columns(&received),
             distributions: series::distribution_columns(&stats, &received),
         })
     }

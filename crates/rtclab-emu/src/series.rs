@@ -110,9 +110,9 @@ pub fn fairness_columns(s: &Scenario, st: &EngineStats) -> Columns {
     rtclab_harness::measure::fairness_columns(s, n_bins(s), |i| &bytes[i])
 }
 
-/// Every media flow's freezes (`freezes.parquet`).
-pub fn freeze_columns(received: &[FlowResult]) -> Columns {
-    media_meter::freeze_columns(received.iter().enumerate().filter_map(|(i, r)| match r {
+/// Every media flow's freezes and stalls (`interruptions.parquet`).
+pub fn interruption_columns(received: &[FlowResult]) -> Columns {
+    media_meter::interruption_columns(received.iter().enumerate().filter_map(|(i, r)| match r {
         FlowResult::Endpoint(m) => Some((i, &m.receiver.media)),
         _ => None,
     }))

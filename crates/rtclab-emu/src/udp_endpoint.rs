@@ -294,6 +294,7 @@ fn drive(
                     }
                 }
                 EndpointEvent::Freeze { duration } => out.media.on_freeze(now, duration),
+                EndpointEvent::Stall { duration } => out.media.on_stall(now, duration),
                 EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
             }
         }

@@ -1,7 +1,8 @@
-//! What a media flow's receiver reported, per time-series bin and as a list of freezes — the
-//! timeline of the QoE-first report (frame delay over time, rendered frame rate, freezes
-//! marked), fed the same way by both engines from the receiver's `FrameComplete`,
-//! `FrameDisplayed` and `Freeze` events — and the delay distributions both engines export
+//! What a media flow's receiver reported, per time-series bin and as a list of interruptions
+//! (freezes of the display, stalls of frame completion) — the timeline of the QoE-first report
+//! (frame delay over time, rendered frame rate, freezes and stalls marked), fed the same way by
+//! both engines from the receiver's `FrameComplete`, `FrameDisplayed`, `Freeze` and `Stall`
+//! events — and the delay distributions both engines export
 //! (`distributions.parquet`, the report's CDFs) from their histograms.
 
 use rtclab_core::{LogHistogram, Time, TimeDelta};
@@ -19,6 +20,8 @@ pub struct MediaBins {
     displayed: Vec<u64>,
     /// Each freeze of the display that ended: (start, duration), in time order.
     pub freezes: Vec<(Time, TimeDelta)>,
+    /// Each stall of frame completion that ended: (start, duration), in time order.
+    pub stalls: Vec<(Time, TimeDelta)>,
 }
 
 impl MediaBins {
@@ -52,6 +55,11 @@ impl MediaBins {
         self.freezes.push((now - duration, duration));
     }
 
+    /// Frames stopped completing until `now`, for `duration`.
+    pub fn on_stall(&mut self, now: Time, duration: TimeDelta) {
+        self.stalls.push((now - duration, duration));
+    }
+
     /// Frames completed per second in bin `b`.
     pub fn frame_rate(&self, b: usize, bin: TimeDelta) -> f64 {
         self.frames.get(b).copied().unwrap_or(0) as f64 / bin.as_secs_f64()
@@ -71,15 +79,23 @@ impl MediaBins {
     }
 }
 
-/// The columns of `freezes.parquet`: one row per freeze of a media flow's display.
-pub const FREEZE_COLUMNS: [&str; 3] = ["flow", "start_s", "duration_s"];
+/// The columns of `interruptions.parquet`: one row per freeze of a media flow's display
+/// (`kind` 0) or stall of its frame completion (`kind` 1), by flow, then kind, then time.
+pub const INTERRUPTION_COLUMNS: [&str; 4] = ["flow", "kind", "start_s", "duration_s"];
 
-/// Every flow's freezes (`flows` yields each media flow's id and meter), one row each.
-pub fn freeze_columns<'a>(flows: impl Iterator<Item = (usize, &'a MediaBins)>) -> Columns {
-    let mut c = Columns::new(&FREEZE_COLUMNS);
+/// Codes of `interruptions.parquet`'s `kind`, in code order.
+pub const INTERRUPTION_KINDS: [&str; 2] = ["freeze", "stall"];
+
+/// Every flow's freezes and stalls (`flows` yields each media flow's id and meter).
+pub fn interruption_columns<'a>(flows: impl Iterator<Item = (usize, &'a MediaBins)>) -> Columns {
+    let mut c = Columns::new(&INTERRUPTION_COLUMNS);
     for (id, m) in flows {
-        for &(start, d) in &m.freezes {
-            c.push_row(&[id as f64, (start - Time::ZERO).as_secs_f64(), d.as_secs_f64()]);
+        for (kind, list) in [&m.freezes, &m.stalls].into_iter().enumerate() {
+            for &(start, d) in list {
+                let row =
+                    [id as f64, kind as f64, (start - Time::ZERO).as_secs_f64(), d.as_secs_f64()];
+                c.push_row(&row);
+            }
         }
     }
     c
@@ -146,13 +162,16 @@ mod tests {
     }
 
     #[test]
-    fn freezes_start_where_they_began() {
+    fn freezes_and_stalls_start_where_they_began() {
         let mut m = MediaBins::default();
         m.on_freeze(Time::ZERO + TimeDelta::from_millis(1500), TimeDelta::from_millis(300));
-        let c = freeze_columns([(3, &m)].into_iter());
-        assert_eq!(c.rows(), 1);
-        assert_eq!(c.column("flow").unwrap(), &[3.0]);
-        assert!((c.column("start_s").unwrap()[0] - 1.2).abs() < 1e-9);
+        m.on_stall(Time::ZERO + TimeDelta::from_millis(1400), TimeDelta::from_millis(250));
+        let c = interruption_columns([(3, &m)].into_iter());
+        assert_eq!(c.rows(), 2);
+        assert_eq!(c.column("flow").unwrap(), &[3.0, 3.0]);
+        assert_eq!(c.column("kind").unwrap(), &[0.0, 1.0]);
+        let start = c.column("start_s").unwrap();
+        assert!((start[0] - 1.2).abs() < 1e-9 && (start[1] - 1.15).abs() < 1e-9);
         assert!((c.column("duration_s").unwrap()[0] - 0.3).abs() < 1e-9);
     }
 

@@ -22,6 +22,8 @@ pub struct FrameStats {
 #[derive(Clone, Debug)]
 pub struct FrameAssembler {
     stall_threshold: Option<TimeDelta>,
+    /// The stall the last completed frame ended (its length), until taken.
+    stall_ended: Option<TimeDelta>,
     /// frame id → (capture time, packets received, packet count)
     partial: BTreeMap<u64, (Time, u32, u32)>,
     last_completed_id: Option<u64>,
@@ -33,6 +35,7 @@ impl FrameAssembler {
     pub fn new(stall_threshold: Option<TimeDelta>) -> Self {
         FrameAssembler {
             stall_threshold,
+            stall_ended: None,
             partial: BTreeMap::new(),
             last_completed_id: None,
             recent: VecDeque::new(),
@@ -82,6 +85,7 @@ impl FrameAssembler {
             if gap > threshold {
                 self.stats.stalls += 1;
                 self.stats.stall_time += gap;
+                self.stall_ended = Some(gap);
             }
         }
         self.recent.push_back(now);
@@ -89,6 +93,11 @@ impl FrameAssembler {
             self.recent.pop_front();
         }
         Some(delay)
+    }
+
+    /// The stall the frame just completed ended, if it ended one (once).
+    pub fn take_stall(&mut self) -> Option<TimeDelta> {
+        self.stall_ended.take()
     }
 
     /// Completed frames in the last second.

@@ -216,6 +216,9 @@ impl Endpoint for MediaReceiver {
         self.events.push_back(EndpointEvent::Delivered { goodput_bytes: pkt.size as u64 });
         if let Some(delay) = frame {
             self.events.push_back(EndpointEvent::FrameComplete { delay });
+            if let Some(duration) = self.frames.take_stall() {
+                self.events.push_back(EndpointEvent::Stall { duration });
+            }
         }
     }
     fn handle_timeout(&mut self, now: Time) {

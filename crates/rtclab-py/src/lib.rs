@@ -157,7 +157,7 @@ fn columns_dict<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyDict
 }
 
 /// (summary JSON, {table name: columns}): the tables are `flows`, `link`, `fairness`,
-/// `freezes` and `distributions`.
+/// `interruptions` and `distributions`.
 type Finished<'py> = (String, Bound<'py, PyDict>);
 
 fn tables<'py>(py: Python<'py>, named: [(&str, &Columns); 5]) -> PyResult<Bound<'py, PyDict>> {
@@ -221,7 +221,7 @@ impl Simulation {
     }
 
     /// Returns (summary JSON text, {table name: {column: bytes}}) for the tables `flows`,
-    /// `link`, `fairness`, `freezes` and `distributions`; each column is little-endian float64
+    /// `link`, `fairness`, `interruptions` and `distributions`; each column is little-endian float64
     /// bytes.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Finished<'py>> {
         if !self.inner.is_finished() {
@@ -236,7 +236,7 @@ impl Simulation {
             ("flows", &out.flows),
             ("link", &out.link),
             ("fairness", &out.fairness),
-            ("freezes", &out.freezes),
+            ("interruptions", &out.interruptions),
             ("distributions", &out.distributions),
         ];
         Ok((summary, tables(py, named)?))
@@ -355,7 +355,7 @@ impl Emulation {
             ("flows", &out.flows),
             ("link", &out.link),
             ("fairness", &out.fairness),
-            ("freezes", &out.freezes),
+            ("interruptions", &out.interruptions),
             ("distributions", &out.distributions),
         ];
         Ok((summary, tables(py, named)?))

@@ -22,8 +22,8 @@ pub struct RunOutput {
     pub link: Columns,
     /// One row per fairness window.
     pub fairness: Columns,
-    /// One row per freeze of a media flow's display.
-    pub freezes: Columns,
+    /// One row per freeze of a media flow's display or stall of its frames.
+    pub interruptions: Columns,
     /// Per flow and delay metric, the delay at fixed percentiles (the report's CDFs).
     pub distributions: Columns,
     pub stats: EngineStats,
@@ -210,6 +210,11 @@ impl Meters {
         self.flows[flow].media.on_freeze(now, duration);
     }
 
+    /// A media flow's frames stopped completing until `now`, for `duration`.
+    pub fn on_stall(&mut self, now: Time, flow: usize, duration: TimeDelta) {
+        self.flows[flow].media.on_stall(now, duration);
+    }
+
     /// The time-series bin `t` falls in.
     fn bin_of(&self, t: Time) -> usize {
         ((t - Time::ZERO).as_nanos() / self.bin.as_nanos()) as usize
@@ -371,9 +376,9 @@ impl Meters {
         c
     }
 
-    /// Every media flow's freezes (`freezes.parquet`).
-    pub fn freeze_columns(&self) -> Columns {
-        media_meter::freeze_columns(self.flows.iter().map(|f| &f.media).enumerate())
+    /// Every media flow's freezes and stalls (`interruptions.parquet`).
+    pub fn interruption_columns(&self) -> Columns {
+        media_meter::interruption_columns(self.flows.iter().map(|f| &f.media).enumerate())
     }
 
     /// Every flow's delay distributions over the window (`distributions.parquet`).

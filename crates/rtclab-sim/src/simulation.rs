@@ -464,7 +464,7 @@ impl Simulation {
             flows: flow_cols,
             link: link_cols,
             fairness,
-            freezes: self.meters.freeze_columns(),
+            interruptions: self.meters.interruption_columns(),
             distributions: self.meters.distribution_columns(),
             stats: self.stats(),
         }
@@ -481,6 +481,7 @@ fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: 
             EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
             EndpointEvent::FrameDisplayed { delay } => meters.on_display(now, flow, delay),
             EndpointEvent::Freeze { duration } => meters.on_freeze(now, flow, duration),
+            EndpointEvent::Stall { duration } => meters.on_stall(now, flow, duration),
             EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
         }
     }
