@@ -228,3 +228,15 @@ def test_console_and_terminal_stay_quiet_with_plots(cli, tmp_path):
     print_summary(s, buf)
     lines = buf.getvalue().splitlines()
     assert len(lines) <= 30 and "1980 more flows" in lines[-1]
+
+
+def test_plots_shared_with_a_child_are_the_plots_drawn_alone(media_report, tmp_path):
+    from rtclab import plots
+
+    result, _ = media_report
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shared = plots.plot_report(result, tmp_path / "a", workers=2)
+    alone = plots.plot_report(result, tmp_path / "b", workers=1)
+    assert [(p.title, p.section, p.path.name) for p in shared] == [(p.title, p.section, p.path.name) for p in alone]
+    assert all(p.path.stat().st_size > 1000 for p in shared)

@@ -488,6 +488,27 @@ def _draw_share(d: Data, jobs: list[tuple[int, Path]], counter) -> None:
         PLOTS[idx][3](d, path)
 
 
+#: Seconds the plotting child gets once the parent is done with its share; then it is killed
+#: and the parent draws what is missing.
+CHILD_TIMEOUT_S = 60.0
+
+
+def _wait_child(pid: int, timeout: float) -> int:
+    """The child's exit code, or -9 after killing it when it is not done within `timeout`."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return -9
+        time.sleep(0.002)
+
+
 def plot_report(result: RunResult, out_dir: Path, workers: Optional[int] = None) -> list[Plot]:
     """Writes every applicable plot into `out_dir`; returns them in display order.
 
@@ -522,8 +543,7 @@ def plot_report(result: RunResult, out_dir: Path, workers: Optional[int] = None)
             os.kill(pid, 9)
             os.waitpid(pid, 0)
             raise
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
+        if _wait_child(pid, CHILD_TIMEOUT_S) != 0:
             for idx, path in jobs:  # redraw here what the child may have left undone
                 if not path.exists():
                     PLOTS[idx][3](d, path)
