@@ -136,7 +136,10 @@ def test_every_cli_command_has_a_python_function():
     import rtclab.compare  # noqa: F401
     import rtclab.repro  # noqa: F401
 
+    import rtclab.sweep  # noqa: F401
+
     for name in ("run", "validate", "save", "report", "compare_engines", "reproduce", "benchmark", "emu_shell",
+                 "run_sweep", "sweep_catalog",
                  "builtin_scenarios", "load_scenario"):
         assert callable(getattr(rtclab, name)), name
     with pytest.raises(ValueError, match="unknown paper"):

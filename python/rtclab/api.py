@@ -131,3 +131,19 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return rc, result
+
+
+def run_sweep(sweep, out: str | os.PathLike, workers: Optional[int] = None, resume: bool = False,
+              progress: bool | None = None, report: bool = True):
+    """`rtclab sweep`: runs a sweep file (or TOML text) into the store `out`; returns a
+    `SweepOutcome` (runs, already in the store, run now, wall time). See `rtclab.sweep`."""
+    from rtclab.sweep import run_sweep as _run
+
+    return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report)
+
+
+def sweep_catalog(out: str | os.PathLike, flows: bool = False):
+    """A sweep store's catalog as a DataFrame: one row per run (or per run and flow)."""
+    from rtclab.sweep import catalog
+
+    return catalog(out, flows=flows)

@@ -328,6 +328,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from rtclab.output import OutputError
+    from rtclab.sweep import SweepError, load_sweep, run_sweep
+
+    if args.workers is not None and args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    try:
+        sweep = load_sweep(args.sweep)
+        out = args.out or str(Path("rtclab-out") / f"sweep-{sweep.name}")
+        res = run_sweep(sweep, out, workers=args.workers, resume=args.resume,
+                        progress=None if not args.no_progress else False, report=not args.no_plots)
+    except (SweepError, OutputError) as e:
+        raise UserError(str(e)) from e
+    except ConfigError as e:
+        raise UserError(f"{args.sweep}: {e}") from e
+    print(f"sweep {sweep.name}: {res.runs} runs ({res.already} already in the store, {res.ran} run now) "
+          f"in {res.wall_s:.1f} s")
+    print(f"results in {res.out} (catalog.parquet, catalog_flows.parquet, runs/"
+          f"{', report.html' if not args.no_plots else ''})")
+    return 0
+
+
 def cmd_repro(args: argparse.Namespace) -> int:
     import time
 
@@ -422,6 +444,16 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     v.set_defaults(func=cmd_validate)
+
+    sw = sub.add_parser("sweep", help="run a scenario over axes and seeds on every core, into a resumable store")
+    sw.add_argument("sweep", help="sweep file (docs/sweeps.md)")
+    sw.add_argument("--out", help="the store (default: rtclab-out/sweep-<name>)")
+    sw.add_argument("--workers", type=int, help="processes (default: every core)")
+    sw.add_argument("--resume", action="store_true", help="continue a sweep in --out: run only what is missing")
+    sw.add_argument("--backend", choices=["local"], default="local", help="where runs execute (default: %(default)s)")
+    sw.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    sw.add_argument("--no-plots", action="store_true", help="skip the aggregated report")
+    sw.set_defaults(func=cmd_sweep)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
     rp.add_argument("paper", choices=["gcc", "copa", "qlibra"], help="which paper")

@@ -43,13 +43,20 @@ def _listing(d: Path) -> list[str]:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether the process runs; a zombie (dead, not yet reaped: common in containers whose
+    init does not reap) counts as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def sweep_leftovers(parent: Path) -> list[Path]:

@@ -52,6 +52,8 @@ def builtin_description(path: Path) -> str:
 
 def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
     """Resolves a path, built-in name, TOML text or dict into a `ScenarioSource`."""
+    if isinstance(scenario, ScenarioSource):
+        return scenario
     if isinstance(scenario, dict):
         return ScenarioSource(json.dumps(scenario), "json", str(Path.cwd()), "<dict>")
     if isinstance(scenario, str) and not scenario.strip():

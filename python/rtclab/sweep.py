@@ -1,0 +1,560 @@
+"""`rtclab sweep SWEEP.toml`: a base scenario run over axes of any scenario field and seeds, on
+every core, into a resumable result store.
+
+A sweep file::
+
+    name = "capacity-vs-cc"
+    scenario = "base.toml"        # a file (relative to this one) or a built-in; or [scenario] inline
+    seeds = 3                     # seeds 1..3, or a list: [1, 7, 9]
+    mode = "grid"                 # grid (every combination) | random | lhs (Latin hypercube)
+    samples = 20                  # random / lhs: how many points
+    sample_seed = 1               # random / lhs: the draw's seed
+
+    [[axis]]
+    field = "link.capacity"       # any scenario field: "flows[0].cc", "link.queue.limit", ...
+    values = ["1Mbps", "2Mbps"]   # grid: the values; random / lhs: drawn from them
+
+    [[axis]]
+    field = "flows[0].rtt"
+    range = [10, 100]             # random / lhs: a number drawn in [lo, hi] ...
+    unit = "ms"                   # ... written with this unit ("37.2ms")
+
+Every run (point × seed) has a key derived from its whole scenario, its seed and the rtclab
+version: identical runs are run once, and a run whose key is in the store is never run again.
+The store (`--out DIR`)::
+
+    DIR/sweep.toml                 the sweep as given
+    DIR/runs/<key>/                one run: summary.json, flows/link/... .parquet, point.json
+    DIR/catalog.parquet            one row per run: key, seed, the axes' values, run metrics
+    DIR/catalog_flows.parquet      one row per run and flow: throughput, share, delay, QoE
+    DIR/report.html, DIR/plots/    each run metric against each axis (mean, 95 % CI over seeds),
+                                   throughput vs delay per controller (Pantheon's style)
+
+Each run's folder is written atomically by the worker that ran it, so a sweep killed at any
+point loses no finished run; `--resume` runs only the missing ones. The catalogs are rebuilt
+from the run folders at the end (and whenever they are missing or unreadable), so they can be
+queried with DuckDB (`duckdb.sql("select * from 'DIR/catalog.parquet'")`) or pandas. Memory
+is bounded by the runs in flight: no result is kept by the parent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+import re
+import time
+import tomllib
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from rtclab import _core
+from rtclab.scenarios import ScenarioSource, load_scenario
+
+STORE_MARKER = ".rtclab-sweep.json"
+MODES = ("grid", "random", "lhs")
+
+
+class SweepError(ValueError):
+    """A sweep file or store that cannot be used (the message names the problem)."""
+
+
+@dataclass
+class Axis:
+    field: str
+    values: Optional[list] = None
+    range: Optional[tuple[float, float]] = None
+    unit: str = ""
+
+
+@dataclass
+class Sweep:
+    name: str
+    base: ScenarioSource
+    axes: list[Axis]
+    seeds: list[int]
+    mode: str = "grid"
+    samples: int = 0
+    sample_seed: int = 1
+    text: str = ""
+
+    def points(self) -> list[dict[str, Any]]:
+        """The axis values of every point, in a fixed order."""
+        if not self.axes:
+            return [{}]
+        if self.mode == "grid":
+            combos = itertools.product(*[a.values for a in self.axes])
+            return [{a.field: v for a, v in zip(self.axes, combo)} for combo in combos]
+        rng = random.Random(self.sample_seed)
+        n = self.samples
+        columns = []
+        for a in self.axes:
+            if self.mode == "lhs":
+                # One draw in each of n equal strata, the strata shuffled per axis.
+                u = [(k + rng.random()) / n for k in range(n)]
+                rng.shuffle(u)
+            else:
+                u = [rng.random() for _ in range(n)]
+            columns.append([_value(a, x) for x in u])
+        return [{a.field: col[k] for a, col in zip(self.axes, columns)} for k in range(n)]
+
+
+def _value(a: Axis, u: float):
+    """The axis value at quantile u in [0, 1)."""
+    if a.values is not None:
+        return a.values[min(int(u * len(a.values)), len(a.values) - 1)]
+    lo, hi = a.range
+    x = round(lo + u * (hi - lo), 6)
+    return f"{x:g}{a.unit}" if a.unit else x
+
+
+_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+
+
+def _steps(path: str) -> list:
+    steps, pos = [], 0
+    for m in _STEP.finditer(path):
+        if m.start() != pos and path[pos:m.start()] != ".":
+            raise SweepError(f"axis field {path!r}: not a scenario field path (e.g. \"link.capacity\", \"flows[0].cc\")")
+        steps.append(m.group(1) if m.group(1) else int(m.group(2)))
+        pos = m.end()
+    if not steps or pos != len(path):
+        raise SweepError(f"axis field {path!r}: not a scenario field path (e.g. \"link.capacity\", \"flows[0].cc\")")
+    return steps
+
+
+def set_field(scenario: dict, path: str, value) -> None:
+    """Sets `path` (e.g. `flows[0].cc`) in a scenario dict, creating tables on the way."""
+    steps = _steps(path)
+    node: Any = scenario
+    for k, step in enumerate(steps[:-1]):
+        nxt = steps[k + 1]
+        if isinstance(step, int):
+            if not isinstance(node, list) or step >= len(node):
+                raise SweepError(f"axis field {path!r}: the scenario has no {'.'.join(map(str, steps[:k + 1]))}")
+            node = node[step]
+        else:
+            if not isinstance(node, dict):
+                raise SweepError(f"axis field {path!r}: {step} is not inside a table")
+            if step not in node:
+                if isinstance(nxt, int):
+                    raise SweepError(f"axis field {path!r}: the scenario has no list {step}")
+                node[step] = {}
+            node = node[step]
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise SweepError(f"axis field {path!r}: index {last} is beyond the list")
+        node[last] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise SweepError(f"axis field {path!r}: {last} is not inside a table")
+
+
+def load_sweep(sweep: str | os.PathLike) -> Sweep:
+    """Reads a sweep file (or TOML text)."""
+    p = Path(sweep) if "\n" not in str(sweep) else None
+    if p is not None:
+        if not p.is_file():
+            raise SweepError(f"{sweep}: no such sweep file")
+        text, base_dir = p.read_text(encoding="utf-8"), p.resolve().parent
+    else:
+        text, base_dir = str(sweep), Path.cwd()
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"sweep: invalid TOML: {e}") from None
+    known = {"name", "scenario", "seeds", "mode", "samples", "sample_seed", "axis"}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise SweepError(f"sweep: unknown key {unknown[0]!r}; accepted: {', '.join(sorted(known))}")
+    scn = doc.get("scenario")
+    if scn is None:
+        raise SweepError("sweep: scenario is required (a file, a built-in name or a [scenario] table)")
+    if isinstance(scn, dict):
+        base = ScenarioSource(json.dumps(scn), "json", str(base_dir), "<sweep scenario>")
+    elif isinstance(scn, str):
+        f = base_dir / scn
+        base = load_scenario(f if f.is_file() else scn)
+    else:
+        raise SweepError("sweep: scenario must be a file name, a built-in name or a table")
+    seeds = doc.get("seeds", 1)
+    if isinstance(seeds, bool) or not (isinstance(seeds, int) and seeds >= 1 or
+                                       isinstance(seeds, list) and seeds and all(isinstance(s, int) and s >= 0 for s in seeds)):
+        raise SweepError(f"sweep: seeds must be a count >= 1 or a non-empty list of seeds, got {seeds!r}")
+    seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(dict.fromkeys(seeds))
+    mode = doc.get("mode", "grid")
+    if mode not in MODES:
+        raise SweepError(f"sweep: mode {mode!r} is unknown; accepted: {', '.join(MODES)}")
+    samples = doc.get("samples", 0)
+    if mode != "grid" and (not isinstance(samples, int) or samples < 1):
+        raise SweepError(f"sweep: mode {mode} needs samples >= 1, got {samples!r}")
+    axes = []
+    for k, a in enumerate(doc.get("axis", [])):
+        at = f"axis[{k}]"
+        if not isinstance(a, dict) or "field" not in a:
+            raise SweepError(f"sweep: {at} needs a field")
+        extra = sorted(set(a) - {"field", "values", "range", "unit"})
+        if extra:
+            raise SweepError(f"sweep: {at}: unknown key {extra[0]!r}; accepted: field, values, range, unit")
+        _steps(a["field"])
+        values, rng = a.get("values"), a.get("range")
+        if values is not None and (not isinstance(values, list) or not values):
+            raise SweepError(f"sweep: {at} ({a['field']}): values must be a non-empty list")
+        if rng is not None:
+            if mode == "grid":
+                raise SweepError(f"sweep: {at} ({a['field']}): a range needs mode = \"random\" or \"lhs\"; a grid takes values")
+            if not (isinstance(rng, list) and len(rng) == 2 and all(isinstance(x, (int, float)) for x in rng) and rng[0] <= rng[1]):
+                raise SweepError(f"sweep: {at} ({a['field']}): range must be [low, high] numbers, got {rng!r}")
+        if (values is None) == (rng is None):
+            raise SweepError(f"sweep: {at} ({a['field']}): give either values or range")
+        axes.append(Axis(a["field"], values, tuple(rng) if rng else None, str(a.get("unit", ""))))
+    fields = [a.field for a in axes]
+    if len(set(fields)) != len(fields):
+        raise SweepError("sweep: an axis field appears twice")
+    return Sweep(str(doc.get("name", Path(str(sweep)).stem if p else "sweep")), base, axes, seeds, mode,
+                 samples, int(doc.get("sample_seed", 1)), text)
+
+
+def _base_dict(src: ScenarioSource) -> dict:
+    return json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+
+
+@dataclass
+class RunSpec:
+    key: str
+    point: int
+    seed: int
+    values: dict[str, Any]
+    scenario: dict = field(repr=False)
+
+
+def plan(sweep: Sweep) -> list[RunSpec]:
+    """Every run of the sweep, checked (a bad axis value fails here, before anything runs),
+    without duplicates."""
+    base = _base_dict(sweep.base)
+    runs, seen = [], set()
+    for k, values in enumerate(sweep.points()):
+        scn = json.loads(json.dumps(base))
+        for f, v in values.items():
+            set_field(scn, f, v)
+        try:
+            _core.validate(json.dumps(scn), "json", sweep.base.base_dir)
+        except _core.ConfigError as e:
+            shown = ", ".join(f"{f} = {v!r}" for f, v in values.items())
+            raise SweepError(f"sweep point {k} ({shown}): {e}") from None
+        for seed in sweep.seeds:
+            key = run_key(scn, seed)
+            if key in seen:
+                continue
+            seen.add(key)
+            runs.append(RunSpec(key, k, seed, values, scn))
+    return runs
+
+
+def run_key(scenario: dict, seed: int) -> str:
+    """The store key of a run: its whole scenario, seed and the rtclab version."""
+    doc = json.dumps({"scenario": scenario, "seed": seed, "rtclab": _core.__version__}, sort_keys=True)
+    return hashlib.sha256(doc.encode()).hexdigest()[:20]
+
+
+def _complete(run_dir: Path) -> bool:
+    return (run_dir / "summary.json").is_file() and (run_dir / "point.json").is_file()
+
+
+# --- workers -------------------------------------------------------------------------------
+
+_BASE_DIR = "."
+
+
+def _init_worker(base_dir: str) -> None:
+    import ctypes
+    import signal
+
+    global _BASE_DIR
+    _BASE_DIR = base_dir
+    # A worker dies with the sweep (SIGKILL included) instead of running on as an orphan.
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run_one(store: str, spec: RunSpec) -> str:
+    """In a worker: runs one point and writes its folder atomically; returns its key."""
+    from rtclab.output import write_atomically, write_table
+    from rtclab.runner import run
+
+    src = ScenarioSource(json.dumps(spec.scenario), "json", _BASE_DIR, f"sweep run {spec.key}")
+    result = run(src, seed=spec.seed, progress=False)
+
+    def fill(d: Path) -> None:
+        for table in ("flows", "link", "fairness", "interruptions", "distributions"):
+            write_table(result, table, d / f"{table}.parquet")
+        point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values}
+        (d / "point.json").write_text(json.dumps(point, indent=1) + "\n", encoding="utf-8")
+        (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
+
+    write_atomically(Path(store) / "runs" / spec.key, fill, kind="sweep-run")
+    return spec.key
+
+
+# --- the store -----------------------------------------------------------------------------
+
+
+def _open_store(out: Path, sweep: Sweep, resume: bool) -> None:
+    from rtclab.output import MARKER, OutputError
+
+    marker = out / STORE_MARKER
+    if out.exists() and any(out.iterdir()):
+        try:
+            info = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise OutputError(f"--out {out}: exists and is not an rtclab sweep store; choose another --out") from None
+        if not resume:
+            raise OutputError(f"--out {out}: holds a sweep already; add --resume to run what is missing, or choose another --out")
+        if info.get("sweep_hash") != _sweep_hash(sweep):
+            raise OutputError(f"--out {out}: holds a different sweep (its sweep.toml differs); choose another --out")
+        return
+    if (out / MARKER).exists():
+        raise OutputError(f"--out {out}: is a run's result folder, not a sweep store; choose another --out")
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "sweep.toml").write_text(sweep.text, encoding="utf-8")
+    marker.write_text(json.dumps({"rtclab_version": _core.__version__, "sweep_hash": _sweep_hash(sweep),
+                                  "name": sweep.name}, indent=1) + "\n", encoding="utf-8")
+
+
+def _sweep_hash(sweep: Sweep) -> str:
+    return hashlib.sha256(sweep.text.encode()).hexdigest()[:20]
+
+
+def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
+    """(Re)writes DIR/catalog.parquet and DIR/catalog_flows.parquet from the run folders (one
+    summary at a time, so memory does not grow with what the runs wrote)."""
+    import pandas as pd
+
+    out = Path(out)
+    runs, flows = [], []
+    for d in sorted((out / "runs").iterdir()) if (out / "runs").is_dir() else []:
+        if d.name.startswith(".") or not _complete(d):
+            continue
+        point = json.loads((d / "point.json").read_text(encoding="utf-8"))
+        s = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        row = {"key": point["key"], "point": point["point"], "seed": point["seed"]}
+        row.update({f"axis:{k}": str(v) for k, v in point["values"].items()})
+        link, fair = s["link"], s["fairness"]
+        row.update({
+            "utilization": link["utilization"], "loss_ratio": link["loss_ratio"],
+            "queuing_delay_ms_p50": link["queuing_delay_ms"]["p50"], "queuing_delay_ms_p95": link["queuing_delay_ms"]["p95"],
+            "jain": fair["jain"], "jain_windows_mean": fair["jain_windows_mean"], "wall_time_s": s["wall_time_s"],
+        })
+        runs.append(row)
+        for f in s["flows"]:
+            m = f.get("media") or {}
+            flows.append({
+                "key": point["key"], "flow": f["id"], "name": f["name"], "kind": f["kind"], "cc": f["cc"],
+                "throughput_mbps": f["throughput_mbps"], "goodput_mbps": f["goodput_mbps"], "share": f["share"],
+                "loss_ratio": f["loss_ratio"], "queuing_delay_ms_p95": f["queuing_delay_ms"]["p95"],
+                "one_way_delay_ms_p50": f["one_way_delay_ms"]["p50"],
+                "frame_delay_ms_p50": (m.get("frame_delay_ms") or {}).get("p50"),
+                "frame_delay_ms_p95": (m.get("frame_delay_ms") or {}).get("p95"),
+                "frame_rate": m.get("frame_rate"), "freezes": m.get("freezes"),
+            })
+    paths = (out / "catalog.parquet", out / "catalog_flows.parquet")
+    for rows, path in ((runs, paths[0]), (flows, paths[1])):
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        pd.DataFrame(rows).to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    return paths
+
+
+def catalog(out: str | os.PathLike, flows: bool = False):
+    """The store's catalog as a DataFrame, rebuilt from the run folders if it is missing or
+    unreadable."""
+    import pandas as pd
+
+    path = Path(out) / ("catalog_flows.parquet" if flows else "catalog.parquet")
+    try:
+        return pd.read_parquet(path)
+    except Exception:  # missing or corrupt: the run folders are the truth
+        build_catalog(out)
+        return pd.read_parquet(path)
+
+
+@dataclass
+class SweepOutcome:
+    out: Path
+    runs: int
+    already: int
+    ran: int
+    wall_s: float
+
+
+def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers: Optional[int] = None,
+              resume: bool = False, progress: bool | None = None, report: bool = True) -> SweepOutcome:
+    """Runs every missing run of the sweep into the store `out` on `workers` processes
+    (default: every core), rebuilds its catalog and (unless `report=False`) its report."""
+    from rtclab.output import sweep_leftovers
+    from rtclab.progress import ProgressBar
+
+    if not isinstance(sweep, Sweep):
+        sweep = load_sweep(sweep)
+    runs = plan(sweep)
+    out = Path(out)
+    _open_store(out, sweep, resume)
+    sweep_leftovers(out / "runs")
+    todo = [r for r in runs if not _complete(out / "runs" / r.key)]
+    already = len(runs) - len(todo)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
+    t0 = time.perf_counter()
+    bar = ProgressBar(f"sweep {sweep.name}", len(runs), unit="runs", enabled=progress, delay=0.5)
+    done = already
+    bar.update(done)
+    if todo:
+        import multiprocessing as mp
+
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"), initializer=_init_worker,
+                                   initargs=(sweep.base.base_dir,))
+        try:
+            pending = set()
+            it = iter(todo)
+            # At most two runs queued per worker: memory stays bounded by the runs in flight.
+            for spec in itertools.islice(it, 2 * workers):
+                pending.add(pool.submit(_run_one, str(out), spec))
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()  # a failed run stops the sweep with its error
+                    done += 1
+                    bar.update(done)
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(_run_one, str(out), nxt))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            bar.close()
+        pool.shutdown()
+    else:
+        bar.close()
+    build_catalog(out)
+    if report:
+        write_report(out)
+    return SweepOutcome(out, len(runs), already, len(todo), time.perf_counter() - t0)
+
+
+# --- the aggregated report -----------------------------------------------------------------
+
+#: Run metrics plotted against each axis: (catalog column, label).
+RUN_METRICS = [("utilization", "bottleneck utilization"), ("jain", "Jain index (run)"),
+               ("queuing_delay_ms_p95", "queuing delay p95 (ms)"), ("loss_ratio", "loss ratio")]
+#: Most curves per axis plot (one per combination of the other axes); beyond, all pooled.
+MAX_CURVES = 8
+
+
+def _ci95(xs) -> tuple[float, float]:
+    """Mean and the half-width of its 95 % confidence interval (Student's t over seeds)."""
+    import math
+
+    import numpy as np
+
+    xs = np.asarray([x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))], dtype=float)
+    if len(xs) == 0:
+        return float("nan"), float("nan")
+    if len(xs) == 1:
+        return float(xs[0]), 0.0
+    from statistics import NormalDist
+
+    # t quantiles for small samples (df 1..30), else the normal's.
+    t = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+         15: 2.131, 20: 2.086, 30: 2.042}
+    df = len(xs) - 1
+    q = t.get(df) or (t[max(k for k in t if k <= df)] if df < 30 else NormalDist().inv_cdf(0.975))
+    return float(xs.mean()), float(q * xs.std(ddof=1) / math.sqrt(len(xs)))
+
+
+def _axis_value_key(v: str):
+    """Sort axis values numerically where they start with a number ("2Mbps" < "10Mbps")."""
+    m = re.match(r"\s*(-?[0-9.]+)", v)
+    return (0, float(m.group(1)), v) if m else (1, 0.0, v)
+
+
+def write_report(out: str | os.PathLike) -> Path:
+    """DIR/report.html: each run metric against each axis (mean and 95 % CI over seeds, a curve
+    per combination of the other axes), and a throughput-vs-delay scatter per controller in
+    Pantheon's style."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rtclab.reporting import _data_uri, _env
+
+    out = Path(out)
+    runs, flows = catalog(out), catalog(out, flows=True)
+    axes = [c for c in runs.columns if c.startswith("axis:")]
+    images = []
+    pics = out / "plots"
+    pics.mkdir(exist_ok=True)
+    for a in axes:
+        others = [o for o in axes if o != a]
+        groups = list(runs.groupby(others, sort=True)) if others else [((), runs)]
+        pooled = len(groups) > MAX_CURVES
+        if pooled:
+            groups = [(("all other axes pooled",), runs)]
+        fig, axs = plt.subplots(1, len(RUN_METRICS), figsize=(4 * len(RUN_METRICS), 3.4), squeeze=False,
+                                layout="constrained")
+        xs_all = sorted(runs[a].unique(), key=_axis_value_key)
+        for (label, g), color in zip(groups, plt.get_cmap("tab10").colors):
+            label = label if isinstance(label, tuple) else (label,)
+            name = ", ".join(f"{o[5:]}={v}" for o, v in zip(others, label)) if others and not pooled else label[0] if label else "runs"
+            for ax, (col, ylabel) in zip(axs[0], RUN_METRICS):
+                stats = [_ci95(g[g[a] == x][col].tolist()) for x in xs_all]
+                ms = [s[0] for s in stats]
+                hw = [s[1] for s in stats]
+                ax.errorbar(range(len(xs_all)), ms, yerr=hw, color=color, marker="o", ms=4, capsize=3, lw=1.2, label=name)
+                ax.set_ylabel(ylabel)
+        for ax in axs[0]:
+            ax.set_xticks(range(len(xs_all)), xs_all, rotation=30, fontsize=8)
+            ax.set_xlabel(a[5:])
+            ax.grid(alpha=0.3)
+        axs[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+        fig.suptitle(f"run metrics vs {a[5:]} (mean and 95 % CI over seeds)")
+        path = pics / f"axis-{len(images)}.png"
+        fig.savefig(path, dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        images.append((f"metrics vs {a[5:]}", path))
+    if len(flows):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for (cc, g), color in zip(flows.groupby("cc", sort=True), plt.get_cmap("tab10").colors):
+            ax.scatter(g["queuing_delay_ms_p95"], g["throughput_mbps"], s=14, alpha=0.5, color=color, label=cc)
+            mx, my = g["queuing_delay_ms_p95"].mean(), g["throughput_mbps"].mean()
+            ax.scatter([mx], [my], s=120, marker="*", color=color, edgecolor="black", zorder=3)
+        ax.invert_xaxis()  # Pantheon's convention: better is up and to the right
+        ax.set_xlabel("queuing delay p95 (ms; lower is better, axis reversed)")
+        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_title("throughput vs delay per controller (every flow of every run; star = mean)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+        path = pics / "throughput-delay.png"
+        fig.savefig(path, dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        images.append(("throughput vs delay per controller", path))
+    html = _env().get_template("sweep.html.j2").render(
+        name=json.loads((out / STORE_MARKER).read_text(encoding="utf-8")).get("name", out.name),
+        runs=len(runs), axes=[a[5:] for a in axes], seeds=sorted(runs["seed"].unique().tolist()) if len(runs) else [],
+        images=[(t, _data_uri(p)) for t, p in images], sweep_text=(out / "sweep.toml").read_text(encoding="utf-8"),
+        version=_core.__version__)
+    page = out / "report.html"
+    tmp = out / f".report.html.tmp-{os.getpid()}"
+    tmp.write_text(html, encoding="utf-8")
+    os.replace(tmp, page)
+    return page
