@@ -337,9 +337,8 @@ def _sweep_hash(sweep: Sweep) -> str:
 
 def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
     """(Re)writes DIR/catalog.parquet and DIR/catalog_flows.parquet from the run folders (one
-    summary at a time, so memory does not grow with what the runs wrote)."""
-    import pandas as pd
-
+    summary at a time, so memory does not grow with what the runs wrote), through the core's
+    Parquet writer (no pandas)."""
     out = Path(out)
     runs, flows = [], []
     for d in sorted((out / "runs").iterdir()) if (out / "runs").is_dir() else []:
@@ -370,9 +369,30 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
     paths = (out / "catalog.parquet", out / "catalog_flows.parquet")
     for rows, path in ((runs, paths[0]), (flows, paths[1])):
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        pd.DataFrame(rows).to_parquet(tmp, index=False)
+        _core.write_parquet(str(tmp), _columns(rows))
         os.replace(tmp, path)
     return paths
+
+
+def _columns(rows: list[dict]) -> list[tuple[str, str, Any]]:
+    """Rows as typed columns for `_core.write_parquet`: whole numbers as int64, numbers (None
+    as NaN) as float64, anything else as text (None as "")."""
+    from array import array
+
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    if not names:
+        return [("key", "str", [])]  # no run finished yet: an empty catalog
+    cols = []
+    for n in names:
+        vals = [r.get(n) for r in rows]
+        present = [v for v in vals if v is not None]
+        if present and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            cols.append((n, "i64", array("d", vals).tobytes()))
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+            cols.append((n, "f64", array("d", [float("nan") if v is None else float(v) for v in vals]).tobytes()))
+        else:
+            cols.append((n, "str", ["" if v is None else str(v) for v in vals]))
+    return cols
 
 
 def catalog(out: str | os.PathLike, flows: bool = False):
