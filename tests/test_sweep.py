@@ -158,3 +158,34 @@ def test_a_store_is_never_mixed_up(cli, tmp_path):
     other = write(tmp_path, seeds=3)
     r = cli("sweep", other, "--out", tmp_path / "out", "--resume")
     assert r.returncode == 2 and "different sweep" in r.stderr
+
+
+def test_ray_backend_gives_the_local_pools_results(tmp_path):
+    """A Ray instance on this machine (started by the sweep): the same runs, the same numbers
+    (runs are deterministic), written into the same store layout by the driver."""
+    pytest.importorskip("ray")
+    import pandas as pd
+
+    p = write(tmp_path, seeds=2)
+    a = run_sweep(p, tmp_path / "local", workers=2, progress=False, report=False)
+    b = run_sweep(p, tmp_path / "ray", workers=2, progress=False, report=False, backend="ray")
+    assert a.runs == b.runs == b.ran == 12
+    cols = lambda df: df.drop(columns=["wall_time_s"]).sort_values("key").reset_index(drop=True)
+    pd.testing.assert_frame_equal(cols(pd.read_parquet(tmp_path / "local" / "catalog.parquet")),
+                                  cols(pd.read_parquet(tmp_path / "ray" / "catalog.parquet")))
+
+
+def test_an_unreachable_ray_address_is_named_and_leaves_nothing(cli, tmp_path):
+    pytest.importorskip("ray")
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a port nobody listens on
+    p = write(tmp_path, seeds=1)
+    r = cli("sweep", p, "--out", tmp_path / "out", "--backend", "ray", "--address", f"127.0.0.1:{port}")
+    assert r.returncode == 2 and "cannot reach a Ray head" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+    r = cli("sweep", p, "--out", tmp_path / "out", "--address", f"127.0.0.1:{port}")
+    assert r.returncode == 2 and "--address applies to --backend ray only" in r.stderr

@@ -134,12 +134,14 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
 
 
 def run_sweep(sweep, out: str | os.PathLike, workers: Optional[int] = None, resume: bool = False,
-              progress: bool | None = None, report: bool = True):
+              progress: bool | None = None, report: bool = True, backend: str = "local",
+              address: Optional[str] = None):
     """`rtclab sweep`: runs a sweep file (or TOML text) into the store `out`; returns a
     `SweepOutcome` (runs, already in the store, run now, wall time). See `rtclab.sweep`."""
     from rtclab.sweep import run_sweep as _run
 
-    return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report)
+    return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report, backend=backend,
+                address=address)
 
 
 def sweep_catalog(out: str | os.PathLike, flows: bool = False):

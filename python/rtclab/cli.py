@@ -338,7 +338,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sweep = load_sweep(args.sweep)
         out = args.out or str(Path("rtclab-out") / f"sweep-{sweep.name}")
         res = run_sweep(sweep, out, workers=args.workers, resume=args.resume,
-                        progress=None if not args.no_progress else False, report=not args.no_plots)
+                        progress=None if not args.no_progress else False, report=not args.no_plots,
+                        backend=args.backend, address=args.address)
     except (SweepError, OutputError) as e:
         raise UserError(str(e)) from e
     except ConfigError as e:
@@ -450,7 +451,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", help="the store (default: rtclab-out/sweep-<name>)")
     sw.add_argument("--workers", type=int, help="processes (default: every core)")
     sw.add_argument("--resume", action="store_true", help="continue a sweep in --out: run only what is missing")
-    sw.add_argument("--backend", choices=["local"], default="local", help="where runs execute (default: %(default)s)")
+    sw.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="local: a process pool on this machine; ray: Ray tasks (default: %(default)s)")
+    sw.add_argument("--address", help="ray: the cluster's head (host:port); default: a Ray instance on this machine")
     sw.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     sw.add_argument("--no-plots", action="store_true", help="skip the aggregated report")
     sw.set_defaults(func=cmd_sweep)

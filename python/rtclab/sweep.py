@@ -287,23 +287,103 @@ def _init_worker(base_dir: str) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _run_one(store: str, spec: RunSpec) -> str:
-    """In a worker: runs one point and writes its folder atomically; returns its key."""
-    from rtclab.output import write_atomically, write_table
+def _fill_run(d: Path, spec: RunSpec, base_dir: str) -> None:
+    """Runs one point and writes its files into the folder `d`."""
+    from rtclab.output import write_table
     from rtclab.runner import run
 
-    src = ScenarioSource(json.dumps(spec.scenario), "json", _BASE_DIR, f"sweep run {spec.key}")
+    src = ScenarioSource(json.dumps(spec.scenario), "json", base_dir, f"sweep run {spec.key}")
     result = run(src, seed=spec.seed, progress=False)
+    for table in ("flows", "link", "fairness", "interruptions", "distributions"):
+        write_table(result, table, d / f"{table}.parquet")
+    point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values}
+    (d / "point.json").write_text(json.dumps(point, indent=1) + "\n", encoding="utf-8")
+    (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
 
-    def fill(d: Path) -> None:
-        for table in ("flows", "link", "fairness", "interruptions", "distributions"):
-            write_table(result, table, d / f"{table}.parquet")
-        point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values}
-        (d / "point.json").write_text(json.dumps(point, indent=1) + "\n", encoding="utf-8")
-        (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
 
-    write_atomically(Path(store) / "runs" / spec.key, fill, kind="sweep-run")
+def _run_one(store: str, spec: RunSpec) -> str:
+    """In a local worker: runs one point and writes its folder atomically; returns its key."""
+    from rtclab.output import write_atomically
+
+    write_atomically(Path(store) / "runs" / spec.key, lambda d: _fill_run(d, spec, _BASE_DIR), kind="sweep-run")
     return spec.key
+
+
+def _run_remote(specs: list[RunSpec], base_dir: str) -> list[tuple[str, dict[str, bytes]]]:
+    """In a Ray worker (any machine of the cluster): runs a batch of points; returns their
+    files, which the driver writes into the store (so the store needs no shared file system)."""
+    import tempfile
+
+    out = []
+    for spec in specs:
+        with tempfile.TemporaryDirectory(prefix="rtclab-ray-run-") as tmp:
+            _fill_run(Path(tmp), spec, base_dir)
+            out.append((spec.key, {p.name: p.read_bytes() for p in Path(tmp).iterdir()}))
+    return out
+
+
+#: Most runs per Ray task: short runs are batched so that Ray's per-task cost is shared.
+RAY_BATCH = 8
+
+
+def _check_ray_address(address: str) -> None:
+    """A clear error, before Ray's own long retries, when the head cannot be reached."""
+    import socket
+
+    if address in ("auto", "local") or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=3).close()
+    except (OSError, ValueError) as e:
+        raise SweepError(f"--address {address}: cannot reach a Ray head there ({e}); start one with "
+                         f"`ray start --head` or give its address (host:port)") from None
+
+
+def _execute_ray(out: Path, todo: list[RunSpec], workers: int, address: Optional[str], base_dir: str, on_done) -> None:
+    """Runs `todo` as Ray tasks (one CPU each), at most two per CPU in flight; each finished
+    run's files are written into the store atomically as they come back."""
+    try:
+        import ray
+    except ImportError:
+        raise SweepError("--backend ray needs Ray: pip install 'ray>=2.40'") from None
+    from rtclab.output import write_atomically
+
+    started = not ray.is_initialized()
+    if started:
+        kwargs = dict(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        if not address:
+            kwargs["num_cpus"] = workers
+        try:
+            ray.init(**kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+            raise SweepError(f"--address {address}: cannot connect to the Ray cluster ({last}); check the address, "
+                             f"and that this machine runs the cluster's Ray version with its auth token") from None
+    try:
+        task = ray.remote(num_cpus=1)(_run_remote)
+        capacity = max(1, int(ray.cluster_resources().get("CPU", workers)))
+        # Batches small enough that every CPU gets several (balance), large enough to share
+        # the per-task cost.
+        size = max(1, min(RAY_BATCH, len(todo) // (8 * capacity)))
+        batches = iter([todo[k:k + size] for k in range(0, len(todo), size)])
+        pending = [task.remote(b, base_dir) for b in itertools.islice(batches, 2 * capacity)]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for key, files in ray.get(ready[0]):
+
+                def fill(d: Path, files=files) -> None:
+                    for name, data in files.items():
+                        (d / name).write_bytes(data)
+
+                write_atomically(out / "runs" / key, fill, kind="sweep-run")
+                on_done()
+            nxt = next(batches, None)
+            if nxt is not None:
+                pending.append(task.remote(nxt, base_dir))
+    finally:
+        if started:
+            ray.shutdown()
 
 
 # --- the store -----------------------------------------------------------------------------
@@ -418,15 +498,29 @@ class SweepOutcome:
 
 
 def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers: Optional[int] = None,
-              resume: bool = False, progress: bool | None = None, report: bool = True) -> SweepOutcome:
+              resume: bool = False, progress: bool | None = None, report: bool = True,
+              backend: str = "local", address: Optional[str] = None) -> SweepOutcome:
     """Runs every missing run of the sweep into the store `out` on `workers` processes
-    (default: every core), rebuilds its catalog and (unless `report=False`) its report."""
+    (default: every core), or with `backend="ray"` as Ray tasks (`address`: a cluster's head,
+    host:port; none: a Ray instance on this machine with `workers` CPUs); rebuilds the
+    catalog and (unless `report=False`) the report."""
+    if backend not in ("local", "ray"):
+        raise SweepError(f"--backend {backend}: unknown; accepted: local, ray")
+    if address and backend != "ray":
+        raise SweepError("--address applies to --backend ray only")
     from rtclab.output import sweep_leftovers
     from rtclab.progress import ProgressBar
 
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     runs = plan(sweep)
+    if backend == "ray":  # before the store exists: a bad address leaves nothing behind
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise SweepError("--backend ray needs Ray: pip install 'ray>=2.40'") from None
+        if address:
+            _check_ray_address(address)
     out = Path(out)
     _open_store(out, sweep, resume)
     sweep_leftovers(out / "runs")
@@ -437,7 +531,18 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
     bar = ProgressBar(f"sweep {sweep.name}", len(runs), unit="runs", enabled=progress, delay=0.5)
     done = already
     bar.update(done)
-    if todo:
+    if todo and backend == "ray":
+
+        def step() -> None:
+            nonlocal done
+            done += 1
+            bar.update(done)
+
+        try:
+            _execute_ray(out, todo, workers if workers else (os.cpu_count() or 1), address, sweep.base.base_dir, step)
+        finally:
+            bar.close()
+    elif todo:
         import multiprocessing as mp
 
         pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"), initializer=_init_worker,
