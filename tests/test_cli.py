@@ -113,6 +113,16 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     assert "ours" in r.stdout and "paper" in r.stdout
     r = cli("repro", "gcc", "--runs", 0, "--out", tmp_path / "x")
     assert r.returncode == 2 and not (tmp_path / "x").exists()
+    # On a run store (the sweep machinery): the same rows; a second reproduction runs nothing.
+    stamps = lambda: {d.name: (d / "summary.json").stat().st_mtime_ns for d in (tmp_path / "store" / "runs").iterdir()}
+    stored = None
+    for out in ("s1", "s2"):
+        r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / out, "--store", tmp_path / "store", "--no-progress",
+                timeout=600)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / out / "repro.json").read_text()) == rows
+        stored = stored or stamps()
+    assert len(stored) > 20 and stamps() == stored
 
 
 def test_repro_copa_writes_rows_and_report(cli, tmp_path):

@@ -371,7 +371,18 @@ def cmd_repro(args: argparse.Namespace) -> int:
     _check_out(out)
     repro = build(runs=args.runs)
     t0 = time.perf_counter()
-    results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False)
+    if args.store:
+        from rtclab.sweep import STORE_MARKER
+
+        store = Path(args.store)
+        if store.exists() and any(store.iterdir()) and not (store / STORE_MARKER).is_file() and not (store / "runs").is_dir():
+            raise UserError(f"--store {store}: exists and is not an rtclab run store; choose another --store")
+        store.mkdir(parents=True, exist_ok=True)
+        if not (store / STORE_MARKER).is_file():
+            (store / STORE_MARKER).write_text(json.dumps({"rtclab_version": __version__, "name": f"repro-{args.paper}",
+                                                          "kind": "run store"}) + "\n", encoding="utf-8")
+    results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False,
+                       store=args.store)
     wall = time.perf_counter() - t0
     rows = repro.evaluate(results)
     print(f"{repro.title}: {len(repro.jobs)} runs in {wall:.1f} s")
@@ -466,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "qlibra: seeds per phase, at most 3 (default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    rp.add_argument("--store", metavar="DIR",
+                    help="keep every run in this store (as `rtclab sweep` does): a process pool, resumable after a "
+                         "crash, runs already there are not run again")
     rp.set_defaults(func=cmd_repro)
 
     b = sub.add_parser("bench", help="benchmarks")

@@ -524,11 +524,27 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
     out = Path(out)
     _open_store(out, sweep, resume)
     sweep_leftovers(out / "runs")
+    t0 = time.perf_counter()
+    already, ran = execute(runs, out, workers, progress, f"sweep {sweep.name}", sweep.base.base_dir, backend, address)
+    build_catalog(out)
+    if report:
+        write_report(out)
+    return SweepOutcome(out, len(runs), already, ran, time.perf_counter() - t0)
+
+
+def execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: bool | None, label: str, base_dir: str,
+            backend: str = "local", address: Optional[str] = None) -> tuple[int, int]:
+    """Runs those of `runs` whose folder is not yet in the store `out` (its `runs/` exists);
+    returns (already there, run now)."""
+    from rtclab.output import sweep_leftovers
+    from rtclab.progress import ProgressBar
+
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    sweep_leftovers(out / "runs")
     todo = [r for r in runs if not _complete(out / "runs" / r.key)]
     already = len(runs) - len(todo)
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-    t0 = time.perf_counter()
-    bar = ProgressBar(f"sweep {sweep.name}", len(runs), unit="runs", enabled=progress, delay=0.5)
+    bar = ProgressBar(label, len(runs), unit="runs", enabled=progress, delay=0.5)
     done = already
     bar.update(done)
     if todo and backend == "ray":
@@ -539,14 +555,14 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
             bar.update(done)
 
         try:
-            _execute_ray(out, todo, workers if workers else (os.cpu_count() or 1), address, sweep.base.base_dir, step)
+            _execute_ray(out, todo, workers, address, base_dir, step)
         finally:
             bar.close()
     elif todo:
         import multiprocessing as mp
 
         pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"), initializer=_init_worker,
-                                   initargs=(sweep.base.base_dir,))
+                                   initargs=(base_dir,))
         try:
             pending = set()
             it = iter(todo)
@@ -570,10 +586,36 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
         pool.shutdown()
     else:
         bar.close()
-    build_catalog(out)
-    if report:
-        write_report(out)
-    return SweepOutcome(out, len(runs), already, len(todo), time.perf_counter() - t0)
+    return already, len(todo)
+
+
+def load_run(run_dir: str | os.PathLike):
+    """A stored run as a `RunResult` (summary and tables; DataFrames as after `rtclab.run`)."""
+    import pyarrow.parquet as pq
+
+    from rtclab.runner import DISTRIBUTION_METRICS, INTERRUPTION_KINDS, RunResult
+
+    d = Path(run_dir)
+    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    codes = {("distributions", "metric"): DISTRIBUTION_METRICS, ("interruptions", "kind"): INTERRUPTION_KINDS}
+    tables = {}
+    for table in ("flows", "link", "fairness", "interruptions", "distributions"):
+        t = pq.read_table(d / f"{table}.parquet")
+        cols = {}
+        for name in t.column_names:
+            if (table, name) in codes:
+                names = codes[(table, name)]
+                values = [float(names.index(v)) for v in t.column(name).to_pylist()]
+            elif name == "flow_name":
+                continue  # derived from the summary when a DataFrame is made
+            else:
+                values = t.column(name).to_numpy().astype("<f8")
+            import numpy as np
+
+            cols[name] = np.asarray(values, dtype="<f8").tobytes()
+        tables[table] = cols
+    return RunResult(summary, tables, scenario_origin=summary.get("scenario_source", ""),
+                     scenario_text=summary.get("scenario_text", ""))
 
 
 # --- the aggregated report -----------------------------------------------------------------

@@ -53,7 +53,13 @@ class Reproduction:
     extra_plots: Callable[[dict[tuple, RunResult], Path], list[tuple[str, Path]]] | None = None
 
 
-def run_jobs(jobs: list[Job], workers: int | None = None, progress: bool | None = None) -> dict[tuple, RunResult]:
+def run_jobs(jobs: list[Job], workers: int | None = None, progress: bool | None = None,
+             store: str | os.PathLike | None = None) -> dict[tuple, RunResult]:
+    """Every job's result. With a `store` (a sweep store: `rtclab.sweep`), the jobs are runs of
+    it: each runs once on a process pool, a killed reproduction resumes where it stopped, and
+    runs already in the store (from this paper or any other sweep) are not run again."""
+    if store is not None:
+        return _run_jobs_in_store(jobs, Path(store), workers, progress)
     workers = workers or os.cpu_count() or 1
     bar = ProgressBar("reproducing", len(jobs), unit="runs", enabled=progress)
     results: dict[tuple, RunResult] = {}
@@ -71,6 +77,24 @@ def run_jobs(jobs: list[Job], workers: int | None = None, progress: bool | None 
             raise
         finally:
             bar.close()
+    return results
+
+
+def _run_jobs_in_store(jobs: list[Job], store: Path, workers: int | None, progress: bool | None) -> dict[tuple, RunResult]:
+    from rtclab.sweep import RunSpec, execute, load_run, run_key
+
+    specs, by_key = [], {}
+    for j in jobs:
+        key = run_key(j.scenario, j.seed)
+        if key not in by_key:
+            specs.append(RunSpec(key, len(specs), j.seed, {"repro job": " / ".join(map(str, j.key))}, j.scenario))
+        by_key.setdefault(key, []).append(j.key)
+    execute(specs, store, workers, progress, "reproducing", str(Path.cwd()))
+    results = {}
+    for key, job_keys in by_key.items():
+        r = load_run(store / "runs" / key)
+        for k in job_keys:
+            results[k] = r
     return results
 
 
