@@ -147,3 +147,17 @@ def test_every_cli_command_has_a_python_function():
     with pytest.raises(ValueError, match="unknown engine"):
         rtclab.benchmark("gpu")
     assert "out" in inspect.signature(rtclab.emu_shell).parameters
+
+
+def test_rfc8868_fairness_ratios_and_stability():
+    """RFC 8868 §3's ratios over 1, 5 and 20 s: two equal CUBIC flows stay within the 0.333-3
+    guideline; flows of unequal RTT drift further apart than equal ones."""
+    fair = rtclab.run("two-cubic").summary
+    unfair = rtclab.run("rtt-unfairness").summary
+    scales = [r["window_s"] for r in fair["rfc8868"]["fairness_ratios"]]
+    assert scales == [1, 5, 20]
+    assert all(r["within_guideline"] == 1.0 for r in fair["rfc8868"]["fairness_ratios"])
+    assert unfair["rfc8868"]["fairness_ratios"][1]["ratio_median"] > fair["rfc8868"]["fairness_ratios"][1]["ratio_median"]
+    for f in fair["flows"]:
+        r = f["rfc8868"]
+        assert r["convergence_s"] >= 1.0 and r["steady_mbps"] > 10 and r["throughput_cv"] < 0.5

@@ -434,6 +434,9 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
             "queuing_delay_ms_p50": link["queuing_delay_ms"]["p50"], "queuing_delay_ms_p95": link["queuing_delay_ms"]["p95"],
             "jain": fair["jain"], "jain_windows_mean": fair["jain_windows_mean"], "wall_time_s": s["wall_time_s"],
         })
+        for scale in (s.get("rfc8868") or {}).get("fairness_ratios", []):
+            row[f"within_guideline_{scale['window_s']}s"] = scale["within_guideline"]
+            row[f"ratio_median_{scale['window_s']}s"] = scale["ratio_median"]
         runs.append(row)
         for f in s["flows"]:
             m = f.get("media") or {}
@@ -445,6 +448,9 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
                 "frame_delay_ms_p50": (m.get("frame_delay_ms") or {}).get("p50"),
                 "frame_delay_ms_p95": (m.get("frame_delay_ms") or {}).get("p95"),
                 "frame_rate": m.get("frame_rate"), "freezes": m.get("freezes"),
+                "convergence_s": (f.get("rfc8868") or {}).get("convergence_s"),
+                "oscillations": (f.get("rfc8868") or {}).get("oscillations"),
+                "throughput_cv": (f.get("rfc8868") or {}).get("throughput_cv"),
             })
     paths = (out / "catalog.parquet", out / "catalog_flows.parquet")
     for rows, path in ((runs, paths[0]), (flows, paths[1])):

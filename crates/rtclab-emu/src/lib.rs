@@ -532,7 +532,7 @@ fn summarize(
     let mut err = st.dirs[0].release_error.clone();
     err.merge(&st.dirs[1].release_error);
     let us = |q: f64| err.quantile(q).map(|ns| ns as f64 / 1e3);
-    Summary {
+    let mut out = Summary {
         scenario: s.name.clone(),
         description: s.description.clone(),
         rtclab_version: env!("CARGO_PKG_VERSION"),
@@ -546,6 +546,7 @@ fn summarize(
         reverse_link,
         links: hs::links(s, &meters, w),
         fairness: hs::fairness(s, &rates, fairness.column("jain").unwrap_or(&[])),
+        rfc8868: Default::default(),
         flows,
         engine_stats: EngineCounters {
             events: None,
@@ -565,7 +566,12 @@ fn summarize(
             realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
             non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         }),
-    }
+    };
+    // The same input as the fairness windows: bytes leaving the bottleneck per bin.
+    let bytes: Vec<Vec<u64>> =
+        fwd.iter().map(|f| f.bins.iter().map(|b| b.out_bytes).collect()).collect();
+    rtclab_harness::rfc8868::fill(&mut out, s, series::n_bins(s), w, |i| &bytes[i]);
+    out
 }
 
 /// The link meters (`HopRef::index`), both directions.

@@ -13,7 +13,7 @@ use rtclab_harness::measure::{CcSample, Columns, FLOW_COLUMNS, STANDARD_CC_SERIE
 use rtclab_harness::media_meter::{self, MediaBins};
 use rtclab_scenario::Scenario;
 
-fn n_bins(s: &Scenario) -> usize {
+pub(crate) fn n_bins(s: &Scenario) -> usize {
     (s.duration.as_nanos() / s.metrics.bin.as_nanos()) as usize
 }
 

@@ -11,6 +11,7 @@ pub mod link_meter;
 pub mod measure;
 pub mod media_meter;
 pub mod network;
+pub mod rfc8868;
 pub mod summary;
 
 pub use network::{HopRef, MeterInfo, Network, Role, NO_HOP};

@@ -84,6 +84,8 @@ pub struct Summary {
     pub reverse_link: Option<ReverseLinkSummary>,
     pub links: Vec<HopSummary>,
     pub fairness: FairnessSummary,
+    /// RFC 8868's fairness ratios at 1, 5 and 20 s (`rfc8868.rs`).
+    pub rfc8868: crate::rfc8868::Rfc8868Summary,
     pub flows: Vec<FlowSummary>,
     pub engine_stats: EngineCounters,
     pub emulator: Option<EmulatorSummary>,
@@ -184,6 +186,8 @@ pub struct FlowSummary {
     pub kernel_tcp: Option<KernelTcp>,
     /// Whether the flow's endpoints reached each other (always true in the simulator).
     pub connected: bool,
+    /// RFC 8868's stability figures: steady rate, convergence time, oscillations.
+    pub rfc8868: crate::rfc8868::FlowRfc8868,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]

@@ -67,7 +67,7 @@ pub fn build(
     }
 
     let (link, reverse_link) = hs::main_link(s, m.fwd(), m.rev(), &all_q, w);
-    Summary {
+    let mut out = Summary {
         scenario: s.name.clone(),
         description: s.description.clone(),
         rtclab_version: env!("CARGO_PKG_VERSION"),
@@ -81,6 +81,7 @@ pub fn build(
         reverse_link,
         links: hs::links(s, &m.hops, w),
         fairness: hs::fairness(s, &rates, fairness.column("jain").unwrap_or(&[])),
+        rfc8868: Default::default(),
         flows,
         engine_stats: EngineCounters {
             events: Some(stats.events),
@@ -88,5 +89,8 @@ pub fn build(
             delivered_acks: stats.delivered_acks,
         },
         emulator: None,
-    }
+    };
+    let n_bins = m.flows.first().map_or(0, |f| f.col_recv_bytes.len());
+    rtclab_harness::rfc8868::fill(&mut out, s, n_bins, w, |i| &m.flows[i].col_recv_bytes);
+    out
 }
