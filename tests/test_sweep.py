@@ -189,3 +189,29 @@ def test_an_unreachable_ray_address_is_named_and_leaves_nothing(cli, tmp_path):
     assert not (tmp_path / "out").exists()
     r = cli("sweep", p, "--out", tmp_path / "out", "--address", f"127.0.0.1:{port}")
     assert r.returncode == 2 and "--address applies to --backend ray only" in r.stderr
+
+
+def test_harm_schedules_solo_runs_and_measures_the_damage(tmp_path):
+    """harm = true: every flow entry of every point also runs alone (once per distinct solo
+    scenario and seed), and each flow's harm (Ware et al.) is in the flow catalog."""
+    from rtclab.sweep import catalog
+
+    p = write(tmp_path, seeds=2, sweep="""
+name = "harm"
+scenario = "base.toml"
+seeds = {seeds}
+harm = true
+[[axis]]
+field = "flows[0].cc"
+values = ["cubic", "bbr"]
+""")
+    res = run_sweep(p, tmp_path / "out", workers=2, progress=False, report=False)
+    # 2 points x 2 seeds, plus solos: the media flow alone is the same for both points.
+    assert res.runs == 4 + 2 * 2 + 2
+    runs, flows = catalog(tmp_path / "out"), catalog(tmp_path / "out", flows=True)
+    assert (runs["solo_of_entry"] >= 0).sum() == 6
+    main = flows.merge(runs[["key", "solo_of_entry"]], on="key")
+    main = main[main["solo_of_entry"] == -1]
+    gcc = main[main["cc"] == "gcc"]
+    assert len(gcc) == 4 and (gcc["harm_throughput"] > 0.2).all() and (gcc["harm_frame_delay"] > 0).all()
+    assert main["harm_throughput"].between(-1, 1).all()

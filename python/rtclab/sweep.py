@@ -9,6 +9,7 @@ A sweep file::
     mode = "grid"                 # grid (every combination) | random | lhs (Latin hypercube)
     samples = 20                  # random / lhs: how many points
     sample_seed = 1               # random / lhs: the draw's seed
+    harm = true                   # also run each flow entry alone; harm per flow in the catalog
 
     [[axis]]
     field = "link.capacity"       # any scenario field: "flows[0].cc", "link.queue.limit", ...
@@ -81,6 +82,8 @@ class Sweep:
     samples: int = 0
     sample_seed: int = 1
     text: str = ""
+    #: Also run every flow entry of every point alone, and report each flow's harm.
+    harm: bool = False
 
     def points(self) -> list[dict[str, Any]]:
         """The axis values of every point, in a fixed order."""
@@ -169,7 +172,7 @@ def load_sweep(sweep: str | os.PathLike) -> Sweep:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SweepError(f"sweep: invalid TOML: {e}") from None
-    known = {"name", "scenario", "seeds", "mode", "samples", "sample_seed", "axis"}
+    known = {"name", "scenario", "seeds", "mode", "samples", "sample_seed", "axis", "harm"}
     unknown = sorted(set(doc) - known)
     if unknown:
         raise SweepError(f"sweep: unknown key {unknown[0]!r}; accepted: {', '.join(sorted(known))}")
@@ -217,8 +220,11 @@ def load_sweep(sweep: str | os.PathLike) -> Sweep:
     fields = [a.field for a in axes]
     if len(set(fields)) != len(fields):
         raise SweepError("sweep: an axis field appears twice")
+    harm = doc.get("harm", False)
+    if not isinstance(harm, bool):
+        raise SweepError(f"sweep: harm must be true or false, got {harm!r}")
     return Sweep(str(doc.get("name", Path(str(sweep)).stem if p else "sweep")), base, axes, seeds, mode,
-                 samples, int(doc.get("sample_seed", 1)), text)
+                 samples, int(doc.get("sample_seed", 1)), text, harm)
 
 
 def _base_dict(src: ScenarioSource) -> dict:
@@ -232,6 +238,10 @@ class RunSpec:
     seed: int
     values: dict[str, Any]
     scenario: dict = field(repr=False)
+    #: Harm sweeps: for a run with competing flows, the key of each flow entry's solo run;
+    #: for a solo run, the entry of the run it is the baseline of.
+    solo: dict[int, str] = field(default_factory=dict)
+    solo_of_entry: int = -1
 
 
 def plan(sweep: Sweep) -> list[RunSpec]:
@@ -248,13 +258,37 @@ def plan(sweep: Sweep) -> list[RunSpec]:
         except _core.ConfigError as e:
             shown = ", ".join(f"{f} = {v!r}" for f, v in values.items())
             raise SweepError(f"sweep point {k} ({shown}): {e}") from None
+        solos = _solo_scenarios(scn, sweep, k, values) if sweep.harm else {}
         for seed in sweep.seeds:
             key = run_key(scn, seed)
+            solo_keys = {e: run_key(s, seed) for e, s in solos.items()}
+            for e, s in solos.items():
+                if solo_keys[e] not in seen:
+                    seen.add(solo_keys[e])
+                    runs.append(RunSpec(solo_keys[e], k, seed, values, s, solo_of_entry=e))
             if key in seen:
                 continue
             seen.add(key)
-            runs.append(RunSpec(key, k, seed, values, scn))
+            runs.append(RunSpec(key, k, seed, values, scn, solo=solo_keys))
     return runs
+
+
+def _solo_scenarios(scn: dict, sweep: Sweep, k: int, values: dict) -> dict[int, dict]:
+    """Each flow entry of a point with competing flows, alone: the baselines of harm (Ware et
+    al.: what a flow gets without its competitors)."""
+    flows = scn.get("flows", [])
+    if len(flows) < 2:
+        return {}
+    out = {}
+    for e in range(len(flows)):
+        solo = json.loads(json.dumps(scn))
+        solo["flows"] = [solo["flows"][e]]
+        try:
+            _core.validate(json.dumps(solo), "json", sweep.base.base_dir)
+        except _core.ConfigError as err:
+            raise SweepError(f"sweep point {k}: flow entry {e} cannot run alone for harm: {err}") from None
+        out[e] = solo
+    return out
 
 
 def run_key(scenario: dict, seed: int) -> str:
@@ -296,7 +330,9 @@ def _fill_run(d: Path, spec: RunSpec, base_dir: str) -> None:
     result = run(src, seed=spec.seed, progress=False)
     for table in ("flows", "link", "fairness", "interruptions", "distributions"):
         write_table(result, table, d / f"{table}.parquet")
-    point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values}
+    point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values,
+             "solo": {str(e): k for e, k in spec.solo.items()}, "solo_of_entry": spec.solo_of_entry,
+             "entries": [int(f.get("count", 1)) for f in spec.scenario.get("flows", [])]}
     (d / "point.json").write_text(json.dumps(point, indent=1) + "\n", encoding="utf-8")
     (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
 
@@ -421,12 +457,14 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
     Parquet writer (no pandas)."""
     out = Path(out)
     runs, flows = [], []
+    solo_cache: dict[str, Optional[dict]] = {}
     for d in sorted((out / "runs").iterdir()) if (out / "runs").is_dir() else []:
         if d.name.startswith(".") or not _complete(d):
             continue
         point = json.loads((d / "point.json").read_text(encoding="utf-8"))
         s = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-        row = {"key": point["key"], "point": point["point"], "seed": point["seed"]}
+        row = {"key": point["key"], "point": point["point"], "seed": point["seed"],
+               "solo_of_entry": point.get("solo_of_entry", -1)}
         row.update({f"axis:{k}": str(v) for k, v in point["values"].items()})
         link, fair = s["link"], s["fairness"]
         row.update({
@@ -438,8 +476,11 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
             row[f"within_guideline_{scale['window_s']}s"] = scale["within_guideline"]
             row[f"ratio_median_{scale['window_s']}s"] = scale["ratio_median"]
         runs.append(row)
+        entry_of = [e for e, n in enumerate(point.get("entries", [])) for _ in range(n)]
+        baselines = {int(e): _solo_baseline(out, k, solo_cache) for e, k in (point.get("solo") or {}).items()}
         for f in s["flows"]:
             m = f.get("media") or {}
+            e = entry_of[f["id"]] if f["id"] < len(entry_of) else None
             flows.append({
                 "key": point["key"], "flow": f["id"], "name": f["name"], "kind": f["kind"], "cc": f["cc"],
                 "throughput_mbps": f["throughput_mbps"], "goodput_mbps": f["goodput_mbps"], "share": f["share"],
@@ -451,6 +492,8 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
                 "convergence_s": (f.get("rfc8868") or {}).get("convergence_s"),
                 "oscillations": (f.get("rfc8868") or {}).get("oscillations"),
                 "throughput_cv": (f.get("rfc8868") or {}).get("throughput_cv"),
+                "entry": -1 if e is None else e,
+                **_harm(f, baselines.get(e)),
             })
     paths = (out / "catalog.parquet", out / "catalog_flows.parquet")
     for rows, path in ((runs, paths[0]), (flows, paths[1])):
@@ -458,6 +501,48 @@ def build_catalog(out: str | os.PathLike) -> tuple[Path, Path]:
         _core.write_parquet(str(tmp), _columns(rows))
         os.replace(tmp, path)
     return paths
+
+
+#: Harm's metrics: (catalog column, how to read it from a flow summary, more is better?).
+HARM_METRICS = [
+    ("throughput", lambda f: f["throughput_mbps"], True),
+    ("queuing_delay", lambda f: f["queuing_delay_ms"]["p95"], False),
+    ("loss", lambda f: f["loss_ratio"], False),
+    ("frame_delay", lambda f: ((f.get("media") or {}).get("frame_delay_ms") or {}).get("p95"), False),
+]
+
+
+def _solo_baseline(out: Path, key: str, cache: dict) -> Optional[dict]:
+    """The mean of each harm metric over the flows of a solo run (None while it is missing)."""
+    if key not in cache:
+        try:
+            s = json.loads((out / "runs" / key / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # not run yet (a killed sweep): harm stays empty until it is
+        base = {}
+        for name, get, _ in HARM_METRICS:
+            xs = [get(f) for f in s["flows"] if get(f) is not None]
+            base[name] = sum(xs) / len(xs) if xs else None
+        cache[key] = base
+    return cache[key]
+
+
+def _harm(flow: dict, base: Optional[dict]) -> dict:
+    """Ware et al.'s harm of each metric for a flow against its solo baseline: (solo − x) / solo
+    for a more-is-better metric, (x − solo) / x for a less-is-better one; 0 is no harm, 1 the
+    most; negative means the competition helped. None where undefined."""
+    out = {}
+    for name, get, more_is_better in HARM_METRICS:
+        x = get(flow)
+        solo = None if base is None else base[name]
+        h = None
+        if x is not None and solo is not None:
+            if more_is_better and solo > 0:
+                h = (solo - x) / solo
+            elif not more_is_better and x > 0:
+                h = (x - solo) / x
+        out[f"harm_{name}"] = h
+    return out
 
 
 def _columns(rows: list[dict]) -> list[tuple[str, str, Any]]:
