@@ -351,6 +351,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_suite(args: argparse.Namespace) -> int:
+    from rtclab.output import OutputError
+    from rtclab.suites import SuiteError, format_rows, run_suite
+
+    ccs = args.cc or ["gcc"]
+    if args.workers is not None and args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    out = args.out or f"rtclab-out/suite-{args.suite}"
+    try:
+        rows = run_suite(args.suite, list(dict.fromkeys(ccs)), seeds=args.seeds, out=out, workers=args.workers,
+                         resume=args.resume, progress=None if not args.no_progress else False)
+    except (SuiteError, OutputError) as e:
+        raise UserError(str(e)) from e
+    print(format_rows(rows))
+    notes = json.loads((Path(out) / "suite.json").read_text(encoding="utf-8"))["not_run"]
+    for n in notes:
+        print(f"not run: {n['case']}: {n['why']}")
+    print(f"results in {out} (suite.json, report.html, runs/)")
+    return 0
+
+
 def cmd_repro(args: argparse.Namespace) -> int:
     import time
 
@@ -468,6 +489,16 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     sw.add_argument("--no-plots", action="store_true", help="skip the aggregated report")
     sw.set_defaults(func=cmd_sweep)
+
+    su = sub.add_parser("suite", help="run a standard test suite (RFC 8867) for one or more controllers")
+    su.add_argument("suite", choices=["rfc8867"], help="which suite")
+    su.add_argument("--cc", action="append", help="media controller to test (repeat to compare; default: gcc)")
+    su.add_argument("--seeds", type=int, default=1, help="runs per case and controller (default: %(default)s)")
+    su.add_argument("--out", help="the store (default: rtclab-out/suite-<suite>)")
+    su.add_argument("--workers", type=int, help="processes (default: every core)")
+    su.add_argument("--resume", action="store_true", help="continue a suite in --out: run only what is missing")
+    su.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
     rp.add_argument("paper", choices=["gcc", "copa", "qlibra"], help="which paper")

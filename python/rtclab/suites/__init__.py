@@ -1,0 +1,141 @@
+"""Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases), run through
+the sweep machinery (`rtclab.sweep.execute`: a process pool, a resumable store keyed by run),
+with RFC 8868's metrics per case and controller."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from pathlib import Path
+from typing import Any, Optional
+
+SUITES = ("rfc8867",)
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be run as asked (the message says why)."""
+
+
+def _load(name: str):
+    if name == "rfc8867":
+        from rtclab.suites import rfc8867
+
+        return rfc8867
+    raise SuiteError(f"unknown suite {name!r}: accepted {', '.join(SUITES)}")
+
+
+def _mean(xs) -> Optional[float]:
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def _case_metrics(summaries: list[dict]) -> dict[str, Any]:
+    """One case and controller over its seeds: RFC 8868's metrics and the media QoE."""
+    def per_run(s):
+        media = [f for f in s["flows"] if f.get("media")]
+        other = [f for f in s["flows"] if not f.get("media")]
+        five = next((r for r in s["rfc8868"]["fairness_ratios"] if r["window_s"] == 5), {})
+        return {
+            "utilization": s["link"]["utilization"],
+            "loss_ratio": s["link"]["loss_ratio"],
+            "media_mbps": _mean(f["throughput_mbps"] for f in media),
+            "media_queuing_delay_ms_p95": _mean(f["queuing_delay_ms"]["p95"] for f in media),
+            "frame_delay_ms_p95": _mean(f["media"]["frame_delay_ms"]["p95"] for f in media),
+            "freezes": sum(f["media"]["freezes"] for f in media),
+            "within_guideline_5s": five.get("within_guideline"),
+            "ratio_median_5s": five.get("ratio_median"),
+            "convergence_s": _mean(f["rfc8868"]["convergence_s"] for f in media),
+            "oscillations": sum(f["rfc8868"]["oscillations"] for f in media),
+            "cross_traffic_mbps": _mean(f["throughput_mbps"] for f in other),
+        }
+    runs = [per_run(s) for s in summaries]
+    return {k: _mean(r[k] for r in runs) for k in runs[0]} if runs else {}
+
+
+def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike = "rtclab-out/suite",
+              workers: Optional[int] = None, resume: bool = False, progress: bool | None = None) -> list[dict]:
+    """Runs every case of the suite for every controller and seed into the store `out`
+    (resumable: `resume=True` runs only what is missing); returns one row per case and
+    controller, and writes them to DIR/suite.json and DIR/report.html."""
+    from rtclab import _core
+    from rtclab.output import OutputError
+    from rtclab.sweep import STORE_MARKER, RunSpec, execute, run_key
+
+    suite = _load(name)
+    if not ccs:
+        raise SuiteError("give at least one controller (--cc gcc)")
+    if seeds < 1:
+        raise SuiteError(f"seeds must be at least 1, got {seeds}")
+    specs, plan = [], []
+    for k, case in enumerate(suite.CASES):
+        for cc in ccs:
+            scn = case.build(cc)
+            try:
+                _core.validate(json.dumps(scn), "json", ".")
+            except _core.ConfigError as e:
+                raise SuiteError(f"case {case.section} with cc {cc!r}: {e}") from None
+            keys = []
+            for seed in range(1, seeds + 1):
+                key = run_key(scn, seed)
+                specs.append(RunSpec(key, k, seed, {"case": case.section, "cc": cc}, scn))
+                keys.append(key)
+            plan.append((case, cc, keys))
+    out = Path(out)
+    marker = out / STORE_MARKER
+    if out.exists() and any(out.iterdir()):
+        try:
+            info = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise OutputError(f"--out {out}: exists and is not an rtclab store; choose another --out") from None
+        if not resume:
+            raise OutputError(f"--out {out}: holds results already; add --resume to run what is missing, or choose "
+                              f"another --out")
+        if info.get("suite") not in (None, name):
+            raise OutputError(f"--out {out}: holds the {info.get('suite')} suite; choose another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"rtclab_version": _core.__version__, "name": f"suite-{name}", "suite": name,
+                                      "kind": "suite store"}) + "\n", encoding="utf-8")
+    execute(specs, out, workers, progress, f"{name}", ".")
+    rows = []
+    for case, cc, keys in plan:
+        summaries = [json.loads((out / "runs" / k / "summary.json").read_text(encoding="utf-8")) for k in keys]
+        rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys),
+                     **_case_metrics(summaries)})
+    not_run = [{"case": sec, "why": why} for sec, why in suite.NOT_RUN.items()]
+    (out / "suite.json").write_text(json.dumps({"suite": name, "rows": rows, "not_run": not_run}, indent=1) + "\n",
+                                    encoding="utf-8")
+    _write_report(out, name, rows, not_run)
+    return rows
+
+
+#: (row key, column title, format) of the suite table.
+COLUMNS = [
+    ("utilization", "util.", ".3f"), ("media_mbps", "media Mbit/s", ".2f"),
+    ("media_queuing_delay_ms_p95", "qdelay p95 ms", ".0f"), ("frame_delay_ms_p95", "frame delay p95 ms", ".0f"),
+    ("freezes", "freezes", ".1f"), ("within_guideline_5s", "within 0.333-3 (5 s)", ".2f"),
+    ("ratio_median_5s", "ratio (5 s)", ".2f"), ("convergence_s", "converged s", ".1f"),
+    ("oscillations", "osc.", ".1f"), ("cross_traffic_mbps", "TCP Mbit/s", ".2f"),
+]
+
+
+def format_rows(rows: list[dict]) -> str:
+    from tabulate import tabulate
+
+    body = [[r["case"], r["cc"], *["n/a" if r.get(k) is None else f"{r[k]:{fmt}}" for k, _, fmt in COLUMNS]]
+            for r in rows]
+    return tabulate(body, headers=["case", "cc", *[t for _, t, _ in COLUMNS]], tablefmt="simple",
+                    disable_numparse=True)
+
+
+def _write_report(out: Path, name: str, rows: list[dict], not_run: list[dict]) -> None:
+    from rtclab import _core
+    from rtclab.reporting import _env
+
+    html = _env().get_template("suite.html.j2").render(
+        name=name, rows=rows, columns=COLUMNS, not_run=not_run, version=_core.__version__,
+        fmt=lambda v, f: "n/a" if v is None else format(v, f))
+    tmp = out / f".report.html.tmp-{os.getpid()}"
+    tmp.write_text(html, encoding="utf-8")
+    os.replace(tmp, out / "report.html")
