@@ -17,7 +17,7 @@ $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
-	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40"
+	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5"
 	touch $@
 
 $(CORE): $(DEPS) $(RUST_SOURCES)
@@ -51,9 +51,10 @@ chromium:
 	      || echo "chromium could not be installed: the report rendering test will be skipped"; \
 	  else echo "chromium is missing and cannot be installed here: the report rendering test will be skipped"; fi; }
 
-lint:
+lint: $(DEPS)
 	cargo fmt --all --check
 	cargo clippy --quiet --workspace --all-targets -- -D warnings
+	$(BIN)/ruff check --quiet --select F python tests bench
 
 test-rust:
 	cargo test --release --workspace --exclude rtclab-py

@@ -7,11 +7,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from rtclab.sweep import SweepError, load_sweep, plan, run_sweep
+from rtclab.sweep import load_sweep, plan, run_sweep
 
 BASE = """
 name = "base"

@@ -355,15 +355,20 @@ def plot_rtt(d: Data, path: Path) -> Optional[Path]:
     for c in cols[1:]:
         _, _, other = d.matrix(c)
         m = np.where(np.isnan(m), other, m)
+    return _flow_series(d, times, ids, m, path, "RTT (ms, sender's estimate)", "round-trip time over time", 3.4)
+
+
+def _flow_series(d: Data, times, ids, m, path: Path, ylabel: str, title: str, height: float) -> Optional[Path]:
+    """One line per flow that has any value (or their spread), on the run's time axis."""
     if m.size == 0:
         return None
     keep = ~np.isnan(m).all(axis=0)
     if not keep.any():
         return None
-    fig, ax = plt.subplots(figsize=(10, 3.4))
+    fig, ax = plt.subplots(figsize=(10, height))
     _lines(ax, times, ids[keep], m[:, keep], _flow_names(d), lw=1.0)
-    _time_axes(ax, d, "RTT (ms, sender's estimate)")
-    ax.set_title("round-trip time over time")
+    _time_axes(ax, d, ylabel)
+    ax.set_title(title)
     _legend(ax)
     return _save(fig, path)
 
@@ -401,18 +406,8 @@ def plot_queue(d: Data, path: Path) -> Path:
 
 
 def plot_cwnd(d: Data, path: Path) -> Optional[Path]:
-    times, ids, m = d.matrix("cwnd_packets")
-    if m.size == 0:
-        return None  # the emulator's kernel flows do not report their window
-    keep = ~np.isnan(m).all(axis=0)
-    if not keep.any():
-        return None
-    fig, ax = plt.subplots(figsize=(10, 3.2))
-    _lines(ax, times, ids[keep], m[:, keep], _flow_names(d), lw=1.1)
-    _time_axes(ax, d, "cwnd (packets, end of bin)")
-    ax.set_title("congestion windows")
-    _legend(ax)
-    return _save(fig, path)
+    # The emulator's kernel flows do not report their window: no plot then.
+    return _flow_series(d, *d.matrix("cwnd_packets"), path, "cwnd (packets, end of bin)", "congestion windows", 3.2)
 
 
 def plot_delay_detector(d: Data, path: Path) -> Optional[Path]:

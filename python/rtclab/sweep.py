@@ -599,9 +599,6 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
         raise SweepError(f"--backend {backend}: unknown; accepted: local, ray")
     if address and backend != "ray":
         raise SweepError("--address applies to --backend ray only")
-    from rtclab.output import sweep_leftovers
-    from rtclab.progress import ProgressBar
-
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     runs = plan(sweep)
@@ -614,7 +611,6 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
             _check_ray_address(address)
     out = Path(out)
     _open_store(out, sweep, resume)
-    sweep_leftovers(out / "runs")
     t0 = time.perf_counter()
     already, ran = execute(runs, out, workers, progress, f"sweep {sweep.name}", sweep.base.base_dir, backend, address)
     build_catalog(out)

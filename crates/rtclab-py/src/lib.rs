@@ -160,13 +160,24 @@ fn columns_dict<'py>(py: Python<'py>, c: &Columns) -> PyResult<Bound<'py, PyDict
 /// `interruptions` and `distributions`.
 type Finished<'py> = (String, Bound<'py, PyDict>);
 
-fn tables<'py>(py: Python<'py>, named: [(&str, &Columns); 5]) -> PyResult<Bound<'py, PyDict>> {
+/// What `finish` returns in both engines: the summary as JSON text and the tables by name, in
+/// the order of `TABLES`.
+fn finished<'py>(
+    py: Python<'py>,
+    summary: &serde_json::Value,
+    tables: [&Columns; 5],
+) -> PyResult<Finished<'py>> {
+    let text =
+        serde_json::to_string(summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
-    for (name, c) in named {
-        d.set_item(name, columns_dict(py, c)?)?;
+    for (name, c) in TABLES.iter().zip(tables) {
+        d.set_item(*name, columns_dict(py, c)?)?;
     }
-    Ok(d)
+    Ok((text, d))
 }
+
+/// The tables of a finished run.
+const TABLES: [&str; 5] = ["flows", "link", "fairness", "interruptions", "distributions"];
 
 /// A simulation run. `step(n)` processes up to n events without the GIL.
 #[pyclass(module = "rtclab._core")]
@@ -230,16 +241,11 @@ impl Simulation {
             ));
         }
         let out = py.detach(|| self.inner.finish());
-        let summary = serde_json::to_string(&out.summary)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let named = [
-            ("flows", &out.flows),
-            ("link", &out.link),
-            ("fairness", &out.fairness),
-            ("interruptions", &out.interruptions),
-            ("distributions", &out.distributions),
-        ];
-        Ok((summary, tables(py, named)?))
+        finished(
+            py,
+            &out.summary,
+            [&out.flows, &out.link, &out.fairness, &out.interruptions, &out.distributions],
+        )
     }
 }
 
@@ -349,16 +355,11 @@ impl Emulation {
         if let Some(e) = controller::take_pending() {
             return Err(e);
         }
-        let summary = serde_json::to_string(&out.summary)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        let named = [
-            ("flows", &out.flows),
-            ("link", &out.link),
-            ("fairness", &out.fairness),
-            ("interruptions", &out.interruptions),
-            ("distributions", &out.distributions),
-        ];
-        Ok((summary, tables(py, named)?))
+        finished(
+            py,
+            &out.summary,
+            [&out.flows, &out.link, &out.fairness, &out.interruptions, &out.distributions],
+        )
     }
 }
 
