@@ -709,7 +709,10 @@ def load_run(run_dir: str | os.PathLike):
 
 #: Run metrics plotted against each axis: (catalog column, label).
 RUN_METRICS = [("utilization", "bottleneck utilization"), ("jain", "Jain index (run)"),
+               ("within_guideline_5s", "5 s windows within 0.333-3"),
                ("queuing_delay_ms_p95", "queuing delay p95 (ms)"), ("loss_ratio", "loss ratio")]
+#: Metrics that are shares: their confidence intervals are clipped to [0, 1].
+BOUNDED = {"utilization", "jain", "within_guideline_5s", "loss_ratio"}
 #: Most curves per axis plot (one per combination of the other axes); beyond, all pooled.
 MAX_CURVES = 8
 
@@ -771,10 +774,16 @@ def write_report(out: str | os.PathLike) -> Path:
             label = label if isinstance(label, tuple) else (label,)
             name = ", ".join(f"{o[5:]}={v}" for o, v in zip(others, label)) if others and not pooled else label[0] if label else "runs"
             for ax, (col, ylabel) in zip(axs[0], RUN_METRICS):
+                if col not in g:
+                    continue
                 stats = [_ci95(g[g[a] == x][col].tolist()) for x in xs_all]
                 ms = [s[0] for s in stats]
-                hw = [s[1] for s in stats]
-                ax.errorbar(range(len(xs_all)), ms, yerr=hw, color=color, marker="o", ms=4, capsize=3, lw=1.2, label=name)
+                lo, hi = [s[1] for s in stats], [s[1] for s in stats]
+                if col in BOUNDED:  # an interval of a share stays within [0, 1]
+                    lo = [max(0.0, min(h, m)) for m, h in zip(ms, lo)]
+                    hi = [max(0.0, min(h, 1 - m)) for m, h in zip(ms, hi)]
+                ax.errorbar(range(len(xs_all)), ms, yerr=[lo, hi], color=color, marker="o", ms=4, capsize=3, lw=1.2,
+                            label=name)
                 ax.set_ylabel(ylabel)
         for ax in axs[0]:
             ax.set_xticks(range(len(xs_all)), xs_all, rotation=30, fontsize=8)
