@@ -226,7 +226,9 @@ impl Network {
                 let rng = seeds.stream(&format!("{label}.loss"));
                 els.push(self.push(AnyElement::Loss(LossElement::new(m, rng)), Role::Loss(h)));
             }
-            let link = self.push(AnyElement::Link(Box::new(spec.build_link())), Role::Link(h));
+            let queue_seed = seeds.stream(&format!("{label}.queue")).next_u64();
+            let link =
+                self.push(AnyElement::Link(Box::new(spec.build_link(queue_seed))), Role::Link(h));
             self.link_elements[h.index()] = Some(link);
             els.push(link);
         }

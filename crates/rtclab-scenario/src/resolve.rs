@@ -75,21 +75,22 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    fn qdisc_args(&self) -> rtclab_net::queues::QdiscArgs<'_> {
+    fn qdisc_args(&self, seed: u64) -> rtclab_net::queues::QdiscArgs<'_> {
         rtclab_net::queues::QdiscArgs {
             limit: self.queue_limit,
             params: &self.queue_params,
             mtu: self.mtu,
+            seed,
         }
     }
-    /// A fresh queue discipline as the scenario describes it.
-    pub fn build_qdisc(&self) -> rtclab_net::AnyQdisc {
-        rtclab_net::queues::build(&self.queue_kind, &self.qdisc_args())
+    /// A fresh queue discipline as the scenario describes it; `seed` seeds its random stream.
+    pub fn build_qdisc(&self, seed: u64) -> rtclab_net::AnyQdisc {
+        rtclab_net::queues::build(&self.queue_kind, &self.qdisc_args(seed))
             .expect("queue checked when the scenario was resolved")
     }
     /// A fresh link (queue discipline + serializer) as the scenario describes it.
-    pub fn build_link(&self) -> rtclab_net::Link {
-        rtclab_net::Link::new(self.capacity.clone(), self.build_qdisc())
+    pub fn build_link(&self, seed: u64) -> rtclab_net::Link {
+        rtclab_net::Link::new(self.capacity.clone(), self.build_qdisc(seed))
     }
 }
 
@@ -1457,7 +1458,7 @@ fn link_spec(
         loss,
     };
     let build = |params: &[(String, rtclab_core::params::Value)]| {
-        let args = rtclab_net::queues::QdiscArgs { params, ..spec.qdisc_args() };
+        let args = rtclab_net::queues::QdiscArgs { params, ..spec.qdisc_args(0) };
         rtclab_net::queues::build(&spec.queue_kind, &args).map(|_| ())
     };
     build(&[]).map_err(|e| ConfigError::new(format!("{at}.queue.kind"), e))?;

@@ -113,6 +113,54 @@ kind = "media"
 cc = "gcc"
 rtt = "30ms"
 "#,
+        // Flow-queueing and class-based disciplines: packets held in per-flow queues, moved
+        // between classes, dropped from other flows' heads, all counted.
+        r#"duration = "12.003s"
+[link]
+capacity = { trace = "traces/TMobile-LTE-short-30s.down", format = "mahimahi" }
+queue = { kind = "confucius", limit = "150pkt" }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 3
+[[flows]]
+kind = "tcp"
+cc = "copa"
+rtt = "30ms"
+start = "3s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+"#,
+        r#"duration = "10.002s"
+[link]
+capacity = "8Mbps"
+queue = { kind = "fq_codel", limit = "120pkt", flows = 4 }
+[reverse_link]
+capacity = "1Mbps"
+queue = { kind = "sfq", limit = "20pkt" }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 5
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+"#,
+        r#"duration = "10.001s"
+[link]
+capacity = "8Mbps"
+queue = { kind = "pie", limit = "80pkt" }
+[reverse_link]
+capacity = "1Mbps"
+queue = { kind = "drr", limit = "10pkt", weight1 = 3 }
+[[flows]]
+kind = "tcp"
+rtt = "40ms"
+count = 3
+"#,
         // A middlebox holding feedback: what it holds at the end is counted.
         r#"duration = "10.005s"
 [link]

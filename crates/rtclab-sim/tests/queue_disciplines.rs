@@ -98,3 +98,87 @@ fn bad_queue_kinds_and_parameters_are_named() {
     let x = e(r#"{ kind = "codel", ecn = "yes" }"#);
     assert_eq!(x.path, "link.queue.ecn");
 }
+
+/// Two CUBIC flows and a 1 Mbit/s constant-rate flow over 20 Mbit/s with a 4-BDP buffer.
+fn mixed(queue: &str) -> rtclab_sim::RunOutput {
+    let text = scenario(queue).replace(
+        "[metrics]",
+        "[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\nrtt = \"40ms\"\n[metrics]",
+    );
+    run(parse(&text), 1).0
+}
+
+fn flow_q(o: &rtclab_sim::RunOutput, i: usize, p: &str) -> f64 {
+    o.summary["flows"][i]["queuing_delay_ms"][p].as_f64().unwrap()
+}
+
+fn mbps(o: &rtclab_sim::RunOutput, i: usize) -> f64 {
+    o.summary["flows"][i]["throughput_mbps"].as_f64().unwrap()
+}
+
+/// FQ-CoDel, SFQ and Confucius isolate the sparse flow from the CUBIC flows' queue (its p95
+/// queuing delay drops from the drop-tail buffer's tens of ms to a few ms); FQ-CoDel also
+/// keeps the CUBIC flows' own standing queue near CoDel's target, and the link stays busy.
+#[test]
+fn flow_queueing_disciplines_isolate_a_sparse_flow() {
+    let dt = mixed(r#"{ limit = "4bdp" }"#);
+    let fq = mixed(r#"{ kind = "fq_codel", limit = "4bdp" }"#);
+    let sfq = mixed(r#"{ kind = "sfq", limit = "4bdp" }"#);
+    let cf = mixed(r#"{ kind = "confucius", limit = "4bdp" }"#);
+    for (name, o) in [("droptail", &dt), ("fq_codel", &fq), ("sfq", &sfq), ("confucius", &cf)] {
+        println!(
+            "{name}: cbr queue p95 {:.2} ms; cubic queue p50 {:.1} ms; util {:.3}; cubic {:.2}/{:.2} Mbit/s; drops {}",
+            flow_q(o, 2, "p95"),
+            flow_q(o, 0, "p50"),
+            o.summary["link"]["utilization"],
+            mbps(o, 0),
+            mbps(o, 1),
+            o.summary["link"]["drops"]
+        );
+        assert_eq!(o.summary["link"]["queue_kind"], name);
+        assert!(o.summary["link"]["utilization"].as_f64().unwrap() > 0.85, "{name}");
+    }
+    assert!(flow_q(&dt, 2, "p95") > 40.0);
+    for o in [&fq, &sfq, &cf] {
+        assert!(flow_q(o, 2, "p95") < 5.0, "{}", o.summary["link"]["queue_kind"]);
+    }
+    assert!(flow_q(&fq, 0, "p50") < 15.0);
+    assert!(fq.summary["link"]["drops"]["aqm"].as_u64().unwrap() > 0);
+}
+
+/// PIE steers the two CUBIC flows' queue towards its 15 ms reference with early drops.
+#[test]
+fn pie_holds_the_queue_near_its_reference() {
+    let (o, _) = run(parse(&scenario(r#"{ kind = "pie", limit = "4bdp" }"#)), 1);
+    let q = o.summary["link"]["queuing_delay_ms"]["p50"].as_f64().unwrap();
+    println!(
+        "pie: median queue {q:.1} ms, util {}, drops {}",
+        o.summary["link"]["utilization"], o.summary["link"]["drops"]
+    );
+    assert!(q > 3.0 && q < 30.0, "median queue {q}");
+    assert!(o.summary["link"]["drops"]["aqm"].as_u64().unwrap() > 0);
+    assert!(o.summary["link"]["utilization"].as_f64().unwrap() > 0.85);
+}
+
+/// DRR with weights 1:5 gives the first CUBIC flow (class 0) a sixth of the link and the
+/// second five sixths; strict priority gives a constant-rate class-0 flow an empty queue.
+#[test]
+fn drr_weights_and_strict_priority() {
+    let (o, _) =
+        run(parse(&scenario(r#"{ kind = "drr", limit = "4bdp", weight0 = 1, weight1 = 5 }"#)), 1);
+    let r = mbps(&o, 0) / (mbps(&o, 0) + mbps(&o, 1));
+    println!("drr 1:5: {:.2} / {:.2} Mbit/s, share {r:.3}", mbps(&o, 0), mbps(&o, 1));
+    assert!((r - 1.0 / 6.0).abs() < 0.03, "class 0 share {r}");
+    let text = scenario(r#"{ kind = "drr", limit = "4bdp", strict = true }"#).replace(
+        "[[flows]]\nkind = \"tcp\"",
+        "[[flows]]\nkind = \"cbr\"\nrate = \"5Mbps\"\nrtt = \"40ms\"\n[[flows]]\nkind = \"tcp\"",
+    );
+    let (o, _) = run(parse(&text), 1);
+    println!(
+        "strict: cbr queue p99 {:.2} ms, cubic {:.2}",
+        flow_q(&o, 0, "p99"),
+        flow_q(&o, 1, "p50")
+    );
+    assert!(flow_q(&o, 0, "p99") < 1.0);
+    assert!(flow_q(&o, 1, "p50") > 20.0);
+}

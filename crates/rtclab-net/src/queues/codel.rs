@@ -88,11 +88,29 @@ pub static CODEL_PARAMS: &[Param<CodelConfig>] = &[
     ),
 ];
 
-#[derive(Debug)]
-pub struct Codel {
-    limit: QueueLimit,
-    cfg: CodelConfig,
-    fifo: TimedFifo,
+/// Where CoDel takes its packets from: a FIFO of its own, or one flow's queue inside a
+/// flow-queueing discipline (FQ-CoDel runs one `CodelVars` per flow over its flow's queue,
+/// with the whole discipline's backlog in the "one MTU queued" rule, as Linux does).
+pub trait CodelSource {
+    /// The head packet with its sojourn time.
+    fn pop(&mut self, now: Time) -> Option<Dequeued>;
+    /// Bytes still queued after a pop (the discipline's, not only this queue's).
+    fn backlog_bytes(&self) -> u64;
+}
+
+impl CodelSource for TimedFifo {
+    fn pop(&mut self, now: Time) -> Option<Dequeued> {
+        TimedFifo::pop(self, now)
+    }
+    fn backlog_bytes(&self) -> u64 {
+        self.backlog().bytes
+    }
+}
+
+/// CoDel's state machine (RFC 8289 §5; Linux `struct codel_vars`), independent of where the
+/// packets are stored.
+#[derive(Clone, Debug, Default)]
+pub struct CodelVars {
     /// When the sojourn will have been above target for an interval (None: below target).
     first_above_time: Option<Time>,
     drop_next: Time,
@@ -101,20 +119,7 @@ pub struct Codel {
     dropping: bool,
 }
 
-impl Codel {
-    pub fn new(limit: QueueLimit, cfg: CodelConfig) -> Self {
-        Codel {
-            limit,
-            cfg,
-            fifo: TimedFifo::default(),
-            first_above_time: None,
-            drop_next: Time::ZERO,
-            count: 0,
-            lastcount: 0,
-            dropping: false,
-        }
-    }
-
+impl CodelVars {
     pub fn is_dropping(&self) -> bool {
         self.dropping
     }
@@ -122,23 +127,23 @@ impl Codel {
         self.count
     }
 
-    fn control_law(&self, t: Time, count: u32) -> Time {
-        let spacing = self.cfg.interval.as_nanos() as f64 / (count.max(1) as f64).sqrt();
+    fn control_law(cfg: &CodelConfig, t: Time, count: u32) -> Time {
+        let spacing = cfg.interval.as_nanos() as f64 / (count.max(1) as f64).sqrt();
         t + TimeDelta::from_nanos(spacing as i64)
     }
 
     /// RFC 8289 `dodequeue`: the head packet, and whether CoDel may drop it.
-    fn do_dequeue(&mut self, now: Time) -> Option<(Dequeued, bool)> {
-        let Some(d) = self.fifo.pop(now) else {
+    fn do_dequeue<S: CodelSource>(&mut self, cfg: &CodelConfig, q: &mut S, now: Time) -> Option<(Dequeued, bool)> {
+        let Some(d) = q.pop(now) else {
             self.first_above_time = None;
             return None;
         };
         let mut ok_to_drop = false;
-        if d.sojourn < self.cfg.target || self.fifo.backlog().bytes <= self.cfg.mtu as u64 {
+        if d.sojourn < cfg.target || q.backlog_bytes() <= cfg.mtu as u64 {
             self.first_above_time = None;
         } else {
             match self.first_above_time {
-                None => self.first_above_time = Some(now + self.cfg.interval),
+                None => self.first_above_time = Some(now + cfg.interval),
                 Some(t) if now >= t => ok_to_drop = true,
                 Some(_) => {}
             }
@@ -147,8 +152,8 @@ impl Codel {
     }
 
     /// Marks `d` CE if ECN is on and the packet allows it; else drops it. True if marked.
-    fn signal(&self, d: &mut Dequeued, out: &mut ElementOutput) -> bool {
-        if self.cfg.ecn && d.pkt.ecn().is_capable() {
+    fn signal(cfg: &CodelConfig, d: &mut Dequeued, out: &mut ElementOutput) -> bool {
+        if cfg.ecn && d.pkt.ecn().is_capable() {
             d.pkt.set_ecn(Ecn::Ce);
             out.marks.push(Marked { pkt: d.pkt, reason: DropReason::Aqm });
             true
@@ -156,6 +161,89 @@ impl Codel {
             out.drops.push(Dropped { pkt: d.pkt, reason: DropReason::Aqm });
             false
         }
+    }
+
+    /// RFC 8289 `dequeue`: the next packet CoDel lets through from `q`, dropping (into
+    /// `out.drops`) or marking on the way.
+    pub fn dequeue<S: CodelSource>(
+        &mut self,
+        cfg: &CodelConfig,
+        q: &mut S,
+        now: Time,
+        out: &mut ElementOutput,
+    ) -> Option<Dequeued> {
+        let Some((mut d, mut ok_to_drop)) = self.do_dequeue(cfg, q, now) else {
+            self.dropping = false;
+            return None;
+        };
+        if self.dropping {
+            if !ok_to_drop {
+                self.dropping = false;
+            } else {
+                while now >= self.drop_next && self.dropping {
+                    self.count += 1;
+                    if Self::signal(cfg, &mut d, out) {
+                        self.drop_next = Self::control_law(cfg, self.drop_next, self.count);
+                        return Some(d);
+                    }
+                    match self.do_dequeue(cfg, q, now) {
+                        None => {
+                            self.dropping = false;
+                            return None;
+                        }
+                        Some((next, ok)) => {
+                            d = next;
+                            ok_to_drop = ok;
+                        }
+                    }
+                    if !ok_to_drop {
+                        self.dropping = false;
+                    } else {
+                        self.drop_next = Self::control_law(cfg, self.drop_next, self.count);
+                    }
+                }
+            }
+        } else if ok_to_drop {
+            let next = if Self::signal(cfg, &mut d, out) {
+                Some(d)
+            } else {
+                self.do_dequeue(cfg, q, now).map(|x| x.0)
+            };
+            self.dropping = true;
+            let delta = self.count.saturating_sub(self.lastcount);
+            self.count = if delta > 1
+                && now - self.drop_next < TimeDelta::from_nanos(cfg.interval.as_nanos() * 16)
+            {
+                delta
+            } else {
+                1
+            };
+            self.drop_next = Self::control_law(cfg, now, self.count);
+            self.lastcount = self.count;
+            return next;
+        }
+        Some(d)
+    }
+}
+
+#[derive(Debug)]
+pub struct Codel {
+    limit: QueueLimit,
+    cfg: CodelConfig,
+    fifo: TimedFifo,
+    vars: CodelVars,
+}
+
+impl Codel {
+    pub fn new(limit: QueueLimit, cfg: CodelConfig) -> Self {
+        Codel { limit, cfg, fifo: TimedFifo::default(), vars: CodelVars::default() }
+    }
+
+    pub fn is_dropping(&self) -> bool {
+        self.vars.dropping
+    }
+    pub fn count(&self) -> u32 {
+        self.vars.count
     }
 }
 
@@ -169,55 +257,7 @@ impl Qdisc for Codel {
     }
 
     fn dequeue(&mut self, now: Time, out: &mut ElementOutput) -> Option<Dequeued> {
-        let Some((mut d, mut ok_to_drop)) = self.do_dequeue(now) else {
-            self.dropping = false;
-            return None;
-        };
-        if self.dropping {
-            if !ok_to_drop {
-                self.dropping = false;
-            } else {
-                while now >= self.drop_next && self.dropping {
-                    self.count += 1;
-                    if self.signal(&mut d, out) {
-                        self.drop_next = self.control_law(self.drop_next, self.count);
-                        return Some(d);
-                    }
-                    match self.do_dequeue(now) {
-                        None => {
-                            self.dropping = false;
-                            return None;
-                        }
-                        Some((next, ok)) => {
-                            d = next;
-                            ok_to_drop = ok;
-                        }
-                    }
-                    if !ok_to_drop {
-                        self.dropping = false;
-                    } else {
-                        self.drop_next = self.control_law(self.drop_next, self.count);
-                    }
-                }
-            }
-        } else if ok_to_drop {
-            let next = if self.signal(&mut d, out) {
-                Some(d)
-            } else {
-                self.do_dequeue(now).map(|x| x.0)
-            };
-            self.dropping = true;
-            let delta = self.count.saturating_sub(self.lastcount);
-            self.count = if delta > 1 && now - self.drop_next < TimeDelta::from_nanos(self.cfg.interval.as_nanos() * 16) {
-                delta
-            } else {
-                1
-            };
-            self.drop_next = self.control_law(now, self.count);
-            self.lastcount = self.count;
-            return next;
-        }
-        Some(d)
+        self.vars.dequeue(&self.cfg, &mut self.fifo, now, out)
     }
 
     fn backlog(&self) -> Backlog {
@@ -317,7 +357,7 @@ mod tests {
         while q.dequeue(Time::from_millis(400), &mut out).is_some() {}
         assert!(!q.is_dropping());
         // Overload again right away: the count restarts from count - lastcount, not 1.
-        let lastcount = q.lastcount;
+        let lastcount = q.vars.lastcount;
         let before = q.count();
         let mut seq = 10_000;
         let mut now = Time::from_millis(401);
@@ -341,7 +381,7 @@ mod tests {
     #[test]
     fn parameters_by_name_with_ranges() {
         let p = [("target_ms".to_string(), rtclab_core::params::Value::Num(0.0))];
-        let a = QdiscArgs { limit: QueueLimit::Packets(10), params: &p, mtu: 1500 };
+        let a = QdiscArgs { limit: QueueLimit::Packets(10), params: &p, mtu: 1500, seed: 0 };
         let e = crate::queues::build("codel", &a).unwrap_err();
         assert!(e.contains("target_ms") && e.contains("out of range"), "{e}");
     }

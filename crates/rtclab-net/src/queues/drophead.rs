@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_its_oldest_packet() {
-        let args = QdiscArgs { limit: QueueLimit::Packets(2), params: &[], mtu: 1500 };
+        let args = QdiscArgs { limit: QueueLimit::Packets(2), params: &[], mtu: 1500, seed: 0 };
         let mut q = (KIND.build)(&args).unwrap();
         let mut out = ElementOutput::default();
         for s in 0..4 {

@@ -1,5 +1,5 @@
-//! A FIFO of timestamped packets with its byte count: the storage drop-tail, head-drop and
-//! CoDel share (each adds its own admission and dropping rules).
+//! A FIFO of timestamped packets with its byte count: the storage every discipline shares
+//! (each adds its own admission, scheduling and dropping rules).
 
 use crate::qdisc::{count_kinds, Backlog, Dequeued};
 use rtclab_core::{Packet, Time};
@@ -23,6 +23,27 @@ impl TimedFifo {
         let (enq, pkt) = self.fifo.pop_front()?;
         self.bytes -= pkt.size as u64;
         Some(Dequeued { pkt, sojourn: now - enq })
+    }
+    /// The tail packet (the newest), for disciplines that drop from the tail.
+    #[inline]
+    pub fn pop_back(&mut self) -> Option<Packet> {
+        let (_, pkt) = self.fifo.pop_back()?;
+        self.bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+    /// The head packet's size.
+    #[inline]
+    pub fn peek_size(&self) -> Option<u32> {
+        self.fifo.front().map(|x| x.1.size)
+    }
+    /// When the head packet arrived.
+    #[inline]
+    pub fn head_time(&self) -> Option<Time> {
+        self.fifo.front().map(|x| x.0)
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
     }
     #[inline]
     pub fn backlog(&self) -> Backlog {

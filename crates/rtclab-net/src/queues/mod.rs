@@ -18,8 +18,9 @@ macro_rules! register {
 }
 
 pub mod fifo;
+pub mod flow_hash;
 
-register! { droptail, codel, drophead }
+register! { droptail, codel, drophead, fq_codel, pie, sfq, drr, confucius }
 
 /// What a discipline is built from.
 pub struct QdiscArgs<'a> {
@@ -28,6 +29,9 @@ pub struct QdiscArgs<'a> {
     pub params: &'a [(String, Value)],
     /// The largest packet the link carries, bytes (CoDel's "one MTU queued" rule).
     pub mtu: u32,
+    /// Seed of the discipline's own random stream (PIE's drop decisions), derived by the
+    /// harness from the run's seed and the link's label.
+    pub seed: u64,
 }
 
 impl QdiscArgs<'_> {
@@ -71,7 +75,7 @@ mod tests {
 
     #[test]
     fn unknown_kinds_and_parameters_are_named() {
-        let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500 };
+        let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500, seed: 0 };
         let e = build("fifo", &args).unwrap_err();
         assert!(e.contains("\"fifo\"") && e.contains("droptail") && e.contains("codel"), "{e}");
         let p = [("target".to_string(), Value::Num(5.0))];
@@ -85,7 +89,8 @@ mod tests {
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
                 .expect("docs/scenario.md");
         for k in QDISCS {
-            let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500 };
+            let args =
+                QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500, seed: 0 };
             assert!((k.build)(&args).is_ok(), "{}", k.name);
             let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
             assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
