@@ -129,6 +129,43 @@ def test_emu_kernel_tcp_with_ecn_is_marked_by_the_emulated_queue(cli, tmp_path):
     assert s["link"]["utilization"] > 0.8
 
 
+FLOW_QUEUES = """
+name = "emu-flow-queues"
+duration = "5s"
+[link]
+capacity = "20Mbps"
+queue = {{ kind = "{kind}", limit = "4bdp" }}
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+count = 2
+[[flows]]
+kind = "cbr"
+rate = "1Mbps"
+rtt = "40ms"
+[metrics]
+warmup = "1s"
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("kind", ["fq_codel", "confucius"])
+def test_emu_flow_queueing_disciplines_classify_real_packets(cli, tmp_path, kind):
+    """The flow-queueing disciplines tell kernel TCP flows and rtclab's CBR flow apart by their
+    addresses and ports: the sparse CBR flow's packets skip the CUBIC flows' queue."""
+    scn = tmp_path / "q.toml"
+    scn.write_text(FLOW_QUEUES.format(kind=kind))
+    out = tmp_path / "out"
+    r = cli("run", scn, "--engine", "emu", "--out", out, "--no-progress", "--no-plots", timeout=120)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["link"]["queue_kind"] == kind
+    cubic, cbr = s["flows"][0], s["flows"][2]
+    assert cbr["queuing_delay_ms"]["p50"] < 5, (cbr["queuing_delay_ms"], cubic["queuing_delay_ms"])
+    assert s["link"]["utilization"] > 0.8
+
+
 @needs_root
 def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     scn = tmp_path / "many.toml"

@@ -97,6 +97,16 @@ fn bad_queue_kinds_and_parameters_are_named() {
     assert!(x.message.contains("takes none"), "{x}");
     let x = e(r#"{ kind = "codel", ecn = "yes" }"#);
     assert_eq!(x.path, "link.queue.ecn");
+    assert!(e(r#"{ kind = "fq_kodel" }"#).message.contains("fq_codel, pie, sfq, drr, confucius"));
+    let x = e(r#"{ kind = "fq_codel", flows = 0 }"#);
+    assert_eq!(x.path, "link.queue.flows");
+    assert!(x.message.contains("1..=65536"), "{x}");
+    let x = e(r#"{ kind = "confucius", target1 = 0.6 }"#);
+    assert!(x.message.contains("target1 < target2 < target3"), "{x}");
+    let x = e(r#"{ kind = "drr", weight1 = 1.5 }"#);
+    assert!(x.message.contains("whole number"), "{x}");
+    let x = e(r#"{ kind = "pie", lambda_per_ms = 0.004 }"#);
+    assert!(x.message.contains("known: target_ms, tupdate_ms"), "{x}");
 }
 
 /// Two CUBIC flows and a 1 Mbit/s constant-rate flow over 20 Mbit/s with a 4-BDP buffer.
