@@ -166,6 +166,41 @@ def test_emu_flow_queueing_disciplines_classify_real_packets(cli, tmp_path, kind
     assert s["link"]["utilization"] > 0.8
 
 
+ZHUGE_DROP = """
+name = "emu-zhuge-drop"
+duration = "4.5s"
+[link]
+capacity = {{ schedule = [ {{ at = "0s", rate = "30Mbps" }}, {{ at = "3s", rate = "3Mbps" }} ] }}
+queue = {{ limit = "250pkt" }}
+{mb}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "50ms"
+media = {{ max_bitrate = "50Mbps", start_bitrate = "20Mbps" }}
+[metrics]
+bin = "50ms"
+"""
+
+
+@needs_root
+def test_emu_zhuge_rewrites_real_rtcp_so_gcc_reacts_at_once(tmp_path):
+    """Zhuge at the bottleneck's hop parses the real RTP packets' transport sequence numbers
+    and rewrites the receiver's real TWCC bytes with its predictions: 200 ms after a 30 -> 3
+    Mbit/s drop GCC's target is already near the new capacity, where without Zhuge it is not."""
+    import rtclab
+
+    def target_after_drop(mb):
+        r = rtclab.run(ZHUGE_DROP.format(mb=mb), seed=1, progress=False, engine="emu")
+        f = r.flows
+        row = f[(f.flow == 0) & (f.time_s > 3.19) & (f.time_s < 3.21)]
+        return float(row.target_mbps.iloc[0])
+
+    fifo = target_after_drop("")
+    zhuge = target_after_drop('[[middleboxes]]\nkind = "zhuge"\nat = "bottleneck"\nqshort = false')
+    assert zhuge < 8 and fifo > 10, (fifo, zhuge)
+
+
 @needs_root
 def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     scn = tmp_path / "many.toml"

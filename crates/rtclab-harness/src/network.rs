@@ -15,7 +15,8 @@
 //! labels), so results do not move.
 
 use rtclab_core::{Direction, SeedTree, TimeDelta};
-use rtclab_net::middleboxes::{build_with, MiddleboxArgs};
+use rtclab_media::middleboxes::build_with;
+use rtclab_net::middleboxes::MiddleboxArgs;
 use rtclab_net::{AnyElement, DelayLine, LossElement};
 use rtclab_scenario::{LinkSpec, Scenario};
 

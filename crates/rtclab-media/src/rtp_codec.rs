@@ -44,6 +44,20 @@ pub fn is_rtcp(bytes: &[u8]) -> bool {
     bytes.len() >= 2 && (192..=223).contains(&bytes[1])
 }
 
+/// The transport-wide sequence number of an RTP packet in a whole IPv4/UDP packet (what the
+/// emulator's elements hold), if `ip` is one; for middleboxes that follow media flows.
+pub fn transport_seq_of_ip(ip: &[u8]) -> Option<u16> {
+    if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 17 {
+        return None;
+    }
+    let body = ip.get((ip[0] & 0x0f) as usize * 4 + 8..)?;
+    if is_rtcp(body) {
+        return None;
+    }
+    let rtp = RtpPacket::parse(body).ok()?;
+    rtp.extension(EXT_TRANSPORT_SEQ).and_then(|e| parse_transport_seq(e).ok())
+}
+
 /// Encodes a data packet the media sender produced (`PacketInfo::Media` or `Padding`).
 pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     let (kind, frame, index, count, capture) = match pkt.info {

@@ -485,6 +485,8 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         ));
     }
 
+    feedback_paths(&middleboxes, &flows, &links)?;
+
     Ok(Scenario {
         name: cfg.name.clone().unwrap_or_else(|| "scenario".into()),
         description: cfg.description.clone(),
@@ -1330,7 +1332,7 @@ fn middlebox_specs(
         let params = param_values(&m.params, &format!("middleboxes[{i}]"))?;
         let spec = MiddleboxSpec { kind: m.kind.clone(), at, params };
         let build = |params: &[(String, rtclab_core::params::Value)]| {
-            rtclab_net::middleboxes::build(&spec.kind, params).map(|_| ())
+            rtclab_media::middleboxes::build(&spec.kind, params).map(|_| ())
         };
         build(&[]).map_err(|e| ConfigError::new(format!("middleboxes[{i}].kind"), e))?;
         for p in &spec.params {
@@ -1340,6 +1342,34 @@ fn middlebox_specs(
         out.push(spec);
     }
     Ok(out)
+}
+
+/// Middleboxes that act on feedback (Zhuge) must sit where some flow's data and feedback
+/// both pass: a hop on its forward path and on its reverse path.
+fn feedback_paths(
+    middleboxes: &[MiddleboxSpec],
+    flows: &[FlowSpec],
+    links: &[NamedLink],
+) -> Result<(), ConfigError> {
+    for (i, m) in middleboxes.iter().enumerate() {
+        if m.kind != "zhuge" {
+            continue;
+        }
+        let sees_both =
+            flows.iter().any(|f| f.path.contains(&m.at) && f.reverse_path.contains(&m.at));
+        if !sees_both {
+            let name = &links[m.at].name;
+            return Err(ConfigError::new(
+                format!("middleboxes[{i}].at"),
+                format!(
+                    "a zhuge middlebox at {name:?} sees no feedback path: no flow crosses {name:?} \
+                     both ways, so the ACKs or RTCP it must delay or rewrite would bypass it; \
+                     place it at a link on the flows' forward and reverse paths"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Named numeric/boolean parameters in file order; a string value is an error at `at.<name>`.

@@ -161,6 +161,26 @@ kind = "tcp"
 rtt = "40ms"
 count = 3
 "#,
+        // Zhuge holding TCP ACKs and rewriting TWCC, at the end of a drop.
+        r#"duration = "8.004s"
+[link]
+capacity = { schedule = [ { at = "0s", rate = "20Mbps" }, { at = "7.9s", rate = "2Mbps" } ] }
+queue = { limit = "100pkt" }
+[[middleboxes]]
+kind = "zhuge"
+at = "bottleneck"
+warmup_ms = 500
+[[flows]]
+kind = "tcp"
+cc = "copa"
+delayed_ack = false
+rtt = "40ms"
+count = 2
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+"#,
         // A middlebox holding feedback: what it holds at the end is counted.
         r#"duration = "10.005s"
 [link]

@@ -1,0 +1,53 @@
+//! Middleboxes that understand media (they read or rewrite RTP/RTCP), next to the network
+//! crate's registry: `[[middleboxes]] kind = "..."` is looked up here first, then in
+//! `rtclab_net::middleboxes`. Adding one is a file (an element plus `pub static KIND:
+//! MiddleboxKind`) and its name in `MEDIA_MIDDLEBOXES`.
+
+use rtclab_core::params::Value;
+use rtclab_net::middleboxes::{self as net, BoxedElement, MiddleboxArgs, MiddleboxKind};
+
+/// The media middleboxes.
+pub static MEDIA_MIDDLEBOXES: &[&MiddleboxKind] = &[&crate::zhuge::KIND];
+
+/// Every middlebox kind a scenario may name.
+pub fn kinds() -> impl Iterator<Item = &'static MiddleboxKind> {
+    MEDIA_MIDDLEBOXES.iter().chain(net::MIDDLEBOXES.iter()).copied()
+}
+
+/// The names `[[middleboxes]] kind` accepts.
+pub fn names() -> Vec<&'static str> {
+    kinds().map(|k| k.name).collect()
+}
+
+/// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
+pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, String> {
+    match kinds().find(|k| k.name == kind) {
+        Some(k) => (k.build)(args),
+        None => Err(format!("unknown middlebox kind {kind:?}; accepted: {}", names().join(", "))),
+    }
+}
+
+/// Checks `kind` and `params` (building with a throw-away random stream).
+pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, String> {
+    let rng = rtclab_core::SeedTree::new(0).stream("validate");
+    build_with(kind, MiddleboxArgs { params, rng })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_found_builds_and_is_documented() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenario.md"))
+                .expect("docs/scenario.md");
+        for k in kinds() {
+            assert!(build(k.name, &[]).is_ok(), "{}", k.name);
+            let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
+            assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
+        }
+        let e = build("zhuje", &[]).err().unwrap();
+        assert!(e.contains("zhuge") && e.contains("ack_aggregation"), "{e}");
+    }
+}

@@ -1,0 +1,408 @@
+//! Zhuge at a wireless access point: early congestion feedback (the "shortest control loop").
+//!
+//! Lineage: Z. Meng, Y. Guo, C. Sun, B. Wang, J. Sherry, H. Liu, M. Xu, *Achieving Consistent
+//! Low Latency for Wireless Real-Time Communications with the Shortest Control Loop*, ACM
+//! SIGCOMM 2022; chapter 4 of Meng Zili's dissertation (seed `004_0e90cd88815e68a1.txt`);
+//! spec `shared/specs/zhuge-metis.md` part A; the released ns-3 code transys-project/zhuge.
+//!
+//! A middlebox at the hop of the access point's downlink (`[[middleboxes]] kind = "zhuge",
+//! at = "<link>"`): it sees every packet entering that link, the link's dequeues, and the
+//! feedback coming back. For each downlink packet of a tracked flow the Fortune Teller
+//! (`fortune_teller.rs`) predicts the time to the client; the Feedback Updater hands that to
+//! the sender before the packet has even waited in the queue:
+//! - **out of band** (TCP, any ACK-clocked transport): the flow's ACKs are delayed by samples
+//!   of the predicted delay's changes (`delta_delay.rs`), so the sender's RTT samples rise
+//!   about one loop earlier; ACKs are never altered or reordered;
+//! - **in band** (RTP with transport-wide feedback, i.e. `gcc`): each client TWCC message
+//!   passing back through the AP is rewritten to report the media packets the AP has seen
+//!   since the last report, with their *predicted* arrival times. The client's own TWCC
+//!   content is thus dropped and replaced, as the dissertation requires (§4.5.3), at the
+//!   client's feedback cadence — the clean ablation the spec recommends (A.4.2). The released
+//!   simulator instead sends an AP-originated report every 1 ms; that needs elements to
+//!   originate packets, not done yet. Other RTCP (REMB, RR, RFC 8888) passes untouched.
+//!
+//! The Fortune Teller's queue statistics are the whole link queue's, exact for FIFO queues.
+
+pub mod delta_delay;
+pub mod fortune_teller;
+
+use crate::feedback::PendingArrivals;
+use crate::feedback_access::rewrite_transport_feedback;
+use delta_delay::{DeltaDelay, DeltaDelayConfig};
+use fortune_teller::{FortuneTeller, FortuneTellerConfig};
+use rtclab_core::params::{ms, param, Param};
+use rtclab_core::{Direction, Packet, PacketInfo, PacketKind, RngStream, Time};
+use rtclab_net::element::{DequeueRecord, ElementOutput, NetElement};
+use rtclab_net::middleboxes::{MiddleboxArgs, MiddleboxKind};
+use rtclab_net::queues::describe;
+use rtclab_wire::rtcp::TransportFeedback;
+use std::collections::BTreeMap;
+
+pub static KIND: MiddleboxKind = MiddleboxKind {
+    name: "zhuge",
+    help: "Zhuge (SIGCOMM'22) at a wireless AP: predicts each downlink packet's delay and feeds it back early (delayed TCP ACKs, rewritten TWCC)",
+    params: || describe(ZHUGE_PARAMS, &ZhugeConfig::default()),
+    build: |a: MiddleboxArgs| {
+        let mut c = ZhugeConfig::default();
+        a.apply(ZHUGE_PARAMS, &mut c)?;
+        Ok(Box::new(Zhuge::new(c, a.rng)))
+    },
+};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZhugeConfig {
+    pub teller: FortuneTellerConfig,
+    pub acks: DeltaDelayConfig,
+    /// Flows with an id below this are tracked (all by default).
+    pub flows_below: u32,
+    pub in_band: bool,
+    pub out_of_band: bool,
+}
+
+impl Default for ZhugeConfig {
+    fn default() -> Self {
+        ZhugeConfig {
+            teller: FortuneTellerConfig::default(),
+            acks: DeltaDelayConfig::default(),
+            flows_below: u32::MAX,
+            in_band: true,
+            out_of_band: true,
+        }
+    }
+}
+
+pub static ZHUGE_PARAMS: &[Param<ZhugeConfig>] = &[
+    param!(ZhugeConfig, "w_rate_ms", "window of the dequeue-rate and dequeue-interval estimates, ms (40; the released code: 200)", Real, 1.0, 10_000.0,
+        |c| c.teller.w_rate.as_millis_f64(), |c, v| c.teller.w_rate = ms(v)),
+    param!(ZhugeConfig, "min_tx_rate_kbps", "floor of the dequeue-rate estimate, kbit/s (512)", Real, 1.0, 1e7,
+        |c| c.teller.min_tx_rate_bps / 1000.0, |c, v| c.teller.min_tx_rate_bps = v * 1000.0),
+    param!(ZhugeConfig, "qshort", "add the head-of-line packet's waiting time (true; the code's wired mode: false)", Bool, 0.0, 1.0,
+        |c| c.teller.qshort as u8 as f64, |c, v| c.teller.qshort = v != 0.0),
+    param!(ZhugeConfig, "w_delta_ms", "history window of delay deltas and tokens, ms (40)", Real, 1.0, 10_000.0,
+        |c| c.acks.window.as_millis_f64(), |c, v| c.acks.window = ms(v)),
+    param!(ZhugeConfig, "delta_clamp_ms", "clamp of each delta and token, ms (10)", Real, 0.0, 10_000.0,
+        |c| c.acks.clamp.as_millis_f64(), |c, v| c.acks.clamp = ms(v)),
+    param!(ZhugeConfig, "max_ack_delay_ms", "most delay added to one ACK, ms (10)", Real, 0.0, 10_000.0,
+        |c| c.acks.max_ack_delay.as_millis_f64(), |c, v| c.acks.max_ack_delay = ms(v)),
+    param!(ZhugeConfig, "warmup_ms", "no ACK delaying before this time, ms (3000)", Real, 0.0, 1e9,
+        |c| c.acks.warmup.as_millis_f64(), |c, v| c.acks.warmup = ms(v)),
+    param!(ZhugeConfig, "flows_below", "track flows with an id below this (all)", Integer, 0.0, 4_294_967_295.0,
+        |c| c.flows_below as f64, |c, v| c.flows_below = v as u32),
+    param!(ZhugeConfig, "in_band", "rewrite RTP flows' transport-wide feedback (true)", Bool, 0.0, 1.0,
+        |c| c.in_band as u8 as f64, |c, v| c.in_band = v != 0.0),
+    param!(ZhugeConfig, "out_of_band", "delay TCP flows' ACKs (true)", Bool, 0.0, 1.0,
+        |c| c.out_of_band as u8 as f64, |c, v| c.out_of_band = v != 0.0),
+];
+
+#[derive(Debug)]
+enum Tracked {
+    Tcp(DeltaDelay),
+    Rtp(RtpState),
+}
+
+#[derive(Debug, Default)]
+struct RtpState {
+    pending: PendingArrivals,
+    /// Transport sequence numbers read from RTP bytes (the emulator's packets).
+    seqs: crate::rtp_codec::SeqUnwrapper,
+    /// The last packet reported, for a report with nothing new.
+    last_reported: Option<(u64, Time)>,
+}
+
+/// Counters a test or a report can read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZhugeStats {
+    pub predictions: u64,
+    pub acks_delayed: u64,
+    pub feedback_rewritten: u64,
+}
+
+pub struct Zhuge {
+    cfg: ZhugeConfig,
+    rng: RngStream,
+    teller: FortuneTeller,
+    flows: BTreeMap<u32, Tracked>,
+    /// ACKs held back: (release, arrival order) -> packet.
+    held: BTreeMap<(Time, u64), Packet>,
+    order: u64,
+    stats: ZhugeStats,
+}
+
+impl Zhuge {
+    pub fn new(cfg: ZhugeConfig, rng: RngStream) -> Self {
+        Zhuge {
+            cfg,
+            rng,
+            teller: FortuneTeller::new(cfg.teller),
+            flows: BTreeMap::new(),
+            held: BTreeMap::new(),
+            order: 0,
+            stats: ZhugeStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> ZhugeStats {
+        self.stats
+    }
+
+    fn on_downlink(&mut self, now: Time, pkt: &Packet, payloads: &rtclab_core::Payloads) {
+        if pkt.kind != PacketKind::Data || pkt.flow.0 >= self.cfg.flows_below {
+            return;
+        }
+        // A media packet: structured (simulator) or RTP bytes (emulator).
+        let wire_seq = match pkt.info {
+            PacketInfo::Payload { id } => payloads
+                .get(id)
+                .and_then(|p| p.downcast_ref::<Vec<u8>>())
+                .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b)),
+            _ => None,
+        };
+        let rtp = wire_seq.is_some()
+            || matches!(pkt.info, PacketInfo::Media { .. } | PacketInfo::Padding);
+        let p = self.teller.predict(now);
+        self.stats.predictions += 1;
+        let acks = self.cfg.acks;
+        let f = self.flows.entry(pkt.flow.0).or_insert_with(|| {
+            if rtp {
+                Tracked::Rtp(RtpState::default())
+            } else {
+                Tracked::Tcp(DeltaDelay::new(acks))
+            }
+        });
+        match f {
+            Tracked::Tcp(d) => d.on_data(now, p.total(), p.bytes_ahead == 0),
+            Tracked::Rtp(r) => {
+                let seq = wire_seq.map_or(pkt.seq, |s| r.seqs.unwrap(s));
+                r.pending.insert(seq, now + p.total());
+            }
+        }
+    }
+
+    /// Feedback coming back: Some(packet) to pass on now, None if held.
+    fn on_uplink(&mut self, now: Time, mut pkt: Packet, out: &mut ElementOutput) -> Option<Packet> {
+        match self.flows.get_mut(&pkt.flow.0) {
+            Some(Tracked::Tcp(d)) if self.cfg.out_of_band && pkt.kind == PacketKind::Ack => {
+                let release = d.on_ack(now, &mut self.rng);
+                let flow_held = self.held.values().any(|h| h.flow == pkt.flow);
+                if release <= now && !flow_held {
+                    return Some(pkt);
+                }
+                self.stats.acks_delayed += 1;
+                self.held.insert((release, self.order), pkt);
+                self.order += 1;
+                None
+            }
+            Some(Tracked::Rtp(r)) if self.cfg.in_band => {
+                let PacketInfo::Payload { id } = pkt.info else { return Some(pkt) };
+                let Some(payload) = out.payloads.get_mut(id) else { return Some(pkt) };
+                let report =
+                    r.pending.take().or_else(|| r.last_reported.map(|(s, t)| (s, vec![Some(t)])));
+                let Some((base, arrivals)) = report else { return Some(pkt) };
+                if let Some((i, Some(t))) =
+                    arrivals.iter().enumerate().rev().find(|(_, a)| a.is_some())
+                {
+                    r.last_reported = Some((base + i as u64, *t));
+                }
+                let us: Vec<Option<i64>> =
+                    arrivals.iter().map(|a| a.map(|t| (t.as_nanos() / 1000) as i64)).collect();
+                let mut rewritten = false;
+                let res = rewrite_transport_feedback(payload, |t: &mut TransportFeedback| {
+                    if let Ok(fb) = TransportFeedback::from_arrivals(
+                        t.sender_ssrc,
+                        t.media_ssrc,
+                        base as u16,
+                        t.fb_count,
+                        &us,
+                    ) {
+                        *t = fb;
+                        rewritten = true;
+                    }
+                });
+                if let (Ok(crate::feedback_access::Rewritten::Done { size }), true) =
+                    (res, rewritten)
+                {
+                    pkt.size = size;
+                    self.stats.feedback_rewritten += 1;
+                }
+                Some(pkt)
+            }
+            _ => Some(pkt),
+        }
+    }
+}
+
+impl NetElement for Zhuge {
+    fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput) {
+        match dir {
+            Direction::Forward => {
+                self.on_downlink(now, &pkt, &out.payloads);
+                self.teller.on_arrival(now, &pkt);
+                out.packets.push(pkt);
+            }
+            Direction::Reverse => {
+                if let Some(p) = self.on_uplink(now, pkt, out) {
+                    out.packets.push(p);
+                }
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
+        while let Some(entry) = self.held.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            out.packets.push(entry.remove());
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.held.keys().next().map(|k| k.0)
+    }
+
+    fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
+        self.teller.on_dequeue(now, rec);
+    }
+
+    fn held_by_kind(&self) -> (u64, u64) {
+        rtclab_net::qdisc::count_kinds(self.held.values())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sender::MediaFeedback;
+    use rtclab_core::{FlowId, Payload, TimeDelta};
+    use rtclab_net::qdisc::Backlog;
+    use rtclab_wire::rtcp::PacketStatus;
+
+    fn zhuge(params: &[(&str, f64)]) -> Zhuge {
+        let mut c = ZhugeConfig::default();
+        let given: Vec<(String, rtclab_core::params::Value)> = params
+            .iter()
+            .map(|(n, v)| (n.to_string(), rtclab_core::params::Value::Num(*v)))
+            .collect();
+        rtclab_core::params::apply(ZHUGE_PARAMS, &mut c, &given).unwrap();
+        Zhuge::new(c, RngStream::from_seed(1))
+    }
+
+    /// Feeds `n` packets of `flow` into the hop at one per ms while the link serves one every
+    /// 2 ms (the queue grows), from `t0`; returns the next free time.
+    fn grow_queue(
+        z: &mut Zhuge,
+        flow: u32,
+        media: bool,
+        t0: u64,
+        n: u64,
+        out: &mut ElementOutput,
+    ) -> u64 {
+        let mut queued = 0u32;
+        for k in 0..n {
+            let now = Time::from_millis(t0 + k);
+            let mut p = Packet::data(FlowId(flow), k, 1200, now);
+            if media {
+                p.info = PacketInfo::Media { frame_id: k as u32, index: 0, count: 1, key: false };
+            }
+            z.handle_packet(now, Direction::Forward, p, out);
+            queued += 1;
+            if k % 2 == 0 {
+                queued -= 1;
+                let rec = DequeueRecord {
+                    pkt: Packet::data(FlowId(flow), k / 2, 1200, now),
+                    sojourn: TimeDelta::ZERO,
+                    backlog: Backlog { packets: queued, bytes: queued as u64 * 1200 },
+                };
+                z.observe_dequeue(now, &rec);
+            }
+        }
+        out.packets.clear();
+        t0 + n
+    }
+
+    #[test]
+    fn tcp_acks_are_delayed_in_order_while_the_queue_grows() {
+        let mut z = zhuge(&[("warmup_ms", 0.0)]);
+        let mut out = ElementOutput::default();
+        let t = grow_queue(&mut z, 0, false, 1000, 100, &mut out);
+        assert!(z.stats().predictions >= 100);
+        // ACKs come back one per ms: the first passes, later ones are held (the predicted
+        // delay grew by about 1 ms per packet) and leave in order, no later than 10 ms; as
+        // the downlink has gone quiet, the deltas age out of their 40 ms window and the
+        // samples shrink with the packet rate, so the last ACKs pass at once.
+        let mut released = Vec::new();
+        for k in 0..20u64 {
+            let now = Time::from_millis(t + k);
+            z.handle_packet(
+                now,
+                Direction::Reverse,
+                Packet::ack(FlowId(0), k, Time::ZERO, 52, now),
+                &mut out,
+            );
+            z.handle_timeout(now, &mut out);
+            released.extend(out.packets.drain(..).map(|p| (p.seq, now)));
+        }
+        assert!(z.stats().acks_delayed >= 5, "{:?}", z.stats());
+        assert_eq!(z.held_by_kind().1 as usize + released.len(), 20);
+        while let Some(at) = z.poll_timeout() {
+            z.handle_timeout(at, &mut out);
+            released.extend(out.packets.drain(..).map(|p| (p.seq, at)));
+        }
+        let end = Time::from_millis(t + 100);
+        let seqs: Vec<u64> = released.iter().map(|r| r.0).collect();
+        assert_eq!(seqs, (0..20).collect::<Vec<_>>(), "in order");
+        for (s, at) in &released {
+            assert!(*at <= Time::from_millis(t + s + 10), "ACK {s} held past the 10 ms cap: {at}");
+        }
+        // Data passes untouched.
+        z.handle_packet(end, Direction::Forward, Packet::data(FlowId(0), 999, 1200, end), &mut out);
+        assert_eq!(out.packets.len(), 1);
+    }
+
+    #[test]
+    fn client_twcc_is_rewritten_with_the_aps_predictions() {
+        let mut z = zhuge(&[]);
+        let mut out = ElementOutput::default();
+        let t = grow_queue(&mut z, 3, true, 0, 50, &mut out);
+        // The client's feedback reports only packets 0..10 (the rest are still queued).
+        let arrivals: Vec<Option<i64>> = (0..10).map(|k| Some(20_000 + 2_000 * k)).collect();
+        let fb = TransportFeedback::from_arrivals(7, 9, 0, 4, &arrivals).unwrap();
+        let id = out.payloads.insert(Payload::structured(MediaFeedback::Twcc(fb)));
+        let now = Time::from_millis(t);
+        let mut pkt = Packet::ack(FlowId(3), 0, Time::ZERO, 100, now);
+        pkt.info = PacketInfo::Payload { id };
+        z.handle_packet(now, Direction::Reverse, pkt, &mut out);
+        assert_eq!(out.packets.len(), 1, "feedback passes on at once");
+        assert_eq!(z.stats().feedback_rewritten, 1);
+        let p = out.packets[0];
+        let Some(MediaFeedback::Twcc(got)) =
+            out.payloads.get(id).and_then(|x| x.downcast_ref::<MediaFeedback>())
+        else {
+            panic!("still TWCC")
+        };
+        // All 50 packets the AP saw, the client's ssrcs and count kept, predicted times that
+        // grow with the queue.
+        assert_eq!((got.sender_ssrc, got.media_ssrc, got.fb_count, got.base_seq), (7, 9, 4, 0));
+        assert_eq!(got.packets.len(), 50);
+        assert!(got.packets.iter().all(|s| !matches!(s, PacketStatus::NotReceived)));
+        let times: Vec<i64> = got.arrivals().into_iter().map(|(_, a)| a.unwrap()).collect();
+        assert!(times[49] - times[10] > 20_000, "predictions grow with the queue: {times:?}");
+        assert_eq!(p.size, crate::receiver::feedback_wire_size(&MediaFeedback::Twcc(got.clone())));
+        // With `in_band = false` the same feedback passes unchanged.
+        let mut z = zhuge(&[]);
+        z.cfg.in_band = false;
+        let mut out2 = ElementOutput::default();
+        grow_queue(&mut z, 3, true, 0, 5, &mut out2);
+        let fb = TransportFeedback::from_arrivals(7, 9, 0, 4, &arrivals).unwrap();
+        let id = out2.payloads.insert(Payload::structured(MediaFeedback::Twcc(fb.clone())));
+        let mut pkt = Packet::ack(FlowId(3), 0, Time::ZERO, 100, now);
+        pkt.info = PacketInfo::Payload { id };
+        z.handle_packet(now, Direction::Reverse, pkt, &mut out2);
+        let Some(MediaFeedback::Twcc(same)) =
+            out2.payloads.get(id).and_then(|x| x.downcast_ref::<MediaFeedback>())
+        else {
+            panic!()
+        };
+        assert_eq!(*same, fb);
+    }
+}
