@@ -100,6 +100,22 @@ def test_bench_writes_json(cli, tmp_path):
     assert r.returncode == 2
 
 
+def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
+    """`rtclab repro zhuge`: S3 rows per k and controller (ours next to the published change),
+    S1 rows per trace set when the trace sets are beside the checkout (shared/traces)."""
+    from rtclab.repro.zhuge import KS, trace_dir
+
+    r = cli("repro", "zhuge", "--runs", 1, "--out", tmp_path / "z", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "z" / "repro.json").read_text())
+    s3 = [x for x in rows if x["experiment"] == "S3 bandwidth drop" and x["metric"] == "Zhuge vs best baseline"]
+    assert len(s3) == 3 * len(KS) and all(x["paper"] for x in s3)
+    durations = [x["ours"] for x in rows if x["metric"] == "RTT>200ms duration (s)"]
+    assert durations and all(0 <= d <= 20 for d in durations)
+    if trace_dir() is not None:
+        assert {x["experiment"] for x in rows} >= {f"S1 trace {t}" for t in ("W1", "W2", "C1", "C2", "C3")}
+
+
 def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr

@@ -386,8 +386,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.copa import build
     elif args.paper == "qlibra":
         from rtclab.repro.qlibra import build
+    elif args.paper == "zhuge":
+        from rtclab.repro.zhuge import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge)")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)
@@ -501,11 +503,12 @@ def build_parser() -> argparse.ArgumentParser:
     su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra"], help="which paper")
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge"], help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
-                         "qlibra: seeds per phase, at most 3 (default: %(default)s)")
+                         "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set "
+                         "(default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     rp.add_argument("--store", metavar="DIR",
