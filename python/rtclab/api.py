@@ -72,7 +72,7 @@ def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str |
 
     from rtclab.repro import run_jobs, write_outputs
 
-    papers = ("gcc", "copa", "qlibra", "zhuge")
+    papers = ("gcc", "copa", "qlibra", "zhuge", "confucius")
     if paper not in papers:
         raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(papers)}")
     if runs < 1:

@@ -388,8 +388,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.qlibra import build
     elif args.paper == "zhuge":
         from rtclab.repro.zhuge import build
+    elif args.paper == "confucius":
+        from rtclab.repro.confucius import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius)")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)
@@ -503,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge"], help="which paper")
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius"], help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "

@@ -181,6 +181,9 @@ pub struct FlowSummary {
     pub fast_retransmits: Option<u64>,
     pub timeouts: Option<u64>,
     pub app_delay_ms: Option<AppDelay>,
+    /// tcp flows with a `size`: seconds from the flow's start until its last byte was
+    /// acknowledged (flow completion time); null if it did not complete.
+    pub completion_time_s: Option<f64>,
     pub media: Option<MediaQoe>,
     /// Emulator, kernel TCP: the socket's last `TCP_INFO`.
     pub kernel_tcp: Option<KernelTcp>,
@@ -252,6 +255,7 @@ pub fn endpoint_fields(
         out.retransmits = Some(st.retransmits);
         out.fast_retransmits = Some(st.fast_retransmits);
         out.timeouts = Some(st.timeouts);
+        out.completion_time_s = st.completed_at.map(|t| t.as_secs_f64() - out.start_s);
         out.app_delay_ms = (st.app_packets > 0).then(|| AppDelay {
             mean: st.app_delay_sum.as_millis_f64() / st.app_packets as f64,
             max: st.app_delay_max.as_millis_f64(),

@@ -452,6 +452,8 @@ pub struct FlowConfig {
     /// cbr: sending rate; tcp: the application's data rate (a live stream pushed over TCP),
     /// absent = unbounded bulk transfer.
     pub rate: Option<RateValue>,
+    /// tcp: a finite transfer of this many bytes on the wire (a web object); absent = no end.
+    pub size: Option<crate::units::Size>,
     /// media: encoder and controller parameters.
     pub media: Option<MediaParams>,
     /// A registered kind's parameters by name.

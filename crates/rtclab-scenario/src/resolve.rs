@@ -128,6 +128,8 @@ pub enum FlowKindSpec {
         app_rate: Option<Rate>,
         /// ECN-capable (RFC 3168): ECT(0) data, CE echoed, a window reduction per echo.
         ecn: bool,
+        /// A finite transfer of this many bytes on the wire; None = no end.
+        size: Option<u64>,
     },
     Cbr {
         rate: Rate,
@@ -357,6 +359,13 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
                     app_rate: f.rate.map(|r| r.0),
                     ecn: f.ecn.unwrap_or(false),
+                    size: match f.size {
+                        None => None,
+                        Some(s) if s.0 == 0 => {
+                            return Err(ConfigError::new(at("size"), "must be at least one byte"))
+                        }
+                        Some(s) => Some(s.0),
+                    },
                 }
             }
             FlowKind::Cbr => {
@@ -371,10 +380,11 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     || f.qlibra.is_some()
                     || f.initial_window.is_some()
                     || f.delayed_ack.is_some()
+                    || f.size.is_some()
                 {
                     return Err(ConfigError::new(
                         at("kind"),
-                        "cubic/copa/initial_window/delayed_ack apply to tcp flows only",
+                        "cubic/copa/initial_window/delayed_ack/size apply to tcp flows only",
                     ));
                 }
                 let Some(rate) = f.rate else {
@@ -590,8 +600,11 @@ fn media_spec(
     use rtclab_media::packetizer::PacketizerConfig;
     use rtclab_media::receiver::FeedbackMode;
     use rtclab_media::sender::MediaSenderConfig;
-    if f.rate.is_some() || f.delayed_ack.is_some() {
-        return Err(ConfigError::new(at("kind"), "rate/delayed_ack do not apply to media flows"));
+    if f.rate.is_some() || f.delayed_ack.is_some() || f.size.is_some() {
+        return Err(ConfigError::new(
+            at("kind"),
+            "rate/delayed_ack/size do not apply to media flows",
+        ));
     }
     let p = f.media.as_ref();
     let cc = f.cc.unwrap_or(CcName::Gcc);
@@ -1295,10 +1308,11 @@ fn registered_flow(
         || f.qlibra.is_some()
         || f.initial_window.is_some()
         || f.delayed_ack.is_some()
+        || f.size.is_some()
     {
         return Err(ConfigError::new(
             at("kind"),
-            format!("a {name:?} flow takes its settings in `params` (cc, rate, cubic, copa, qlibra, initial_window, delayed_ack do not apply)"),
+            format!("a {name:?} flow takes its settings in `params` (cc, rate, cubic, copa, qlibra, initial_window, delayed_ack, size do not apply)"),
         ));
     }
     let empty = std::collections::BTreeMap::new();

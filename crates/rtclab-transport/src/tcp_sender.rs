@@ -54,6 +54,8 @@ pub struct TcpSenderConfig {
     pub recovery: RecoveryMode,
     /// The application's data rate (a live stream pushed over TCP); `None` = unbounded bulk.
     pub app_rate: Option<Rate>,
+    /// A finite transfer of this many packets (a web object); `None` = no end.
+    pub size_packets: Option<u64>,
     /// ECN (RFC 3168): data packets are ECT(0); an ACK with ECE is a congestion signal,
     /// answered at most once per window of data with the controller's loss response and CWR
     /// on the next new packet — no retransmission.
@@ -71,6 +73,7 @@ impl Default for TcpSenderConfig {
             recovery: RecoveryMode::Sack,
             ecn: false,
             app_rate: None,
+            size_packets: None,
         }
     }
 }
@@ -90,6 +93,8 @@ pub struct TcpSenderStats {
     pub app_packets: u64,
     pub app_delay_sum: TimeDelta,
     pub app_delay_max: TimeDelta,
+    /// Finite transfers: when the last packet was acknowledged.
+    pub completed_at: Option<Time>,
 }
 
 /// Scoreboard entry of one outstanding packet.
@@ -207,7 +212,9 @@ impl TcpSender {
 
     /// Whether new packet `seq` is in the send buffer at `now`.
     fn has_new_data(&self, now: Time, seq: u64) -> bool {
-        self.has_data && self.cfg.app_rate.is_none_or(|r| self.written_at(seq, r) <= now)
+        self.has_data
+            && self.cfg.size_packets.is_none_or(|n| seq < n)
+            && self.cfg.app_rate.is_none_or(|r| self.written_at(seq, r) <= now)
     }
 
     /// The application stops offering new data (outstanding data is still recovered).
@@ -295,6 +302,10 @@ impl TcpSender {
                 }
             }
             self.snd_una = ack;
+            if self.cfg.size_packets.is_some_and(|n| ack >= n) && self.stats.completed_at.is_none()
+            {
+                self.stats.completed_at = Some(now);
+            }
             self.snd_nxt = self.snd_nxt.max(ack);
             self.retx_cursor = self.retx_cursor.max(ack);
             self.backoff = 0;
