@@ -116,6 +116,21 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
         assert {x["experiment"] for x in rows} >= {f"S1 trace {t}" for t in ("W1", "W2", "C1", "C2", "C3")}
 
 
+def test_repro_confucius_compares_the_queues(cli, tmp_path):
+    """`rtclab repro confucius`: every queue in the load and size sweeps, stall and PLT rows,
+    and the heterogeneous-CC JFI."""
+    from rtclab.repro.confucius import LOADS, QUEUES, SIZES
+
+    r = cli("repro", "confucius", "--out", tmp_path / "c", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "c" / "repro.json").read_text())
+    stalls = [x for x in rows if x["metric"] == "stall duration (s)"]
+    assert len(stalls) == len(QUEUES) * (len(LOADS) + len(SIZES))
+    assert all(0 <= x["ours"] <= 20 for x in stalls)
+    jfi = {x["variant"]: x["ours"] for x in rows if x["metric"] == "JFI"}
+    assert set(jfi) == {"FIFO", "FQ", "Confucius"} and all(0 < v <= 1 for v in jfi.values())
+
+
 def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr

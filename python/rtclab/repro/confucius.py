@@ -3,7 +3,9 @@ al., arXiv 2310.18030). Set-ups and published numbers from
 `shared/specs/afr-hairpin-confucius.md` §4.11-4.12.
 
 A 20 Mbit/s bottleneck, RTT 40 ms, a 1000-packet buffer. The real-time flow is a video call
-over Copa (δ = 0.5, default mode, as the prototype's `ModeSwitch = false`); at 10 s a burst of
+over GCC (libwebrtc's send-side; the dissertation runs Copa, GCC and BBR and reports GCC "behaves
+similarly"; rtclab's video over Copa keeps a standing sender-side backlog, frame delays of
+1.5 s before any competition, so it is not used here); at 10 s a burst of
 web flows (CUBIC, finite transfers, `size`) starts. Queues: FIFO (drop-tail), FQ (FQ-CoDel
 with a 500 ms target, i.e. without AQM drops, as the prototype scripts), CBQ 1:1 and 1:5 and
 strict priority (the real-time flow in class 0; `drr`), and Confucius.
@@ -18,8 +20,6 @@ generator is future work), the Linux testbed.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from rtclab.repro import Job, Reproduction, Row
 
@@ -37,7 +37,7 @@ BURST_S = 10.0
 WINDOW_S = 20.0
 
 
-def rt_flow(cc: str = "copa", name: str = "video") -> dict:
+def rt_flow(cc: str = "gcc", name: str = "video") -> dict:
     f = {"name": name, "kind": "media", "cc": cc, "rtt": "40ms",
          "media": {"start_bitrate": "2Mbps", "max_bitrate": "20Mbps"}}
     return f
@@ -111,6 +111,8 @@ def build(runs: int = 10) -> Reproduction:
         return rows
 
     notes = [
+        "The video runs over GCC: rtclab's video over Copa shows 1.5 s frame delays before the burst (a sender-side "
+        "backlog of frame bursts against Copa's window), so the stall metric would not measure the queue.",
         "Web flows are finite CUBIC transfers (`size`), all starting together at 10 s; the paper replays Alexa "
         "page loads (median 27 flows) that are not released.",
         "FQ is FQ-CoDel with a 500 ms target (the prototype scripts' 'FQ'); CBQ and StrictPriority put the video "
