@@ -194,6 +194,30 @@ rtt = "40ms"
 """
 
 
+def zhuge_overhead(progress: bool | None = None, duration_s: int = 20) -> dict:
+    """The network issue's figure: what Zhuge at the bottleneck's hop adds to the emulator's
+    per-packet release error at 100 Mbit/s (kernel CUBIC, 1 BDP): p50/p99 without a middlebox,
+    with Zhuge predicting only (no feedback action; it already puts both directions in one
+    forwarding loop), and with Zhuge delaying the ACKs."""
+    from rtclab.runner import run
+
+    base = EMU_TIMING.replace('duration = "60s"', f'duration = "{duration_s}s"')
+    mb = '[[middleboxes]]\nkind = "zhuge"\nat = "bottleneck"\n'
+    variants = {
+        "none": base,
+        "zhuge_predicting": base + mb + "in_band = false\nout_of_band = false\n",
+        "zhuge": base + mb,
+    }
+    out = {}
+    for name, text in variants.items():
+        s = run(text, progress=progress, engine="emu").summary
+        err = s["emulator"]["release_error_us"]
+        out[name] = {"release_error_us_p50": err["p50"], "release_error_us_p99": err["p99"],
+                     "utilization": s["link"]["utilization"]}
+    out["added_p99_us"] = out["zhuge"]["release_error_us_p99"] - out["none"]["release_error_us_p99"]
+    return out
+
+
 def bench_emu(progress: bool | None = None) -> dict:
     """`rtclab bench emu`: (1) throughput — kernel TCP (CUBIC, then BBR) through one emulated link
     whose 10 Gbit/s capacity leaves the emulator as the bottleneck, 20 ms one-way delay, a deep
@@ -224,6 +248,7 @@ def bench_emu(progress: bool | None = None) -> dict:
         "release_error_us_max": err["max"],
         "throughput_by_cc": tput,
         "throughput_vs_mahimahi": [best["throughput_gbps"] / g for g in MAHIMAHI_GBPS],
+        "zhuge_overhead": zhuge_overhead(progress),
         "timing_run": {
             "utilization": t["link"]["utilization"],
             "queuing_delay_ms_p50": t["link"]["queuing_delay_ms"]["p50"],

@@ -29,8 +29,7 @@ pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, Strin
 
 /// Checks `kind` and `params` (building with a throw-away random stream).
 pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, String> {
-    let rng = rtclab_core::SeedTree::new(0).stream("validate");
-    build_with(kind, MiddleboxArgs { params, rng })
+    build_with(kind, net::check_args(params))
 }
 
 #[cfg(test)]

@@ -39,6 +39,16 @@ impl QueueLimit {
             QueueLimit::Bytes(max) => b.bytes + pkt_size as u64 <= max,
         }
     }
+
+    /// Whether a backlog of `b` is over the limit (for disciplines that admit first and then
+    /// drop from somewhere else: FQ-CoDel's fattest flow, SFQ's longest slot).
+    #[inline]
+    pub fn exceeded_by(self, b: Backlog) -> bool {
+        match self {
+            QueueLimit::Packets(n) => b.packets > n,
+            QueueLimit::Bytes(max) => b.bytes > max,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -67,10 +67,14 @@ pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, Strin
     }
 }
 
+/// Arguments with a throw-away random stream, for checking a kind and its parameters.
+pub fn check_args(params: &[(String, Value)]) -> MiddleboxArgs<'_> {
+    MiddleboxArgs { params, rng: rtclab_core::SeedTree::new(0).stream("validate") }
+}
+
 /// Checks `kind` and `params` (building with a throw-away random stream).
 pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, String> {
-    let rng = rtclab_core::SeedTree::new(0).stream("validate");
-    build_with(kind, MiddleboxArgs { params, rng })
+    build_with(kind, check_args(params))
 }
 
 #[cfg(test)]

@@ -244,10 +244,7 @@ impl Confucius {
     }
 
     fn over_limit(&self) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => self.total.packets > n,
-            QueueLimit::Bytes(b) => self.total.bytes > b,
-        }
+        self.limit.exceeded_by(self.total)
     }
 
     fn push_head(&mut self, id: u32) {

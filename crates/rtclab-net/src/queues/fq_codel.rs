@@ -136,10 +136,7 @@ impl FqCodel {
     }
 
     fn over_limit(&self) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => self.total.packets > n,
-            QueueLimit::Bytes(b) => self.total.bytes > b,
-        }
+        self.limit.exceeded_by(self.total)
     }
 
     /// Linux `fq_codel_drop`: drops from the head of the bucket holding the most bytes, up to

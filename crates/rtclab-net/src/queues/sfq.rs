@@ -101,10 +101,7 @@ impl Sfq {
     }
 
     fn over_limit(&self) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => self.total.packets > n,
-            QueueLimit::Bytes(b) => self.total.bytes > b,
-        }
+        self.limit.exceeded_by(self.total)
     }
 
     fn forget(&mut self, idx: usize) {
