@@ -94,7 +94,31 @@ pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Resu
         let known: Vec<&str> = table.iter().map(|p| p.name).collect();
         return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
     };
-    let v = match (p.kind, value) {
+    let v = checked(name, p.kind, p.min, p.max, p.help, value)?;
+    (p.set)(cfg, v);
+    Ok(())
+}
+
+/// Checks `name = value` against a published table (name, kind, range) without a config:
+/// the per-parameter part of `set`, for callers that hold only `ParamInfo`s.
+pub fn check(table: &[ParamInfo], name: &str, value: Value) -> Result<(), String> {
+    let Some(p) = table.iter().find(|p| p.name == name) else {
+        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
+        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
+    };
+    checked(name, p.kind, p.min, p.max, p.help, value).map(|_| ())
+}
+
+/// The value as a number if it has the parameter's kind and is in its range.
+fn checked(
+    name: &str,
+    kind: Kind,
+    min: f64,
+    max: f64,
+    help: &str,
+    value: Value,
+) -> Result<f64, String> {
+    let v = match (kind, value) {
         (Kind::Bool, Value::Bool(b)) => b as u8 as f64,
         (Kind::Bool, Value::Num(_)) => return Err(format!("{name} takes true or false")),
         (_, Value::Bool(_)) => return Err(format!("{name} takes a number")),
@@ -103,14 +127,10 @@ pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Resu
         }
         (_, Value::Num(x)) => x,
     };
-    if !(v.is_finite() && v >= p.min && v <= p.max) {
-        return Err(format!(
-            "{name} = {v} is out of range: accepted {}..={} ({})",
-            p.min, p.max, p.help
-        ));
+    if !(v.is_finite() && v >= min && v <= max) {
+        return Err(format!("{name} = {v} is out of range: accepted {min}..={max} ({help})"));
     }
-    (p.set)(cfg, v);
-    Ok(())
+    Ok(v)
 }
 
 /// Milliseconds (how time-valued parameters are given) to a `TimeDelta`.

@@ -1506,10 +1506,19 @@ fn link_spec(
         rtclab_net::queues::build(&spec.queue_kind, &args).map(|_| ())
     };
     build(&[]).map_err(|e| ConfigError::new(format!("{at}.queue.kind"), e))?;
-    for p in &spec.queue_params {
-        build(std::slice::from_ref(p))
-            .map_err(|e| ConfigError::new(format!("{at}.queue.{}", p.0), e))?;
+    // Each parameter's name, kind and range, then all of them together (a discipline may
+    // relate them, as Confucius' ordered targets): an error is put at the parameter, or at
+    // the queue when only the combination is wrong.
+    let infos = rtclab_net::queues::params_of(&spec.queue_kind).unwrap_or_default();
+    for (name, value) in &spec.queue_params {
+        let checked = if infos.is_empty() {
+            build(&[(name.clone(), *value)]) // the kind's own "takes none"
+        } else {
+            rtclab_core::params::check(&infos, name, *value)
+        };
+        checked.map_err(|e| ConfigError::new(format!("{at}.queue.{name}"), e))?;
     }
+    build(&spec.queue_params).map_err(|e| ConfigError::new(format!("{at}.queue"), e))?;
     Ok(spec)
 }
 

@@ -103,6 +103,11 @@ fn bad_queue_kinds_and_parameters_are_named() {
     assert!(x.message.contains("1..=65536"), "{x}");
     let x = e(r#"{ kind = "confucius", target1 = 0.6 }"#);
     assert!(x.message.contains("target1 < target2 < target3"), "{x}");
+    assert_eq!(x.path, "link.queue");
+    // Related parameters are judged together: lowering target2 below the default target1
+    // is fine when target1 is lowered too.
+    let ok = scenario(r#"{ kind = "confucius", target1 = 0.02, target2 = 0.1 }"#);
+    assert!(rtclab_scenario::from_toml_str(&ok, &builtin_dir()).is_ok());
     let x = e(r#"{ kind = "drr", weight1 = 1.5 }"#);
     assert!(x.message.contains("whole number"), "{x}");
     let x = e(r#"{ kind = "pie", lambda_per_ms = 0.004 }"#);

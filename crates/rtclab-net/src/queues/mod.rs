@@ -61,6 +61,11 @@ pub fn names() -> Vec<&'static str> {
     QDISCS.iter().map(|k| k.name).collect()
 }
 
+/// The parameters discipline `kind` takes (None: no such kind).
+pub fn params_of(kind: &str) -> Option<Vec<ParamInfo>> {
+    QDISCS.iter().find(|k| k.name == kind).map(|k| (k.params)())
+}
+
 /// Builds the discipline `kind`; the error names what is wrong and what is accepted.
 pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, String> {
     match QDISCS.iter().find(|k| k.name == kind) {
