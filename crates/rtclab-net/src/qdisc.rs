@@ -99,6 +99,10 @@ pub trait Qdisc {
         None
     }
     fn handle_timeout(&mut self, _now: Time, _out: &mut ElementOutput) {}
+    /// For disciplines that sort flows into classes (Confucius): the class `flow` is in now.
+    fn flow_class(&self, _flow: rtclab_core::FlowId) -> Option<u8> {
+        None
+    }
 }
 
 pub enum AnyQdisc {
@@ -150,6 +154,12 @@ impl Qdisc for AnyQdisc {
     }
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
         each!(self, q => q.handle_timeout(now, out))
+    }
+    fn flow_class(&self, flow: rtclab_core::FlowId) -> Option<u8> {
+        match self {
+            AnyQdisc::DropTail(_) => None,
+            AnyQdisc::Other(q) => q.flow_class(flow),
+        }
     }
 }
 

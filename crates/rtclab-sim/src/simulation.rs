@@ -260,10 +260,22 @@ impl Simulation {
                 e.map_or(0.0, |e| self.link(e as usize).capacity().bits_between(b_start, b_end))
             })
             .collect();
-        let flows = &self.flows;
+        let (flows, scenario, elements, links) =
+            (&self.flows, &self.scenario, &self.elements, &self.link_elements);
         self.meters.close_bin(&bits, |i| {
-            let size = self.scenario.flows[i].kind.packet_size();
-            sample_flow(&flows[i].snd, Some(&flows[i].rcv), size)
+            let f = &scenario.flows[i];
+            let mut s = sample_flow(&flows[i].snd, Some(&flows[i].rcv), f.kind.packet_size());
+            // The class a classifying discipline on the flow's path holds it in (Confucius).
+            let class = f.path.iter().find_map(|&l| match &elements[links[l * 2]? as usize] {
+                AnyElement::Link(link) => {
+                    rtclab_net::Qdisc::flow_class(link.qdisc(), rtclab_core::FlowId(f.id))
+                }
+                _ => None,
+            });
+            if let Some(c) = class {
+                s.named.push(("queue_class", c as f64));
+            }
+            s
         });
     }
 

@@ -197,3 +197,46 @@ fn drr_weights_and_strict_priority() {
     assert!(flow_q(&o, 0, "p99") < 1.0);
     assert!(flow_q(&o, 1, "p50") > 20.0);
 }
+
+/// Confucius sorts a heterogeneous mix by occupancy (D §8.7.4: BBR -> Q2, CUBIC -> Q3, GCC's
+/// video low): each flow's mean class in `queue_class` after the first 5 s is ordered
+/// GCC < BBR < CUBIC (measured: 1.0, 1.5, 3.0; BBR splits its time between Q1 and Q2 here).
+#[test]
+fn confucius_classifies_bbr_and_cubic_by_occupancy() {
+    let text = r#"duration = "40s"
+[link]
+capacity = "20Mbps"
+queue = { kind = "confucius", limit = "1000pkt" }
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+media = { start_bitrate = "2Mbps", max_bitrate = "20Mbps" }
+[[flows]]
+kind = "tcp"
+cc = "bbr"
+rtt = "40ms"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "40ms"
+"#;
+    let (o, _) = run(parse(text), 1);
+    let t = col(&o.flows, "time_s");
+    let f = col(&o.flows, "flow");
+    let c = col(&o.flows, "queue_class");
+    let mean = |flow: f64| {
+        let v: Vec<f64> = (0..t.len())
+            .filter(|&i| f[i] == flow && t[i] > 5.0 && c[i].is_finite())
+            .map(|i| c[i])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (gcc, bbr, cubic) = (mean(0.0), mean(1.0), mean(2.0));
+    println!("mean class: gcc {gcc:.2}, bbr {bbr:.2}, cubic {cubic:.2}");
+    assert!(gcc < bbr && bbr < cubic, "gcc {gcc}, bbr {bbr}, cubic {cubic}");
+    assert!(cubic > 2.5);
+    // Drop-tail does not classify: no such column.
+    let (d, _) = run(parse(&text.replace("kind = \"confucius\", ", "")), 1);
+    assert!(d.flows.column("queue_class").is_none());
+}

@@ -212,7 +212,7 @@ impl Confucius {
     }
 
     /// The class (0 = new, 1..=3 old) and weight of `flow`, if known.
-    pub fn flow_class(&self, flow: FlowId) -> Option<(usize, f64)> {
+    pub fn flow_state(&self, flow: FlowId) -> Option<(usize, f64)> {
         let f = self.flows.get(flow.0 as usize).filter(|f| f.known)?;
         Some((f.class, f.weight))
     }
@@ -550,6 +550,10 @@ impl Qdisc for Confucius {
         self.next_tick
     }
 
+    fn flow_class(&self, flow: FlowId) -> Option<u8> {
+        self.flow_state(flow).map(|(c, _)| c as u8)
+    }
+
     fn handle_timeout(&mut self, now: Time, _out: &mut ElementOutput) {
         while let Some(t) = self.next_tick.filter(|&t| t <= now) {
             self.tick(t);
@@ -669,7 +673,7 @@ mod tests {
         let classes = q.classes();
         assert!(classes[0].flows.is_empty(), "{classes:?}");
         for f in 1..=8 {
-            assert_eq!(q.flow_class(FlowId(f)).unwrap().1, 1.0);
+            assert_eq!(q.flow_state(FlowId(f)).unwrap().1, 1.0);
         }
     }
 
@@ -727,8 +731,8 @@ mod tests {
                 last[f] = d.pkt.seq;
             },
         );
-        let (c0, _) = q.flow_class(FlowId(0)).unwrap();
-        let (c1, _) = q.flow_class(FlowId(1)).unwrap();
+        let (c0, _) = q.flow_state(FlowId(0)).unwrap();
+        let (c1, _) = q.flow_state(FlowId(1)).unwrap();
         assert_eq!((c0, c1), (1, 3), "{:?}", q.classes());
     }
 
@@ -748,7 +752,7 @@ mod tests {
         // Drain, wait past the idle time: forgotten, and new again on its next packet.
         while q.dequeue(Time::ZERO, &mut out).is_some() {}
         q.handle_timeout(Time::from_millis(1500), &mut out);
-        assert!(q.flow_class(FlowId(3)).is_none());
+        assert!(q.flow_state(FlowId(3)).is_none());
         assert_eq!(q.poll_timeout(), None);
     }
 
