@@ -587,6 +587,11 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ConfigError as e:
+        # A scenario built by rtclab itself (a reproduction's, a sweep's axis values) that its
+        # own checks refused: one line, not a traceback.
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
