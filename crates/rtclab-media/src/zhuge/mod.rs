@@ -145,13 +145,25 @@ impl Zhuge {
         self.stats
     }
 
+    /// Held ACKs whose time has come, in release order.
+    fn release_due(&mut self, now: Time, out: &mut ElementOutput) {
+        while let Some(entry) = self.held.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            out.packets.push(entry.remove());
+        }
+    }
+
     fn on_downlink(&mut self, now: Time, pkt: &Packet, payloads: &rtclab_core::Payloads) {
         if pkt.kind != PacketKind::Data || pkt.flow.0 >= self.cfg.flows_below {
             return;
         }
-        // A media packet: structured (simulator) or RTP bytes (emulator).
+        // A media packet: structured (simulator) or RTP bytes (emulator); a flow already known
+        // as TCP is not parsed again.
+        let known_tcp = matches!(self.flows.get(&pkt.flow.0), Some(Tracked::Tcp(_)));
         let wire_seq = match pkt.info {
-            PacketInfo::Payload { id } => payloads
+            PacketInfo::Payload { id } if !known_tcp => payloads
                 .get(id)
                 .and_then(|p| p.downcast_ref::<Vec<u8>>())
                 .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b)),
@@ -183,8 +195,9 @@ impl Zhuge {
         match self.flows.get_mut(&pkt.flow.0) {
             Some(Tracked::Tcp(d)) if self.cfg.out_of_band && pkt.kind == PacketKind::Ack => {
                 let release = d.on_ack(now, &mut self.rng);
-                let flow_held = self.held.values().any(|h| h.flow == pkt.flow);
-                if release <= now && !flow_held {
+                if release <= now {
+                    // Its flow's earlier ACKs are due by now too: they leave first.
+                    self.release_due(now, out);
                     return Some(pkt);
                 }
                 self.stats.acks_delayed += 1;
@@ -248,12 +261,7 @@ impl NetElement for Zhuge {
     }
 
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
-        while let Some(entry) = self.held.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            out.packets.push(entry.remove());
-        }
+        self.release_due(now, out);
     }
 
     fn poll_timeout(&self) -> Option<Time> {
