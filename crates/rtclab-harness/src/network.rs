@@ -228,8 +228,9 @@ impl Network {
                 els.push(self.push(AnyElement::Loss(LossElement::new(m, rng)), Role::Loss(h)));
             }
             let queue_seed = seeds.stream(&format!("{label}.queue")).next_u64();
-            let link =
-                self.push(AnyElement::Link(Box::new(spec.build_link(queue_seed))), Role::Link(h));
+            let wifi_seed = seeds.stream(&format!("{label}.wifi")).next_u64();
+            let link = spec.build_link(queue_seed, wifi_seed);
+            let link = self.push(AnyElement::Link(Box::new(link)), Role::Link(h));
             self.link_elements[h.index()] = Some(link);
             els.push(link);
         }

@@ -141,6 +141,41 @@ pub struct HopSummary {
     pub drops: Drops,
     pub ecn_marks: u64,
     pub queuing_delay_sampled_ms: Percentiles,
+    /// A wireless access point's MAC counters over the whole run (simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSummary>,
+}
+
+/// What a `wifi` link's MAC did (`rtclab_net::WifiStats`, whole run).
+#[derive(Clone, Debug, Serialize)]
+pub struct WifiSummary {
+    /// PPDUs the AP sent successfully and their mean number of packets.
+    pub ap_txops: u64,
+    pub mean_aggregate_packets: f64,
+    /// Successful PPDUs of the other stations.
+    pub other_txops: u64,
+    /// Collisions, and their share of all transmission attempts.
+    pub collisions: u64,
+    pub collision_ratio: f64,
+    /// Packets dropped after the retry limit.
+    pub retry_drops: u64,
+    /// Share of the run's time the channel carried the AP's PPDUs (with their ACKs).
+    pub ap_airtime_share: f64,
+}
+
+impl WifiSummary {
+    pub fn new(st: &rtclab_net::WifiStats, run: rtclab_core::TimeDelta) -> Self {
+        let attempts = st.ap_txops + st.other_txops + st.collisions;
+        WifiSummary {
+            ap_txops: st.ap_txops,
+            mean_aggregate_packets: ratio(st.ap_packets as f64, st.ap_txops as f64),
+            other_txops: st.other_txops,
+            collisions: st.collisions,
+            collision_ratio: ratio(st.collisions as f64, attempts as f64),
+            retry_drops: st.retry_drops,
+            ap_airtime_share: ratio(st.ap_airtime_ns as f64, run.as_nanos() as f64),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -393,6 +428,7 @@ pub fn hop_summary(
         drops: drops(&m.drops),
         ecn_marks: m.ecn_marks,
         queuing_delay_sampled_ms: m.sampled_queue_ms(s.metrics.bin, w0, w1),
+        wifi: None,
     }
 }
 

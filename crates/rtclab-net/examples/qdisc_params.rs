@@ -1,5 +1,5 @@
-//! Prints the parameter table of every registered queue discipline for docs/scenario.md:
-//! `cargo run -q -p rtclab-net --example qdisc_params`.
+//! Prints the parameter table of every registered queue discipline, then the `wifi` link's,
+//! for docs/scenario.md: `cargo run -q -p rtclab-net --example qdisc_params`.
 use rtclab_core::params::Kind;
 use rtclab_net::queues::QDISCS;
 
@@ -20,5 +20,10 @@ fn main() {
             println!("  | `{}` | {d} | {range} | {} |", p.name, p.help);
         }
         println!();
+    }
+    println!("- `wifi`: a wireless access point's transmitter\n");
+    println!("  | name | default | accepted | meaning |\n  |---|---|---|---|");
+    for p in rtclab_net::wifi::params() {
+        println!("  | `{}` | {} | {}..={} | {} |", p.name, p.default, p.min, p.max, p.help);
     }
 }

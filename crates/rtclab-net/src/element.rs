@@ -34,8 +34,11 @@ pub struct DequeueRecord {
     pub pkt: Packet,
     /// Time the packet spent in the queue discipline.
     pub sojourn: rtclab_core::TimeDelta,
-    /// What the discipline holds after this packet left.
+    /// What the link holds after this packet left (a wireless link: qdisc + MAC queue).
     pub backlog: crate::qdisc::Backlog,
+    /// The A-MPDU it left in, numbered per link (None: a link that sends packets one by
+    /// one). Records of one aggregate share the time and the number.
+    pub aggregate: Option<u64>,
 }
 
 #[derive(Debug, Default)]

@@ -14,6 +14,7 @@ pub mod middleboxes;
 pub mod qdisc;
 pub mod queues;
 pub mod trace_file;
+pub mod wifi;
 
 pub use capacity::CapacityModel;
 pub use delay::DelayLine;
@@ -23,3 +24,4 @@ pub use loss::{LossElement, LossModel};
 pub use qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 pub use queues::droptail::DropTail;
 pub use trace_file::{parse_bandwidth_trace, parse_mahimahi_trace, TraceError};
+pub use wifi::{WifiConfig, WifiMac, WifiStats};

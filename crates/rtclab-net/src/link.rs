@@ -6,10 +6,15 @@
 //! models (mahimahi): at each opportunity instant up to 1504 bytes per opportunity leave;
 //! a packet may be spread over several opportunities and leaves at the one that completes
 //! it; opportunities that find the queue empty are lost.
+//!
+//! Wireless access points (`Link::wifi`): the queue discipline feeds a `WifiMac` (MAC queue,
+//! A-MPDU aggregation, DCF contention) that replaces the serializer; the capacity model is
+//! then the PHY rate.
 
 use crate::capacity::CapacityModel;
 use crate::element::{DequeueRecord, ElementOutput, NetElement};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, Qdisc};
+use crate::wifi::WifiMac;
 use rtclab_core::{Direction, Packet, Time, TimeDelta};
 
 pub struct Link {
@@ -22,6 +27,8 @@ pub struct Link {
     next_opportunity: Option<Time>,
     /// Record every dequeue in `ElementOutput::dequeues` (a middlebox at this hop wants them).
     observed: bool,
+    /// A wireless AP's MAC in place of the serializer.
+    wifi: Option<Box<WifiMac>>,
 }
 
 impl Link {
@@ -33,7 +40,23 @@ impl Link {
             partial: None,
             next_opportunity: None,
             observed: false,
+            wifi: None,
         }
+    }
+
+    /// A wireless access point's link: `capacity` is the PHY rate (it must be a rate, not
+    /// mahimahi opportunities).
+    pub fn wifi(capacity: CapacityModel, qdisc: AnyQdisc, mac: WifiMac) -> Self {
+        assert!(
+            !matches!(capacity, CapacityModel::Opportunities(_)),
+            "a wireless link needs a PHY rate, not delivery opportunities"
+        );
+        Link { wifi: Some(Box::new(mac)), ..Link::new(capacity, qdisc) }
+    }
+
+    /// The wireless MAC, for a wireless access point's link.
+    pub fn wifi_mac(&self) -> Option<&WifiMac> {
+        self.wifi.as_deref()
     }
 
     /// Reports every packet leaving the queue for the serializer in `out.dequeues`.
@@ -63,14 +86,26 @@ impl Link {
         &self.capacity
     }
 
-    /// Packets and bytes waiting in the queue (excluding the one being serialized).
+    /// Packets and bytes waiting in the queue (excluding the one being serialized; for a
+    /// wireless link the MAC queue counts, the PPDU on the air does not).
     pub fn backlog(&self) -> Backlog {
-        self.qdisc.backlog()
+        let q = self.qdisc.backlog();
+        match &self.wifi {
+            None => q,
+            Some(m) => {
+                let b = m.backlog();
+                Backlog { packets: q.packets + b.packets, bytes: q.bytes + b.bytes }
+            }
+        }
     }
 
     /// Packets held (queued or on the wire), counted as (data, acks).
     pub fn held_by_kind(&self) -> (u64, u64) {
         let mut held = self.qdisc.held_by_kind();
+        if let Some(m) = &self.wifi {
+            let w = m.held_by_kind();
+            held = (held.0 + w.0, held.1 + w.1);
+        }
         for p in self.in_service.map(|x| x.0).into_iter().chain(self.partial.map(|x| x.0)) {
             match p.kind {
                 rtclab_core::PacketKind::Data => held.0 += 1,
@@ -82,7 +117,9 @@ impl Link {
 
     /// Whether a packet is on the wire (or partly delivered, for opportunity traces).
     pub fn busy(&self) -> bool {
-        self.in_service.is_some() || self.partial.is_some()
+        self.wifi.as_ref().is_some_and(|m| m.busy())
+            || self.in_service.is_some()
+            || self.partial.is_some()
     }
 
     #[inline]
@@ -134,7 +171,7 @@ fn pull(q: &mut AnyQdisc, observed: bool, at: Time, out: &mut ElementOutput) -> 
     let Dequeued { mut pkt, sojourn } = q.dequeue(at, out)?;
     pkt.queue_delay += sojourn;
     if observed {
-        out.dequeues.push(DequeueRecord { pkt, sojourn, backlog: q.backlog() });
+        out.dequeues.push(DequeueRecord { pkt, sojourn, backlog: q.backlog(), aggregate: None });
     }
     Some(pkt)
 }
@@ -145,6 +182,10 @@ impl NetElement for Link {
     }
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
+        if let Some(m) = &mut self.wifi {
+            m.enqueue(now, pkt, &mut self.qdisc, out);
+            return;
+        }
         self.qdisc.enqueue(now, pkt, out);
         match &self.capacity {
             CapacityModel::Opportunities(ops) => {
@@ -162,6 +203,14 @@ impl NetElement for Link {
 
     #[inline]
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
+        if let Some(m) = &mut self.wifi {
+            if self.qdisc.poll_timeout().is_some_and(|t| t <= now) {
+                self.qdisc.handle_timeout(now, out);
+                m.after_qdisc_timer(now, &mut self.qdisc, out);
+            }
+            m.handle_timeout(now, &self.capacity, &mut self.qdisc, self.observed, out);
+            return;
+        }
         if matches!(self.capacity, CapacityModel::Opportunities(_)) {
             self.run_qdisc_timer(now, out);
             if let CapacityModel::Opportunities(ops) = &self.capacity {
@@ -187,9 +236,10 @@ impl NetElement for Link {
 
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
-        let own = match self.in_service {
-            Some((_, finish)) => Some(finish),
-            None => self.next_opportunity,
+        let own = match (&self.wifi, self.in_service) {
+            (Some(m), _) => m.poll_timeout(),
+            (None, Some((_, finish))) => Some(finish),
+            (None, None) => self.next_opportunity,
         };
         match self.qdisc.poll_timeout() {
             None => own,

@@ -64,17 +64,25 @@ pub enum DropReason {
     BurstLoss,
     /// An active queue management decision (a drop, or a CE mark where the packet allows).
     Aqm,
+    /// A wireless link gave up on a frame after its retries (collisions).
+    RetryLimit,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 4] =
-        [DropReason::QueueOverflow, DropReason::RandomLoss, DropReason::BurstLoss, DropReason::Aqm];
+    pub const ALL: [DropReason; 5] = [
+        DropReason::QueueOverflow,
+        DropReason::RandomLoss,
+        DropReason::BurstLoss,
+        DropReason::Aqm,
+        DropReason::RetryLimit,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::QueueOverflow => "queue_overflow",
             DropReason::RandomLoss => "random_loss",
             DropReason::BurstLoss => "burst_loss",
             DropReason::Aqm => "aqm",
+            DropReason::RetryLimit => "retry_limit",
         }
     }
     pub fn index(self) -> usize {

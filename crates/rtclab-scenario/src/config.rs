@@ -40,6 +40,9 @@ pub struct LinkConfig {
     #[serde(default)]
     pub queue: QueueConfig,
     pub loss: Option<LossConfig>,
+    /// A wireless access point's transmitter (MAC queue, A-MPDU, contention) with its named
+    /// parameters; the capacity is then the PHY rate. `wifi = {}` takes the defaults.
+    pub wifi: Option<std::collections::BTreeMap<String, ParamValue>>,
 }
 
 /// One hop of a topology: a forward bottleneck (as `[link]`), its one-way propagation delay,
@@ -52,6 +55,8 @@ pub struct NamedLinkConfig {
     #[serde(default)]
     pub queue: QueueConfig,
     pub loss: Option<LossConfig>,
+    /// A wireless access point's transmitter for the forward direction (see `LinkConfig`).
+    pub wifi: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// One-way propagation delay of this hop, both directions (default 0).
     pub delay: Option<Duration>,
     /// The reverse direction's bottleneck; absent = only the propagation delay.

@@ -72,6 +72,8 @@ pub struct LinkSpec {
     /// Largest data packet of any flow, bytes (CoDel's "one MTU queued" rule).
     pub mtu: u32,
     pub loss: Option<LossModel>,
+    /// A wireless access point's MAC in place of the serializer (checked by `resolve`).
+    pub wifi: Option<rtclab_net::WifiConfig>,
 }
 
 impl LinkSpec {
@@ -88,9 +90,20 @@ impl LinkSpec {
         rtclab_net::queues::build(&self.queue_kind, &self.qdisc_args(seed))
             .expect("queue checked when the scenario was resolved")
     }
-    /// A fresh link (queue discipline + serializer) as the scenario describes it.
-    pub fn build_link(&self, seed: u64) -> rtclab_net::Link {
-        rtclab_net::Link::new(self.capacity.clone(), self.build_qdisc(seed))
+    /// A fresh link (queue discipline + serializer, or + wireless MAC) as the scenario
+    /// describes it; `seed` seeds the discipline's stream, `wifi_seed` the MAC's backoffs.
+    pub fn build_link(&self, seed: u64, wifi_seed: u64) -> rtclab_net::Link {
+        let q = self.build_qdisc(seed);
+        match &self.wifi {
+            None => rtclab_net::Link::new(self.capacity.clone(), q),
+            Some(c) => {
+                let mac = rtclab_net::WifiMac::new(
+                    c.clone(),
+                    rtclab_core::RngStream::from_seed(wifi_seed),
+                );
+                rtclab_net::Link::wifi(self.capacity.clone(), q, mac)
+            }
+        }
     }
 }
 
@@ -1161,11 +1174,17 @@ struct LinkParts<'a> {
     capacity: &'a CapacityConfig,
     queue: &'a QueueConfig,
     loss: Option<&'a LossConfig>,
+    wifi: Option<&'a std::collections::BTreeMap<String, ParamValue>>,
 }
 
 impl<'a> From<&'a LinkConfig> for LinkParts<'a> {
     fn from(l: &'a LinkConfig) -> Self {
-        LinkParts { capacity: &l.capacity, queue: &l.queue, loss: l.loss.as_ref() }
+        LinkParts {
+            capacity: &l.capacity,
+            queue: &l.queue,
+            loss: l.loss.as_ref(),
+            wifi: l.wifi.as_ref(),
+        }
     }
 }
 
@@ -1230,8 +1249,12 @@ fn topology(cfg: &ScenarioConfig) -> Result<Topology<'_>, ConfigError> {
                         "must not be negative",
                     ));
                 }
-                let parts =
-                    LinkParts { capacity: &l.capacity, queue: &l.queue, loss: l.loss.as_ref() };
+                let parts = LinkParts {
+                    capacity: &l.capacity,
+                    queue: &l.queue,
+                    loss: l.loss.as_ref(),
+                    wifi: l.wifi.as_ref(),
+                };
                 out.push((l.name.clone(), delay, parts, l.reverse.as_ref().map(Into::into)));
             }
             Ok(Topology { links: out, shorthand: false })
@@ -1492,6 +1515,27 @@ fn link_spec(
         }
     };
     let queue_params = param_values(&q.params, &format!("{at}.queue"))?;
+    let wifi = match l.wifi {
+        None => None,
+        Some(given) => {
+            if matches!(capacity, CapacityModel::Opportunities(_)) {
+                return Err(ConfigError::new(
+                    format!("{at}.wifi"),
+                    "a wireless link's capacity is its PHY rate: give a rate, a schedule or a \
+                     bandwidth trace, not mahimahi delivery opportunities",
+                ));
+            }
+            let params = param_values(given, &format!("{at}.wifi"))?;
+            let infos = rtclab_net::wifi::params();
+            for (name, value) in &params {
+                rtclab_core::params::check(&infos, name, *value)
+                    .map_err(|e| ConfigError::new(format!("{at}.wifi.{name}"), e))?;
+            }
+            let c = rtclab_net::wifi::config(&params)
+                .map_err(|e| ConfigError::new(format!("{at}.wifi"), e))?;
+            Some(c)
+        }
+    };
     let spec = LinkSpec {
         capacity,
         capacity_desc,
@@ -1500,6 +1544,7 @@ fn link_spec(
         queue_params,
         mtu,
         loss,
+        wifi,
     };
     let build = |params: &[(String, rtclab_core::params::Value)]| {
         let args = rtclab_net::queues::QdiscArgs { params, ..spec.qdisc_args(0) };

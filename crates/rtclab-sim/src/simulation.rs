@@ -462,15 +462,25 @@ impl Simulation {
         let link_cols = self.meters.link_columns();
         let fairness = summary::fairness_columns(&self.scenario, &self.meters);
         let endpoints: Vec<_> = self.flows.iter().map(|f| (&f.snd, &f.rcv)).collect();
-        let summary = summary::build(
+        let mut summary = summary::build(
             &self.scenario,
             self.seed,
             &self.meters,
             &endpoints,
             &fairness,
             self.stats(),
-        )
-        .to_value();
+        );
+        // Wireless links' MAC counters (`summary.links[].wifi`).
+        let run = self.now - Time::ZERO;
+        for hop in &mut summary.links {
+            let li = self.scenario.links.iter().position(|l| l.name == hop.name);
+            let dir = (hop.direction == "reverse") as usize;
+            let el = li.and_then(|li| self.link_elements[li * 2 + dir]);
+            if let Some(m) = el.and_then(|e| self.link(e as usize).wifi_mac()) {
+                hop.wifi = Some(rtclab_harness::summary::WifiSummary::new(&m.stats(), run));
+            }
+        }
+        let summary = summary.to_value();
         RunOutput {
             summary,
             flows: flow_cols,

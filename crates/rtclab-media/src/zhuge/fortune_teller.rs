@@ -13,6 +13,12 @@
 //! - `qShort` = how long the head-of-line packet has waited (0 with an empty queue);
 //! - `qLong(p)` = 8 · max(bytes ahead of p − the largest 1 ms burst of dequeues, 0) / txRate.
 //!
+//! - on a link that sends A-MPDUs (its dequeue records carry aggregate numbers: a `wifi`
+//!   link) the released code's Wi-Fi rule replaces Eq. 4.1: `qLong` = 8 · bytes ahead / txRate,
+//!   but 0 when the bytes ahead fit in `ampdu_wait` (5 ms) at txRate and have not shrunk since
+//!   the previous prediction (the packet will likely ride in the head's aggregate, whose wait
+//!   `qShort` and `tx` already hold).
+//!
 //! What the queue looks like is learnt from what passes the middlebox (every packet entering
 //! the link behind it) and the link's dequeue records (each with the discipline's backlog
 //! after it): bytes ahead of an arrival = the backlog at the last dequeue + the bytes that
@@ -40,6 +46,9 @@ pub struct FortuneTellerConfig {
     pub min_tx_rate_bps: f64,
     /// Include the head-of-line waiting time (the code turns it off in its wired mode).
     pub qshort: bool,
+    /// A-MPDU rule (aggregating links only): bytes ahead worth less than this at txRate
+    /// count as riding in the head's aggregate (`kAmpduMaxWaitMs`, 5 ms).
+    pub ampdu_wait: TimeDelta,
 }
 
 impl Default for FortuneTellerConfig {
@@ -48,6 +57,7 @@ impl Default for FortuneTellerConfig {
             w_rate: TimeDelta::from_millis(40),
             min_tx_rate_bps: 512_000.0,
             qshort: true,
+            ampdu_wait: TimeDelta::from_millis(5),
         }
     }
 }
@@ -81,6 +91,10 @@ pub struct FortuneTeller {
     backlog_bytes: u64,
     /// Packets that went into the link and have not been seen leaving, oldest first.
     shadow: VecDeque<(Time, FlowId, u64, PacketKind)>,
+    /// The link sends A-MPDUs (seen in its dequeue records).
+    aggregated: bool,
+    /// Bytes ahead at the previous prediction (the A-MPDU rule).
+    last_ahead: u64,
 }
 
 impl FortuneTeller {
@@ -92,6 +106,8 @@ impl FortuneTeller {
             idle_since: Some(Time::ZERO),
             backlog_bytes: 0,
             shadow: VecDeque::new(),
+            aggregated: false,
+            last_ahead: 0,
         }
     }
 
@@ -162,7 +178,18 @@ impl FortuneTeller {
             TimeDelta::from_nanos(SLOT.as_nanos() * self.busy_slots(now) as i64 / n_slots as i64)
         };
         let ahead = self.backlog_bytes;
-        let q_long = TimeDelta::from_secs_f64(8.0 * ahead.saturating_sub(max_burst) as f64 / rate);
+        let q_long = if self.aggregated {
+            let in_head_aggregate = 8.0 * ahead as f64 <= self.cfg.ampdu_wait.as_secs_f64() * rate
+                && ahead >= self.last_ahead;
+            if in_head_aggregate {
+                TimeDelta::ZERO
+            } else {
+                TimeDelta::from_secs_f64(8.0 * ahead as f64 / rate)
+            }
+        } else {
+            TimeDelta::from_secs_f64(8.0 * ahead.saturating_sub(max_burst) as f64 / rate)
+        };
+        self.last_ahead = ahead;
         let q_short = match self.shadow.front() {
             Some(&(t, ..)) if self.cfg.qshort && ahead > 0 => now - t,
             _ => TimeDelta::ZERO,
@@ -182,6 +209,7 @@ impl FortuneTeller {
     /// The link took a packet from its queue.
     pub fn on_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         self.dequeues.push_back((now, rec.pkt.size));
+        self.aggregated = rec.aggregate.is_some();
         self.expire(now);
         self.backlog_bytes = rec.backlog.bytes;
         let key = (rec.pkt.flow, rec.pkt.seq, rec.pkt.kind);
@@ -209,6 +237,7 @@ mod tests {
             pkt: pkt(seq),
             sojourn: TimeDelta::ZERO,
             backlog: Backlog { packets: backlog, bytes: backlog as u64 * 1500 },
+            aggregate: None,
         };
         ft.on_dequeue(t, &rec);
     }
@@ -237,6 +266,57 @@ mod tests {
         let p = ft.predict(Time::from_millis(100));
         assert_eq!(p.tx, TimeDelta::from_millis(40));
         assert_eq!(ft.tx_rate_bps(Time::from_millis(100)), 512_000.0);
+    }
+
+    #[test]
+    fn the_ampdu_rule_zeroes_qlong_for_a_growing_queue_within_one_aggregate() {
+        // An aggregating link: 10 packets leave in one A-MPDU every 2 ms, the queue empty
+        // in between.
+        let mut ft = FortuneTeller::new(FortuneTellerConfig::default());
+        let mut seq = 0;
+        for burst in 0..20u64 {
+            let t = Time::from_millis(2 * burst);
+            for _ in 0..10 {
+                ft.on_arrival(t, &pkt(seq));
+                seq += 1;
+            }
+            for k in 0..10 {
+                let rec = DequeueRecord {
+                    pkt: pkt(seq - 10 + k),
+                    sojourn: TimeDelta::ZERO,
+                    backlog: Backlog { packets: 9 - k as u32, bytes: (9 - k) * 1500 },
+                    aggregate: Some(burst),
+                };
+                ft.on_dequeue(t + TimeDelta::from_micros(500), &rec);
+            }
+        }
+        let t = Time::from_millis(40);
+        // A growing queue within 5 ms at txRate: qLong 0; beyond it, the whole backlog at
+        // txRate (no burst credit as in Eq. 4.1).
+        loop {
+            let rate = ft.tx_rate_bps(t);
+            let limit = (0.005 * rate / 8.0) as u64; // 5 ms worth of bytes
+            let p = ft.predict(t);
+            if p.bytes_ahead <= limit {
+                assert_eq!(p.q_long, TimeDelta::ZERO, "{p:?}");
+            } else {
+                let want = 8.0 * p.bytes_ahead as f64 / rate;
+                assert!((p.q_long.as_secs_f64() - want).abs() < 1e-6, "{p:?} {want}");
+                break;
+            }
+            ft.on_arrival(t, &pkt(seq));
+            seq += 1;
+        }
+        // A queue that shrank since the last prediction gets its qLong even when short.
+        let rec = DequeueRecord {
+            pkt: pkt(200),
+            sojourn: TimeDelta::ZERO,
+            backlog: Backlog { packets: 2, bytes: 3000 },
+            aggregate: Some(20),
+        };
+        ft.on_dequeue(t, &rec);
+        let p = ft.predict(t);
+        assert!(p.q_long > TimeDelta::ZERO, "{p:?}");
     }
 
     #[test]

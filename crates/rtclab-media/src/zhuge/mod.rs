@@ -78,6 +78,8 @@ pub static ZHUGE_PARAMS: &[Param<ZhugeConfig>] = &[
         |c| c.teller.min_tx_rate_bps / 1000.0, |c, v| c.teller.min_tx_rate_bps = v * 1000.0),
     param!(ZhugeConfig, "qshort", "add the head-of-line packet's waiting time (true; the code's wired mode: false)", Bool, 0.0, 1.0,
         |c| c.teller.qshort as u8 as f64, |c, v| c.teller.qshort = v != 0.0),
+    param!(ZhugeConfig, "ampdu_wait_ms", "A-MPDU rule on aggregating (wifi) links: bytes ahead worth less than this at the dequeue rate ride in the head's aggregate, ms (5)", Real, 0.0, 1000.0,
+        |c| c.teller.ampdu_wait.as_millis_f64(), |c, v| c.teller.ampdu_wait = ms(v)),
     param!(ZhugeConfig, "w_delta_ms", "history window of delay deltas and tokens, ms (40)", Real, 1.0, 10_000.0,
         |c| c.acks.window.as_millis_f64(), |c, v| c.acks.window = ms(v)),
     param!(ZhugeConfig, "delta_clamp_ms", "clamp of each delta and token, ms (10)", Real, 0.0, 10_000.0,
@@ -320,6 +322,7 @@ mod tests {
                     pkt: Packet::data(FlowId(flow), k / 2, 1200, now),
                     sojourn: TimeDelta::ZERO,
                     backlog: Backlog { packets: queued, bytes: queued as u64 * 1200 },
+                    aggregate: None,
                 };
                 z.observe_dequeue(now, &rec);
             }
