@@ -112,6 +112,13 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     assert len(s3) == 3 * len(KS) and all(x["paper"] for x in s3)
     durations = [x["ours"] for x in rows if x["metric"] == "RTT>200ms duration (s)"]
     assert durations and all(0 <= d <= 20 for d in durations)
+    from rtclab.repro.zhuge import NS
+
+    for exp in ("S4 competition (Wi-Fi)", "S4+uplink competition (Wi-Fi)", "S5 interference (Wi-Fi)"):
+        wifi = [x for x in rows if x["experiment"] == exp and x["metric"] == "Zhuge vs best baseline"]
+        assert len(wifi) == len(NS) and all(x["paper"] for x in wifi)
+    over = [x["ours"] for x in rows if x["metric"] == "time with RTT>200ms (s)"]
+    assert len(over) == 2 * 3 * len(NS) and all(0 <= v <= 50 for v in over)
     if trace_dir() is not None:
         assert {x["experiment"] for x in rows} >= {f"S1 trace {t}" for t in ("W1", "W2", "C1", "C2", "C3")}
 

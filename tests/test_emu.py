@@ -201,6 +201,36 @@ def test_emu_zhuge_rewrites_real_rtcp_so_gcc_reacts_at_once(tmp_path):
     assert zhuge < 8 and fifo > 10, (fifo, zhuge)
 
 
+WIFI_AP = """
+name = "emu-wifi-ap"
+duration = "5s"
+[link]
+capacity = "40Mbps"
+queue = { limit = "250pkt" }
+wifi = { stations = 4, stations_start_s = 2.5 }
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "20ms"
+[metrics]
+bin = "100ms"
+"""
+
+
+@needs_root
+def test_emu_wifi_link_aggregates_and_shares_the_channel_with_kernel_tcp(tmp_path):
+    """A kernel CUBIC flow through the wireless AP link: near the PHY rate alone, about a
+    fifth of it once four saturated stations contend (the same MAC the simulator runs)."""
+    import rtclab
+
+    r = rtclab.run(WIFI_AP, seed=1, progress=False, engine="emu")
+    f = r.flows[r.flows.flow == 0]
+    before = float(f[(f.time_s > 1.0) & (f.time_s <= 2.5)].throughput_mbps.mean())
+    during = float(f[(f.time_s > 3.0)].throughput_mbps.mean())
+    assert before > 30, (before, during)
+    assert during < 0.4 * before, (before, during)
+
+
 @needs_root
 def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     scn = tmp_path / "many.toml"
