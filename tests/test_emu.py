@@ -220,7 +220,8 @@ bin = "100ms"
 @needs_root
 def test_emu_wifi_link_aggregates_and_shares_the_channel_with_kernel_tcp(tmp_path):
     """A kernel CUBIC flow through the wireless AP link: near the PHY rate alone, about a
-    fifth of it once four saturated stations contend (the same MAC the simulator runs)."""
+    fifth of it once four saturated stations contend (the same MAC the simulator runs); the
+    summary has the MAC's counters."""
     import rtclab
 
     r = rtclab.run(WIFI_AP, seed=1, progress=False, engine="emu")
@@ -229,6 +230,8 @@ def test_emu_wifi_link_aggregates_and_shares_the_channel_with_kernel_tcp(tmp_pat
     during = float(f[(f.time_s > 3.0)].throughput_mbps.mean())
     assert before > 30, (before, during)
     assert during < 0.4 * before, (before, during)
+    wifi = r.summary["links"][0]["wifi"]
+    assert wifi["mean_aggregate_packets"] > 2 and wifi["other_txops"] > 0 and wifi["collisions"] > 0, wifi
 
 
 @needs_root

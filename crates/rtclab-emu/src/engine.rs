@@ -87,6 +87,8 @@ pub struct DirStats {
     /// Per (link, direction), `HopRef::index`, both directions (kept in the forward
     /// direction's stats only): the same link meters as the simulator's.
     pub meters: Vec<rtclab_harness::link_meter::LinkMeter>,
+    /// Per (link, direction), alongside `meters`: wireless links' MAC counters.
+    pub wifi: Vec<Option<rtclab_net::WifiStats>>,
 }
 
 /// Both directions: [forward (sender → receiver), reverse].
@@ -107,14 +109,22 @@ impl EngineStats {
     pub fn merge(loops: Vec<LoopStats>) -> Result<Self, EmuError> {
         let mut dirs: [Option<DirStats>; 2] = [None, None];
         let mut meters: Vec<Option<rtclab_harness::link_meter::LinkMeter>> = Vec::new();
+        let mut wifi: Vec<Option<rtclab_net::WifiStats>> = Vec::new();
         for mut l in loops {
             let loop_meters = std::mem::take(&mut l.dirs[0].meters);
+            let loop_wifi = std::mem::take(&mut l.dirs[0].wifi);
             if meters.is_empty() {
                 meters = vec![None; loop_meters.len()];
+                wifi = vec![None; loop_meters.len()];
             }
             for (h, m) in loop_meters.into_iter().enumerate() {
                 if l.reads[h & 1] {
                     meters[h] = Some(m);
+                }
+            }
+            for (h, w) in loop_wifi.into_iter().enumerate() {
+                if w.is_some() {
+                    wifi[h] = w;
                 }
             }
             for (d, st) in l.dirs.into_iter().enumerate() {
@@ -128,6 +138,7 @@ impl EngineStats {
         };
         let mut st = EngineStats { dirs: [fwd, rev] };
         st.dirs[0].meters = meters.into_iter().map(Option::unwrap_or_default).collect();
+        st.dirs[0].wifi = wifi;
         Ok(st)
     }
 }
@@ -219,6 +230,7 @@ impl Forwarder {
             ran_ns: 0,
             realtime,
             meters: Vec::new(),
+            wifi: Vec::new(),
         };
         let mut stats = [new_stats(), new_stats()];
         // A packet's bytes (the whole IPv4 packet) are its payload in the network's payload
@@ -233,6 +245,7 @@ impl Forwarder {
             if now >= self.end || stop.load(Ordering::Relaxed) {
                 self.path.close_bins_to(now.min(self.end));
                 // The link meters cover both directions: kept once, with the forward stats.
+                stats[0].wifi = self.path.wifi_stats();
                 stats[0].meters = std::mem::take(&mut self.path.meters);
                 for (d, st) in stats.iter_mut().enumerate() {
                     st.ran_ns = (now - Time::ZERO).as_nanos();

@@ -252,6 +252,17 @@ impl Path {
         self.dequeued.clear();
     }
 
+    /// Per (link, direction), `HopRef::index`: a wireless link's MAC counters (None for
+    /// other links, and for hops this path does not hold).
+    pub fn wifi_stats(&self) -> Vec<Option<rtclab_net::WifiStats>> {
+        (0..self.meters.len())
+            .map(|h| match self.link_of_hop.get(h).copied().flatten().map(|e| &self.elements[e]) {
+                Some(AnyElement::Link(l)) => l.wifi_mac().map(|m| m.stats()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Closes every meter bin that ends at or before `t`.
     pub fn close_bins_to(&mut self, t: Time) {
         while self.next_bin_end <= t {

@@ -141,7 +141,7 @@ pub struct HopSummary {
     pub drops: Drops,
     pub ecn_marks: u64,
     pub queuing_delay_sampled_ms: Percentiles,
-    /// A wireless access point's MAC counters over the whole run (simulator only).
+    /// A wireless access point's MAC counters over the whole run (both engines).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wifi: Option<WifiSummary>,
 }
