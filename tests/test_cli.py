@@ -117,6 +117,10 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     for exp in ("S4 competition (Wi-Fi)", "S4+uplink competition (Wi-Fi)", "S5 interference (Wi-Fi)"):
         wifi = [x for x in rows if x["experiment"] == exp and x["metric"] == "Zhuge vs best baseline"]
         assert len(wifi) == len(NS) and all(x["paper"] for x in wifi)
+    acc = [x for x in rows if x["experiment"] == "S7a prediction error"]
+    assert {x["variant"] for x in acc} == {"S3 gcc k=10", "S3 copa k=10", "S5 N=5"}
+    small = [x["ours"] for x in acc if x["metric"].startswith("|error| p50, delay <= 64")]
+    assert all(v is not None and 0 <= v < 50 for v in small), small
     over = [x["ours"] for x in rows if x["metric"] == "time with RTT>200ms (s)"]
     assert len(over) == 2 * 3 * len(NS) and all(0 <= v <= 50 for v in over)
     if trace_dir() is not None:

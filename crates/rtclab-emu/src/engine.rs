@@ -89,6 +89,8 @@ pub struct DirStats {
     pub meters: Vec<rtclab_harness::link_meter::LinkMeter>,
     /// Per (link, direction), alongside `meters`: wireless links' MAC counters.
     pub wifi: Vec<Option<rtclab_net::WifiStats>>,
+    /// Per scenario middlebox, alongside `meters`: its figures, from the loop holding it.
+    pub middleboxes: Vec<Option<Vec<(&'static str, f64)>>>,
 }
 
 /// Both directions: [forward (sender → receiver), reverse].
@@ -110,7 +112,16 @@ impl EngineStats {
         let mut dirs: [Option<DirStats>; 2] = [None, None];
         let mut meters: Vec<Option<rtclab_harness::link_meter::LinkMeter>> = Vec::new();
         let mut wifi: Vec<Option<rtclab_net::WifiStats>> = Vec::new();
+        let mut middleboxes: Vec<Option<Vec<(&'static str, f64)>>> = Vec::new();
         for mut l in loops {
+            for (i, m) in std::mem::take(&mut l.dirs[0].middleboxes).into_iter().enumerate() {
+                if middleboxes.len() <= i {
+                    middleboxes.resize(i + 1, None);
+                }
+                if m.is_some() {
+                    middleboxes[i] = m;
+                }
+            }
             let loop_meters = std::mem::take(&mut l.dirs[0].meters);
             let loop_wifi = std::mem::take(&mut l.dirs[0].wifi);
             if meters.is_empty() {
@@ -139,6 +150,7 @@ impl EngineStats {
         let mut st = EngineStats { dirs: [fwd, rev] };
         st.dirs[0].meters = meters.into_iter().map(Option::unwrap_or_default).collect();
         st.dirs[0].wifi = wifi;
+        st.dirs[0].middleboxes = middleboxes;
         Ok(st)
     }
 }
@@ -231,6 +243,7 @@ impl Forwarder {
             realtime,
             meters: Vec::new(),
             wifi: Vec::new(),
+            middleboxes: Vec::new(),
         };
         let mut stats = [new_stats(), new_stats()];
         // A packet's bytes (the whole IPv4 packet) are its payload in the network's payload
@@ -246,6 +259,7 @@ impl Forwarder {
                 self.path.close_bins_to(now.min(self.end));
                 // The link meters cover both directions: kept once, with the forward stats.
                 stats[0].wifi = self.path.wifi_stats();
+                stats[0].middleboxes = self.path.middlebox_metrics();
                 stats[0].meters = std::mem::take(&mut self.path.meters);
                 for (d, st) in stats.iter_mut().enumerate() {
                     st.ran_ns = (now - Time::ZERO).as_nanos();

@@ -566,6 +566,9 @@ fn summarize(
             realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
             non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         }),
+        middleboxes: rtclab_harness::summary::MiddleboxSummary::all(s, |i| {
+            st.dirs[0].middleboxes.get(i).cloned().flatten()
+        }),
     };
     // The same input as the fairness windows: bytes leaving the bottleneck per bin.
     let bytes: Vec<Vec<u64>> =

@@ -22,6 +22,8 @@ pub struct Path {
     observers: Vec<Vec<usize>>,
     /// Per (link, direction): the link element, if that direction has one.
     link_of_hop: Vec<Option<usize>>,
+    /// Per scenario middlebox (in file order): its element, if this path holds it.
+    middlebox_elements: Vec<Option<usize>>,
     out: ElementOutput,
     dequeued: Vec<DequeueRecord>,
     /// (ideal release time, packet) leaving the network, in order (both directions).
@@ -127,12 +129,20 @@ impl Path {
                     .iter()
                     .map(|l| l.map(|e| e as usize).filter(|&e| side[e] == p).map(|e| local[e]))
                     .collect();
+                // The network builds the scenario's middleboxes in file order.
+                let middlebox_elements = (0..net.roles.len())
+                    .filter(|&e| {
+                        matches!(net.roles[e], rtclab_harness::network::Role::Middlebox { .. })
+                    })
+                    .map(|e| (side[e] == p).then_some(local[e]))
+                    .collect();
                 Path {
                     elements: Vec::with_capacity(count[p]),
                     info: Vec::with_capacity(count[p]),
                     routes,
                     observers: Vec::with_capacity(count[p]),
                     link_of_hop,
+                    middlebox_elements,
                     out: ElementOutput::default(),
                     dequeued: Vec::new(),
                     released: Vec::new(),
@@ -261,6 +271,11 @@ impl Path {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Per scenario middlebox: its figures (`NetElement::metrics`), if this path holds it.
+    pub fn middlebox_metrics(&self) -> Vec<Option<Vec<(&'static str, f64)>>> {
+        self.middlebox_elements.iter().map(|e| e.map(|e| self.elements[e].metrics())).collect()
     }
 
     /// Closes every meter bin that ends at or before `t`.

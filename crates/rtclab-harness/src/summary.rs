@@ -89,6 +89,41 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub engine_stats: EngineCounters,
     pub emulator: Option<EmulatorSummary>,
+    /// The scenario's middleboxes with the figures they report (Zhuge: prediction accuracy).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub middleboxes: Vec<MiddleboxSummary>,
+}
+
+/// One `[[middleboxes]]` entry and its own figures (`NetElement::metrics`, whole run).
+#[derive(Clone, Debug, Serialize)]
+pub struct MiddleboxSummary {
+    pub kind: String,
+    /// The link it sits at.
+    pub at: String,
+    pub metrics: std::collections::BTreeMap<String, f64>,
+}
+
+impl MiddleboxSummary {
+    /// `summary.middleboxes`: `metrics(i)` gives middlebox `i`'s figures (None: not held by
+    /// this engine's elements).
+    pub fn all(
+        s: &Scenario,
+        metrics: impl Fn(usize) -> Option<Vec<(&'static str, f64)>>,
+    ) -> Vec<MiddleboxSummary> {
+        s.middleboxes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| MiddleboxSummary {
+                kind: m.kind.clone(),
+                at: s.links[m.at].name.clone(),
+                metrics: metrics(i)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 impl Summary {

@@ -39,6 +39,10 @@ pub struct DequeueRecord {
     /// The A-MPDU it left in, numbered per link (None: a link that sends packets one by
     /// one). Records of one aggregate share the time and the number.
     pub aggregate: Option<u64>,
+    /// When its last bit leaves the link, where the link knows it at dequeue (rate links: the
+    /// serializer's finish; wireless: the end of its PPDU unless that attempt collided); None
+    /// otherwise.
+    pub leaves_at: Option<Time>,
 }
 
 #[derive(Debug, Default)]
@@ -74,6 +78,10 @@ pub trait NetElement {
     /// element that keeps packets must report them.
     fn held_by_kind(&self) -> (u64, u64) {
         (0, 0)
+    }
+    /// Named figures for the run's summary (`summary.middleboxes[].metrics`); none by default.
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }
 
@@ -116,6 +124,12 @@ impl NetElement for AnyElement {
     fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         if let AnyElement::Custom(e) = self {
             e.observe_dequeue(now, rec)
+        }
+    }
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        match self {
+            AnyElement::Custom(e) => e.metrics(),
+            _ => Vec::new(),
         }
     }
     fn held_by_kind(&self) -> (u64, u64) {

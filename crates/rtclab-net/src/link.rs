@@ -128,6 +128,11 @@ impl Link {
         if let Some(p) = self.pull(at, out) {
             let finish = self.capacity.finish_time(at, p.size as u64);
             self.in_service = Some((p, finish));
+            if self.observed {
+                if let Some(r) = out.dequeues.last_mut() {
+                    r.leaves_at = Some(finish);
+                }
+            }
         }
     }
 
@@ -171,7 +176,13 @@ fn pull(q: &mut AnyQdisc, observed: bool, at: Time, out: &mut ElementOutput) -> 
     let Dequeued { mut pkt, sojourn } = q.dequeue(at, out)?;
     pkt.queue_delay += sojourn;
     if observed {
-        out.dequeues.push(DequeueRecord { pkt, sojourn, backlog: q.backlog(), aggregate: None });
+        out.dequeues.push(DequeueRecord {
+            pkt,
+            sojourn,
+            backlog: q.backlog(),
+            aggregate: None,
+            leaves_at: None,
+        });
     }
     Some(pkt)
 }

@@ -411,6 +411,7 @@ impl WifiMac {
                     sojourn: e.qdisc_sojourn + waited,
                     backlog: Backlog { packets: 0, bytes: 0 },
                     aggregate: Some(self.aggregates),
+                    leaves_at: None,
                 });
             }
         }
@@ -508,9 +509,16 @@ impl WifiMac {
         for _ in &winners {
             end = end.max(self.ppdu_end(cap, t, self.cfg.station_bytes as u64));
         }
+        let dequeues_before = out.dequeues.len();
         let aggregate = ap_tx.then(|| self.form_aggregate(t, cap, q, observed, out));
         if let Some((_, bytes)) = &aggregate {
-            end = end.max(self.ppdu_end(cap, t, *bytes));
+            let data_end = self.ppdu_end(cap, t, *bytes);
+            end = end.max(data_end);
+            if n_tx == 1 {
+                for r in &mut out.dequeues[dequeues_before..] {
+                    r.leaves_at = Some(data_end);
+                }
+            }
         }
         self.busy_until = end + self.cfg.ack;
         let collided = n_tx > 1;

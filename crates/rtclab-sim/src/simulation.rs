@@ -480,6 +480,13 @@ impl Simulation {
                 hop.wifi = Some(rtclab_harness::summary::WifiSummary::new(&m.stats(), run));
             }
         }
+        // The scenario's middleboxes (built first, in file order) and their figures.
+        let mbs: Vec<usize> = (0..self.roles.len())
+            .filter(|&e| matches!(self.roles[e], Role::Middlebox { .. }))
+            .collect();
+        summary.middleboxes = rtclab_harness::summary::MiddleboxSummary::all(&self.scenario, |i| {
+            mbs.get(i).map(|&e| self.elements[e].metrics())
+        });
         let summary = summary.to_value();
         RunOutput {
             summary,

@@ -89,6 +89,7 @@ pub fn build(
             delivered_acks: stats.delivered_acks,
         },
         emulator: None,
+        middleboxes: Vec::new(),
     };
     let n_bins = m.flows.first().map_or(0, |f| f.col_recv_bytes.len());
     rtclab_harness::rfc8868::fill(&mut out, s, n_bins, w, |i| &m.flows[i].col_recv_bytes);

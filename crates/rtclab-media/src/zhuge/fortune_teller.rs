@@ -238,6 +238,7 @@ mod tests {
             sojourn: TimeDelta::ZERO,
             backlog: Backlog { packets: backlog, bytes: backlog as u64 * 1500 },
             aggregate: None,
+            leaves_at: None,
         };
         ft.on_dequeue(t, &rec);
     }
@@ -286,6 +287,7 @@ mod tests {
                     sojourn: TimeDelta::ZERO,
                     backlog: Backlog { packets: 9 - k as u32, bytes: (9 - k) * 1500 },
                     aggregate: Some(burst),
+                    leaves_at: None,
                 };
                 ft.on_dequeue(t + TimeDelta::from_micros(500), &rec);
             }
@@ -313,6 +315,7 @@ mod tests {
             sojourn: TimeDelta::ZERO,
             backlog: Backlog { packets: 2, bytes: 3000 },
             aggregate: Some(20),
+            leaves_at: None,
         };
         ft.on_dequeue(t, &rec);
         let p = ft.predict(t);

@@ -31,7 +31,7 @@ use crate::feedback_access::rewrite_transport_feedback;
 use delta_delay::{DeltaDelay, DeltaDelayConfig};
 use fortune_teller::{FortuneTeller, FortuneTellerConfig};
 use rtclab_core::params::{ms, param, Param};
-use rtclab_core::{Direction, Packet, PacketInfo, PacketKind, RngStream, Time};
+use rtclab_core::{Direction, Packet, PacketInfo, PacketKind, RngStream, Time, TimeDelta};
 use rtclab_net::element::{DequeueRecord, ElementOutput, NetElement};
 use rtclab_net::middleboxes::{MiddleboxArgs, MiddleboxKind};
 use rtclab_net::queues::describe;
@@ -128,6 +128,65 @@ pub struct Zhuge {
     held: BTreeMap<(Time, u64), Packet>,
     order: u64,
     stats: ZhugeStats,
+    accuracy: Accuracy,
+}
+
+/// The Fortune Teller against what happened (dissertation §4.7.6.1, Fig 4.18): each tracked
+/// packet's predicted delay against its delay from the AP to the end of its transmission,
+/// known when the link dequeues it (`DequeueRecord::leaves_at`).
+#[derive(Debug, Default)]
+struct Accuracy {
+    /// (flow, seq, is an ACK) -> (arrival, predicted total delay).
+    pending: BTreeMap<(u32, u64, bool), (Time, TimeDelta)>,
+    /// |error| in µs, for packets whose actual delay was at most 64 ms, and above.
+    upto_64ms: rtclab_core::histogram::LogHistogram,
+    over_64ms: rtclab_core::histogram::LogHistogram,
+    /// Sum of signed errors (predicted − actual), µs.
+    signed_sum_us: f64,
+}
+
+impl Accuracy {
+    fn predicted(&mut self, now: Time, pkt: &Packet, total: TimeDelta) {
+        if self.pending.len() >= 200_000 {
+            // Packets the queue dropped never leave: forget those older than 10 s.
+            let cutoff = now.saturating_since(Time::ZERO) - TimeDelta::from_secs(10);
+            self.pending.retain(|_, v| v.0 - Time::ZERO > cutoff);
+        }
+        self.pending.insert((pkt.flow.0, pkt.seq, pkt.kind == PacketKind::Ack), (now, total));
+    }
+
+    fn left(&mut self, rec: &DequeueRecord) {
+        let key = (rec.pkt.flow.0, rec.pkt.seq, rec.pkt.kind == PacketKind::Ack);
+        let (Some(leaves), Some((arrived, predicted))) = (rec.leaves_at, self.pending.remove(&key))
+        else {
+            return;
+        };
+        let actual = leaves - arrived;
+        let err = predicted - actual;
+        self.signed_sum_us += err.as_secs_f64() * 1e6;
+        let abs = err.abs().as_nanos().max(0) as u64 / 1000;
+        if actual <= TimeDelta::from_millis(64) {
+            self.upto_64ms.record(abs);
+        } else {
+            self.over_64ms.record(abs);
+        }
+    }
+
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        let n = self.upto_64ms.count() + self.over_64ms.count();
+        let ms = |h: &rtclab_core::histogram::LogHistogram, q: f64| {
+            h.quantile(q).map_or(f64::NAN, |us| us as f64 / 1000.0)
+        };
+        vec![
+            ("prediction_samples", n as f64),
+            ("prediction_share_over_64ms", self.over_64ms.count() as f64 / (n.max(1)) as f64),
+            ("prediction_error_ms_mean", self.signed_sum_us / 1000.0 / (n.max(1)) as f64),
+            ("prediction_abs_error_ms_p50_upto_64ms", ms(&self.upto_64ms, 0.5)),
+            ("prediction_abs_error_ms_p90_upto_64ms", ms(&self.upto_64ms, 0.9)),
+            ("prediction_abs_error_ms_p50_over_64ms", ms(&self.over_64ms, 0.5)),
+            ("prediction_abs_error_ms_p90_over_64ms", ms(&self.over_64ms, 0.9)),
+        ]
+    }
 }
 
 impl Zhuge {
@@ -140,6 +199,7 @@ impl Zhuge {
             held: BTreeMap::new(),
             order: 0,
             stats: ZhugeStats::default(),
+            accuracy: Accuracy::default(),
         }
     }
 
@@ -175,6 +235,7 @@ impl Zhuge {
             || matches!(pkt.info, PacketInfo::Media { .. } | PacketInfo::Padding);
         let p = self.teller.predict(now);
         self.stats.predictions += 1;
+        self.accuracy.predicted(now, pkt, p.total());
         let acks = self.cfg.acks;
         let f = self.flows.entry(pkt.flow.0).or_insert_with(|| {
             if rtp {
@@ -272,6 +333,17 @@ impl NetElement for Zhuge {
 
     fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         self.teller.on_dequeue(now, rec);
+        self.accuracy.left(rec);
+    }
+
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        let mut m = vec![
+            ("predictions", self.stats.predictions as f64),
+            ("acks_delayed", self.stats.acks_delayed as f64),
+            ("feedback_rewritten", self.stats.feedback_rewritten as f64),
+        ];
+        m.extend(self.accuracy.metrics());
+        m
     }
 
     fn held_by_kind(&self) -> (u64, u64) {
@@ -323,12 +395,31 @@ mod tests {
                     sojourn: TimeDelta::ZERO,
                     backlog: Backlog { packets: queued, bytes: queued as u64 * 1200 },
                     aggregate: None,
+                    leaves_at: Some(now + TimeDelta::from_millis(2)),
                 };
                 z.observe_dequeue(now, &rec);
             }
         }
         out.packets.clear();
         t0 + n
+    }
+
+    #[test]
+    fn predictions_are_scored_against_when_packets_leave_the_link() {
+        // 200 arrivals, one per ms; every other ms the link takes the oldest, which leaves
+        // 2 ms later: packet j's delay is j + 2 ms, so half of the 100 scored are over 64 ms.
+        let mut z = zhuge(&[]);
+        let mut out = ElementOutput::default();
+        grow_queue(&mut z, 0, false, 0, 200, &mut out);
+        let m: BTreeMap<&str, f64> = z.metrics().into_iter().collect();
+        assert_eq!(m["predictions"], 200.0);
+        assert_eq!(m["prediction_samples"], 100.0);
+        let share = m["prediction_share_over_64ms"];
+        assert!((share - 0.37).abs() < 0.05, "{share}");
+        assert!(m["prediction_abs_error_ms_p50_upto_64ms"].is_finite());
+        assert!(m["prediction_abs_error_ms_p50_over_64ms"].is_finite());
+        // Packets never seen leaving (or leaving at an unknown time) are not scored.
+        assert_eq!(z.accuracy.pending.len(), 100);
     }
 
     #[test]
