@@ -544,7 +544,7 @@ fn summarize(
         measurement_window_s: [(w0 - Time::ZERO).as_secs_f64(), (w1 - Time::ZERO).as_secs_f64()],
         link,
         reverse_link,
-        links: wifi_links(hs::links(s, &meters, w), s, &st.dirs[0].wifi),
+        links: hs::links(s, &meters, w),
         fairness: hs::fairness(s, &rates, fairness.column("jain").unwrap_or(&[])),
         rfc8868: Default::default(),
         flows,
@@ -570,6 +570,7 @@ fn summarize(
             st.dirs[0].middleboxes.get(i).cloned().flatten()
         }),
     };
+    hs::attach_wifi(&mut out.links, s, s.duration, |h| st.dirs[0].wifi.get(h).copied().flatten());
     // The same input as the fairness windows: bytes leaving the bottleneck per bin.
     let bytes: Vec<Vec<u64>> =
         fwd.iter().map(|f| f.bins.iter().map(|b| b.out_bytes).collect()).collect();
@@ -578,22 +579,6 @@ fn summarize(
 }
 
 /// The link meters (`HopRef::index`), both directions.
-/// `summary.links` with each wireless link's MAC counters (`links[].wifi`).
-fn wifi_links(
-    mut hops: Vec<rtclab_harness::summary::HopSummary>,
-    s: &Scenario,
-    wifi: &[Option<rtclab_net::WifiStats>],
-) -> Vec<rtclab_harness::summary::HopSummary> {
-    for hop in &mut hops {
-        let li = s.links.iter().position(|l| l.name == hop.name);
-        let h = li.map(|li| li * 2 + (hop.direction == "reverse") as usize);
-        if let Some(Some(st)) = h.and_then(|h| wifi.get(h)) {
-            hop.wifi = Some(rtclab_harness::summary::WifiSummary::new(st, s.duration));
-        }
-    }
-    hops
-}
-
 pub(crate) fn merged_meters(st: &EngineStats) -> Vec<LinkMeter> {
     st.dirs[0].meters.clone()
 }

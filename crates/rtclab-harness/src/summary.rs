@@ -467,6 +467,23 @@ pub fn hop_summary(
     }
 }
 
+/// Fills `links[].wifi` of the wireless link directions: `stats(h)` gives hop `h`'s MAC
+/// counters (`HopRef::index`: link * 2 + reverse), `run` the time they cover.
+pub fn attach_wifi(
+    hops: &mut [HopSummary],
+    s: &Scenario,
+    run: TimeDelta,
+    stats: impl Fn(usize) -> Option<rtclab_net::WifiStats>,
+) {
+    for hop in hops {
+        let li = s.links.iter().position(|l| l.name == hop.name);
+        let h = li.map(|li| li * 2 + (hop.direction == "reverse") as usize);
+        if let Some(st) = h.and_then(&stats) {
+            hop.wifi = Some(WifiSummary::new(&st, run));
+        }
+    }
+}
+
 /// `summary.links`: every link direction with a bottleneck. `hops[2 * link + dir]`.
 pub fn links(s: &Scenario, hops: &[LinkMeter], w: (Time, Time)) -> Vec<HopSummary> {
     let mut out = Vec::new();

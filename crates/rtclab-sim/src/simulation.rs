@@ -472,14 +472,10 @@ impl Simulation {
         );
         // Wireless links' MAC counters (`summary.links[].wifi`).
         let run = self.now - Time::ZERO;
-        for hop in &mut summary.links {
-            let li = self.scenario.links.iter().position(|l| l.name == hop.name);
-            let dir = (hop.direction == "reverse") as usize;
-            let el = li.and_then(|li| self.link_elements[li * 2 + dir]);
-            if let Some(m) = el.and_then(|e| self.link(e as usize).wifi_mac()) {
-                hop.wifi = Some(rtclab_harness::summary::WifiSummary::new(&m.stats(), run));
-            }
-        }
+        rtclab_harness::summary::attach_wifi(&mut summary.links, &self.scenario, run, |h| {
+            let e = self.link_elements.get(h).copied().flatten()?;
+            self.link(e as usize).wifi_mac().map(|m| m.stats())
+        });
         // The scenario's middleboxes (built first, in file order) and their figures.
         let mbs: Vec<usize> = (0..self.roles.len())
             .filter(|&e| matches!(self.roles[e], Role::Middlebox { .. }))
