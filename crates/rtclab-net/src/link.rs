@@ -92,10 +92,7 @@ impl Link {
         let q = self.qdisc.backlog();
         match &self.wifi {
             None => q,
-            Some(m) => {
-                let b = m.backlog();
-                Backlog { packets: q.packets + b.packets, bytes: q.bytes + b.bytes }
-            }
+            Some(m) => q + m.backlog(),
         }
     }
 

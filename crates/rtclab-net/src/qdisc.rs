@@ -57,6 +57,13 @@ pub struct Backlog {
     pub bytes: u64,
 }
 
+impl std::ops::Add for Backlog {
+    type Output = Backlog;
+    fn add(self, o: Backlog) -> Backlog {
+        Backlog { packets: self.packets + o.packets, bytes: self.bytes + o.bytes }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DropReason {
     QueueOverflow,

@@ -418,12 +418,9 @@ impl WifiMac {
         self.full_since = None;
         self.refill(t, q, out);
         if observed {
-            // What the AP holds after the aggregate left (qdisc + MAC queue).
-            let b = q.backlog();
-            let after = Backlog {
-                packets: b.packets + self.mac.len() as u32,
-                bytes: b.bytes + self.mac_bytes,
-            };
+            // What the AP holds after the aggregate left (qdisc + MAC queue; no aggregate
+            // waits for a retry while a new one forms).
+            let after = q.backlog() + self.backlog();
             let n = out.dequeues.len();
             for r in &mut out.dequeues[n - agg.len()..] {
                 r.backlog = after;

@@ -126,8 +126,7 @@ impl Qdisc for Drr {
     }
 
     fn backlog(&self) -> Backlog {
-        let (a, b) = (self.classes[0].backlog(), self.classes[1].backlog());
-        Backlog { packets: a.packets + b.packets, bytes: a.bytes + b.bytes }
+        self.classes[0].backlog() + self.classes[1].backlog()
     }
 
     fn held_by_kind(&self) -> (u64, u64) {
