@@ -93,6 +93,18 @@ pub struct DirStats {
     pub middleboxes: Vec<Option<Vec<(&'static str, f64)>>>,
 }
 
+/// Per index, the value of the loop that holds the element (the others report None).
+fn keep_held<T>(acc: &mut Vec<Option<T>>, from_loop: Vec<Option<T>>) {
+    if acc.len() < from_loop.len() {
+        acc.resize_with(from_loop.len(), || None);
+    }
+    for (i, v) in from_loop.into_iter().enumerate() {
+        if v.is_some() {
+            acc[i] = v;
+        }
+    }
+}
+
 /// Both directions: [forward (sender → receiver), reverse].
 pub struct EngineStats {
     pub dirs: [DirStats; 2],
@@ -114,28 +126,15 @@ impl EngineStats {
         let mut wifi: Vec<Option<rtclab_net::WifiStats>> = Vec::new();
         let mut middleboxes: Vec<Option<Vec<(&'static str, f64)>>> = Vec::new();
         for mut l in loops {
-            for (i, m) in std::mem::take(&mut l.dirs[0].middleboxes).into_iter().enumerate() {
-                if middleboxes.len() <= i {
-                    middleboxes.resize(i + 1, None);
-                }
-                if m.is_some() {
-                    middleboxes[i] = m;
-                }
-            }
+            keep_held(&mut middleboxes, std::mem::take(&mut l.dirs[0].middleboxes));
+            keep_held(&mut wifi, std::mem::take(&mut l.dirs[0].wifi));
             let loop_meters = std::mem::take(&mut l.dirs[0].meters);
-            let loop_wifi = std::mem::take(&mut l.dirs[0].wifi);
             if meters.is_empty() {
                 meters = vec![None; loop_meters.len()];
-                wifi = vec![None; loop_meters.len()];
             }
             for (h, m) in loop_meters.into_iter().enumerate() {
                 if l.reads[h & 1] {
                     meters[h] = Some(m);
-                }
-            }
-            for (h, w) in loop_wifi.into_iter().enumerate() {
-                if w.is_some() {
-                    wifi[h] = w;
                 }
             }
             for (d, st) in l.dirs.into_iter().enumerate() {

@@ -129,11 +129,7 @@ impl Path {
                     .iter()
                     .map(|l| l.map(|e| e as usize).filter(|&e| side[e] == p).map(|e| local[e]))
                     .collect();
-                // The network builds the scenario's middleboxes in file order.
-                let middlebox_elements = (0..net.roles.len())
-                    .filter(|&e| {
-                        matches!(net.roles[e], rtclab_harness::network::Role::Middlebox { .. })
-                    })
+                let middlebox_elements = rtclab_harness::network::middlebox_elements(&net.roles)
                     .map(|e| (side[e] == p).then_some(local[e]))
                     .collect();
                 Path {

@@ -49,6 +49,12 @@ pub enum Role {
     FlowDelay,
 }
 
+/// The middlebox elements among `roles`, in element order: the first of them are the scenario's
+/// `[[middleboxes]]` in file order (`Network::build` makes them first).
+pub fn middlebox_elements(roles: &[Role]) -> impl Iterator<Item = usize> + '_ {
+    (0..roles.len()).filter(|&e| matches!(roles[e], Role::Middlebox { .. }))
+}
+
 impl Role {
     /// The link direction whose counters a drop here belongs to.
     pub fn hop(self, dir: Direction) -> Option<HopRef> {

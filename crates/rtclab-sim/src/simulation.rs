@@ -477,9 +477,7 @@ impl Simulation {
             self.link(e as usize).wifi_mac().map(|m| m.stats())
         });
         // The scenario's middleboxes (built first, in file order) and their figures.
-        let mbs: Vec<usize> = (0..self.roles.len())
-            .filter(|&e| matches!(self.roles[e], Role::Middlebox { .. }))
-            .collect();
+        let mbs: Vec<usize> = rtclab_harness::network::middlebox_elements(&self.roles).collect();
         summary.middleboxes = rtclab_harness::summary::MiddleboxSummary::all(&self.scenario, |i| {
             mbs.get(i).map(|&e| self.elements[e].metrics())
         });
