@@ -143,14 +143,19 @@ struct Accuracy {
     over_64ms: rtclab_core::histogram::LogHistogram,
     /// Sum of signed errors (predicted − actual), µs.
     signed_sum_us: f64,
+    /// Not before then is `pending` pruned again.
+    next_prune: Time,
 }
 
 impl Accuracy {
     fn predicted(&mut self, now: Time, pkt: &Packet, total: TimeDelta) {
-        if self.pending.len() >= 200_000 {
-            // Packets the queue dropped never leave: forget those older than 10 s.
-            let cutoff = now.saturating_since(Time::ZERO) - TimeDelta::from_secs(10);
-            self.pending.retain(|_, v| v.0 - Time::ZERO > cutoff);
+        if self.pending.len() >= 200_000 && now >= self.next_prune {
+            // Packets the queue dropped never leave: forget those older than 10 s, at most once
+            // a second (a full map of younger packets is not rescanned on every arrival).
+            self.next_prune = now + TimeDelta::from_secs(1);
+            if let Some(cutoff) = now.as_nanos().checked_sub(10_000_000_000) {
+                self.pending.retain(|_, v| v.0 > Time::from_nanos(cutoff));
+            }
         }
         self.pending.insert((pkt.flow.0, pkt.seq, pkt.kind == PacketKind::Ack), (now, total));
     }
