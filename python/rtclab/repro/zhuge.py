@@ -51,7 +51,8 @@ NS = (5, 10, 20, 30, 40)
 COMPETE_S = 30.0
 INTERFERE_S = 10.0
 INTERFERE_LEN_S = 50.0
-WIFI_EXPS = ("s4", "s4up", "s5", "s5np")
+# Each Wi-Fi experiment: the set-up `wifi_scenario` builds and the RTC flow's controller.
+WIFI_EXPS = {"s4": ("s4", "gcc"), "s4up": ("s4up", "gcc"), "s5": ("s5", "gcc"), "s5np": ("s5", "gcc-no-pushback")}
 WIFI_PHY = "65Mbps"  # 802.11n MCS 7, 20 MHz, one spatial stream, long guard interval
 
 
@@ -152,12 +153,11 @@ def build(runs: int = 10) -> Reproduction:
             for i, drop in enumerate(instants):
                 cap = {"schedule": [{"at": "0s", "rate": "30Mbps"}, {"at": f"{drop}s", "rate": f"{30 / k:.4f}Mbps"}]}
                 jobs.append(Job(("s3", cc, aqm, k, i), scenario(f"s3-{cc}-{aqm}-{k}", drop + WINDOW_S, cap, cc, aqm)))
-    for exp in WIFI_EXPS:
-        cc = "gcc-no-pushback" if exp == "s5np" else "gcc"
+    for exp, (setup, cc) in WIFI_EXPS.items():
         for n in NS:
             for aqm in ("fifo", "codel", "zhuge"):
                 for i in range(runs):
-                    sc = wifi_scenario(f"{exp}-{n}-{aqm}", exp.replace("np", ""), n, aqm, cc)
+                    sc = wifi_scenario(f"{exp}-{n}-{aqm}", setup, n, aqm, cc)
                     jobs.append(Job((exp, n, aqm, i), sc, seed=i + 1))
     traces = trace_dir()
     if traces is not None:
