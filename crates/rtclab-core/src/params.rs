@@ -90,10 +90,7 @@ pub fn apply<C>(table: &[Param<C>], cfg: &mut C, given: &[(String, Value)]) -> R
 
 /// Sets `name` to `value`, checking kind and range.
 pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
-    let Some(p) = table.iter().find(|p| p.name == name) else {
-        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
-        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
-    };
+    let p = find(table, name, |p| p.name)?;
     let v = checked(name, p.kind, p.min, p.max, p.help, value)?;
     (p.set)(cfg, v);
     Ok(())
@@ -102,11 +99,16 @@ pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Resu
 /// Checks `name = value` against a published table (name, kind, range) without a config:
 /// the per-parameter part of `set`, for callers that hold only `ParamInfo`s.
 pub fn check(table: &[ParamInfo], name: &str, value: Value) -> Result<(), String> {
-    let Some(p) = table.iter().find(|p| p.name == name) else {
-        let known: Vec<&str> = table.iter().map(|p| p.name).collect();
-        return Err(format!("unknown parameter {name:?}; known: {}", known.join(", ")));
-    };
+    let p = find(table, name, |p| p.name)?;
     checked(name, p.kind, p.min, p.max, p.help, value).map(|_| ())
+}
+
+/// The entry of `table` called `name`, or an error listing the known names.
+fn find<'a, T>(table: &'a [T], name: &str, name_of: fn(&T) -> &str) -> Result<&'a T, String> {
+    table.iter().find(|p| name_of(p) == name).ok_or_else(|| {
+        let known: Vec<&str> = table.iter().map(name_of).collect();
+        format!("unknown parameter {name:?}; known: {}", known.join(", "))
+    })
 }
 
 /// The value as a number if it has the parameter's kind and is in its range.
