@@ -90,6 +90,11 @@ pub trait Endpoint {
     fn poll_event(&mut self) -> Option<EndpointEvent> {
         None
     }
+    /// Named figures of the whole run for the summary (`flows[].metrics`, sender's then
+    /// receiver's); none by default.
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Payloads of packets in flight, by id (a slab: ids are reused in a deterministic order).

@@ -68,6 +68,9 @@ impl Endpoint for AnyEndpoint {
     fn poll_event(&mut self) -> Option<EndpointEvent> {
         each!(self, e => Endpoint::poll_event(e.as_mut()))
     }
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        each!(self, e => Endpoint::metrics(e.as_ref()))
+    }
 }
 
 impl AnyEndpoint {

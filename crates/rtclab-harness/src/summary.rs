@@ -261,6 +261,10 @@ pub struct FlowSummary {
     pub connected: bool,
     /// RFC 8868's stability figures: steady rate, convergence time, oscillations.
     pub rfc8868: crate::rfc8868::FlowRfc8868,
+    /// The endpoints' own figures for the whole run (`Endpoint::metrics`, sender's then
+    /// receiver's), for kinds that report some (e.g. the edge-stream kinds' `dmr`, `bwc`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -320,6 +324,10 @@ pub fn endpoint_fields(
     frames: FrameCounts,
     undecodable_packets: Option<u64>,
 ) {
+    use rtclab_core::Endpoint;
+    for (k, v) in snd.metrics().into_iter().chain(rcv.metrics()) {
+        out.metrics.insert(k.to_string(), v);
+    }
     if let AnyEndpoint::TcpSender(sender) = snd {
         let st = sender.stats;
         out.retransmits = Some(st.retransmits);

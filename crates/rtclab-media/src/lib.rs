@@ -26,7 +26,6 @@ pub mod encoder;
 pub mod feedback;
 pub mod feedback_access;
 pub mod frames;
-pub mod hairpin;
 pub mod history;
 pub mod middleboxes;
 pub mod pacer;

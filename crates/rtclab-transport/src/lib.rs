@@ -6,6 +6,7 @@
 
 pub mod cbr;
 pub mod flows;
+pub mod hairpin;
 pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;

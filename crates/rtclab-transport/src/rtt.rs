@@ -61,6 +61,9 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<TimeDelta> {
         self.srtt
     }
+    pub fn rttvar(&self) -> TimeDelta {
+        self.rttvar
+    }
     pub fn min_rtt(&self) -> Option<TimeDelta> {
         self.min_rtt
     }

@@ -15,9 +15,15 @@ macro_rules! register {
     ($($m:ident),* $(,)?) => {
         $(pub mod $m;)*
         /// Every registered flow kind.
-        pub static FLOW_KINDS: &[&FlowKindEntry] = &[$(&$m::KIND),*];
+        pub static FLOW_KINDS: &[&FlowKindEntry] = &[
+            $(&$m::KIND,)*
+            &edge_stream::HAIRPIN, &edge_stream::HAIRPIN_ONE, &edge_stream::RTX, &edge_stream::FIXED,
+        ];
     };
 }
+
+/// Edge game streaming with a choice of loss recovery (several kinds from one module).
+pub mod edge_stream;
 
 register! { onoff }
 

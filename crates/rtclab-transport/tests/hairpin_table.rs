@@ -1,7 +1,7 @@
 //! Our Hairpin solver against the published tables (hkust-spark/hairpin `model/`, golden data
 //! in `shared/data/hairpin/`) and the golden vectors of spec `afr-hairpin-confucius.md` §3.11.
 
-use rtclab_media::hairpin::Table;
+use rtclab_transport::hairpin::Table;
 use std::path::PathBuf;
 
 fn solved(lambda: f64) -> Table {

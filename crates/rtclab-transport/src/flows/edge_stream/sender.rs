@@ -1,0 +1,517 @@
+//! The edge-stream sender: frames at a fixed rate, each sent at once as one FEC block (data +
+//! the policy's parity); lost data found by ACK holes or a timeout is resent, group by group,
+//! as a new FEC block sized by the policy for the time left (spec `afr-hairpin-confucius.md`
+//! §3.5, after the released `game-server.cc` of hkust-spark/hairpin).
+//!
+//! Every millisecond (`check_rtx_interval`):
+//! 1. packets whose frame will miss the deadline (now − encode + minRTT/2 > deadline) are
+//!    forgotten;
+//! 2. groups whose delayed retransmission is due are resent;
+//! 3. going from the newest unacknowledged data packet to the oldest, the first one with a
+//!    newer data packet acknowledged at least two sequence numbers above it, and every older
+//!    one, is a hole: its group is resent after the batch's dispersion
+//!    (min(batch size × dispersion + 0.5 ms, frame interval)), unless the frame is younger
+//!    than the minimum RTT; a packet unacknowledged for longer than the timeout has its group
+//!    resent at once. Timeout: 1 s (`dupack`, a backstop) or max(srtt + 4·rttvar, 2·srtt)
+//!    (`pto`, RFC 8985's probe timeout); Hairpin's packets sent three times or more use
+//!    max(srtt + 4·rttvar, 1.5·srtt); all plus the dispersion + 0.5 ms.
+//!
+//! Loss estimate: data packets retransmitted / packets sent over the last `window_ms`
+//! (released `LossEstimator`). Not modelled: the released sender's loss detection on parity
+//! sequence gaps in "recovery", and Hairpin's hold-back of retransmissions when the smoothed
+//! RTT doubles (both narrow heuristics of the code, not of the paper).
+
+use super::policy::{BatchContext, RecoveryPolicy};
+use super::wire::{Chunk, ChunkAck};
+use super::EdgeStreamConfig;
+use crate::RttEstimator;
+use rtclab_core::{Endpoint, FlowId, Packet, Payload, Time, TimeDelta, Transmit};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// Wire overhead of a data packet (IPv4 + UDP + RTP + extensions), as the media packetizer.
+pub const OVERHEAD: u32 = 48;
+const CHECK_EVERY: TimeDelta = TimeDelta::from_millis(1);
+
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    frame: u64,
+    index: u32,
+    encode: Time,
+    sent_at: Time,
+    round: u8,
+    /// Packets (data + parity) in its batch.
+    batch_size: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EdgeStreamSenderStats {
+    pub frames: u64,
+    pub data_packets: u64,
+    pub parity_packets: u64,
+    pub rtx_data_packets: u64,
+    pub rtx_batches: u64,
+    pub given_up_packets: u64,
+}
+
+pub struct EdgeStreamSender {
+    flow: FlowId,
+    cfg: EdgeStreamConfig,
+    policy: RecoveryPolicy,
+    packet_size: u32,
+    interval: TimeDelta,
+    frame_packets: u32,
+    next_frame: Option<Time>,
+    next_check: Option<Time>,
+    frame_id: u64,
+    seq: u64,
+    data_seq: u64,
+    batch_id: u64,
+    out: VecDeque<Transmit>,
+    /// Unacknowledged data transmissions by data sequence number.
+    history: BTreeMap<u64, Outstanding>,
+    /// (frame, index) → data sequence number of its newest transmission.
+    by_packet: BTreeMap<(u64, u32), u64>,
+    /// Global sequence number → (send time, data sequence number).
+    sent: BTreeMap<u64, (Time, Option<u64>)>,
+    /// Frames the receiver reported complete and not yet forgotten.
+    delayed: BTreeMap<u64, Time>,
+    highest_acked_data: Option<u64>,
+    rtt: RttEstimator,
+    dispersion: TimeDelta,
+    loss_sent: VecDeque<(Time, u32)>,
+    loss_rtx: VecDeque<(Time, u32)>,
+    pub stats: EdgeStreamSenderStats,
+}
+
+impl EdgeStreamSender {
+    pub fn new(
+        flow: FlowId,
+        packet_size: u32,
+        cfg: EdgeStreamConfig,
+        policy: RecoveryPolicy,
+    ) -> Self {
+        let interval = TimeDelta::from_secs_f64(1.0 / cfg.fps);
+        let frame_packets = cfg.frame_packets(packet_size);
+        EdgeStreamSender {
+            flow,
+            policy,
+            packet_size,
+            interval,
+            frame_packets,
+            next_frame: None,
+            next_check: None,
+            frame_id: 0,
+            seq: 0,
+            data_seq: 0,
+            batch_id: 0,
+            out: VecDeque::new(),
+            history: BTreeMap::new(),
+            by_packet: BTreeMap::new(),
+            sent: BTreeMap::new(),
+            delayed: BTreeMap::new(),
+            highest_acked_data: None,
+            rtt: RttEstimator::new(
+                TimeDelta::from_secs(1),
+                TimeDelta::ZERO,
+                TimeDelta::from_secs(60),
+            ),
+            dispersion: TimeDelta::ZERO,
+            loss_sent: VecDeque::new(),
+            loss_rtx: VecDeque::new(),
+            stats: EdgeStreamSenderStats::default(),
+            cfg,
+        }
+    }
+
+    pub fn policy(&self) -> &RecoveryPolicy {
+        &self.policy
+    }
+
+    fn deadline(&self) -> TimeDelta {
+        TimeDelta::from_secs_f64(self.cfg.deadline_ms / 1e3)
+    }
+
+    fn srtt(&self) -> TimeDelta {
+        self.rtt.srtt().unwrap_or(TimeDelta::from_secs_f64(self.cfg.default_rtt_ms / 1e3))
+    }
+
+    fn min_rtt(&self) -> TimeDelta {
+        self.rtt.min_rtt().unwrap_or_else(|| self.srtt())
+    }
+
+    /// The loss estimate over the window ending at `now`.
+    pub fn loss_estimate(&mut self, now: Time) -> f64 {
+        let w = TimeDelta::from_secs_f64(self.cfg.window_ms / 1e3);
+        for q in [&mut self.loss_sent, &mut self.loss_rtx] {
+            while q.front().is_some_and(|(t, _)| *t < now - w) {
+                q.pop_front();
+            }
+        }
+        let sent: u32 = self.loss_sent.iter().map(|e| e.1).sum();
+        let rtx: u32 = self.loss_rtx.iter().map(|e| e.1).sum();
+        if sent == 0 {
+            if rtx == 0 {
+                0.0
+            } else {
+                1.0
+            }
+        } else {
+            rtx as f64 / sent as f64
+        }
+    }
+
+    fn context(&mut self, now: Time, batch: u32, ddl_left: TimeDelta, rtx: bool) -> BatchContext {
+        let rtt = self.srtt() + self.rtt.rttvar();
+        BatchContext {
+            loss: self.loss_estimate(now),
+            frame_packets: self.frame_packets,
+            batch_packets: batch,
+            ddl_left_ms: ddl_left.as_nanos().div_euclid(1_000_000),
+            rtt_ms: (rtt.as_nanos() as u64).div_ceil(1_000_000) as u32,
+            retransmission: rtx,
+        }
+    }
+
+    fn batch_dispersion(&self, batch_size: u32) -> TimeDelta {
+        (self.dispersion.mul_f64(batch_size as f64) + TimeDelta::from_micros(500))
+            .min(self.interval)
+    }
+
+    fn data_size(&self, index: u32) -> u32 {
+        let payload = self.packet_size - OVERHEAD;
+        let bytes = self.cfg.frame_bytes(self.packet_size);
+        let last = bytes - payload * (self.frame_packets - 1);
+        if index + 1 == self.frame_packets {
+            last + OVERHEAD
+        } else {
+            self.packet_size
+        }
+    }
+
+    fn send_batch(
+        &mut self,
+        now: Time,
+        frame: u64,
+        encode: Time,
+        indices: Vec<u32>,
+        parity: u32,
+        round: u8,
+    ) {
+        let batch = self.batch_id;
+        self.batch_id += 1;
+        let n = indices.len() as u32;
+        let members: Arc<[u32]> = indices.into();
+        let (frame_packets, interval_ns) = (self.frame_packets, self.interval.as_nanos() as u64);
+        let chunk = |data_index, members: &Arc<[u32]>| Chunk {
+            frame,
+            encode,
+            frame_packets,
+            interval_ns,
+            batch,
+            members: members.clone(),
+            data_index,
+            round,
+        };
+        for &i in members.iter() {
+            let c = chunk(Some(i), &members);
+            let size = self.data_size(i);
+            self.history.insert(
+                self.data_seq,
+                Outstanding {
+                    frame,
+                    index: i,
+                    encode,
+                    sent_at: now,
+                    round,
+                    batch_size: n + parity,
+                },
+            );
+            self.by_packet.insert((frame, i), self.data_seq);
+            self.sent.insert(self.seq, (now, Some(self.data_seq)));
+            self.data_seq += 1;
+            self.emit(now, size, c, round > 0);
+        }
+        for _ in 0..parity {
+            let c = chunk(None, &members);
+            self.sent.insert(self.seq, (now, None));
+            self.emit(now, self.packet_size, c, round > 0);
+        }
+        self.loss_sent.push_back((now, n + parity));
+        self.stats.parity_packets += parity as u64;
+        if round == 0 {
+            self.stats.data_packets += n as u64;
+        } else {
+            self.stats.rtx_data_packets += n as u64;
+            self.stats.rtx_batches += 1;
+        }
+        if self.next_check.is_none() {
+            self.next_check = Some(now + CHECK_EVERY);
+        }
+    }
+
+    fn emit(&mut self, now: Time, size: u32, c: Chunk, rtx: bool) {
+        let mut p = Packet::data(self.flow, self.seq, size, now);
+        p.set_retransmit(rtx);
+        self.seq += 1;
+        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::structured(c)) });
+    }
+
+    fn send_frame(&mut self, now: Time) {
+        let frame = self.frame_id;
+        self.frame_id += 1;
+        self.stats.frames += 1;
+        let f = self.frame_packets;
+        let left = self.deadline() - self.dispersion.mul_f64(f as f64);
+        let ctx = self.context(now, f, left, false);
+        let k = self.policy.parity(&ctx);
+        self.send_batch(now, frame, now, (0..f).collect(), k, 0);
+    }
+
+    /// Forget a frame's outstanding packets.
+    fn forget_frame(&mut self, frame: u64) {
+        let seqs: Vec<u64> =
+            self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(_, s)| *s).collect();
+        for s in seqs {
+            if let Some(o) = self.history.remove(&s) {
+                self.by_packet.remove(&(o.frame, o.index));
+            }
+        }
+        self.delayed.remove(&frame);
+    }
+
+    fn retransmit(&mut self, now: Time, frame: u64) {
+        self.delayed.remove(&frame);
+        let seqs: Vec<u64> =
+            self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(_, s)| *s).collect();
+        if seqs.is_empty() {
+            return;
+        }
+        let mut indices = Vec::with_capacity(seqs.len());
+        let (mut encode, mut round) = (now, 0);
+        for s in seqs {
+            let o = self.history.remove(&s).expect("by_packet mirrors history");
+            self.by_packet.remove(&(o.frame, o.index));
+            indices.push(o.index);
+            encode = o.encode;
+            round = round.max(o.round);
+        }
+        let n = indices.len() as u32;
+        self.loss_rtx.push_back((now, n));
+        let left = self.deadline() - (now - encode);
+        let ctx = self.context(now, n, left, true);
+        let k = self.policy.parity(&ctx);
+        self.send_batch(now, frame, encode, indices, k, round.saturating_add(1));
+    }
+
+    fn check(&mut self, now: Time) {
+        let ddl = self.deadline();
+        let half_min = TimeDelta::from_nanos(self.min_rtt().as_nanos() / 2);
+        // 1. Packets that will miss the deadline.
+        let doomed: BTreeSet<u64> = self
+            .history
+            .values()
+            .filter(|o| now - o.encode + half_min > ddl)
+            .map(|o| o.frame)
+            .collect();
+        for f in doomed {
+            let before = self.history.len();
+            self.forget_frame(f);
+            self.stats.given_up_packets += (before - self.history.len()) as u64;
+        }
+        // 2. Delayed retransmissions now due.
+        let mut resend: BTreeSet<u64> =
+            self.delayed.iter().filter(|(_, t)| **t < now).map(|(f, _)| *f).collect();
+        // 3. Holes and timeouts, newest to oldest.
+        let srtt = self.srtt();
+        let var4 = TimeDelta::from_nanos(4 * self.rtt.rttvar().as_nanos());
+        let pto = (srtt + var4).max(srtt.mul_f64(2.0));
+        let late_pto = (srtt + var4).max(srtt.mul_f64(1.5));
+        let hairpin = matches!(self.policy, RecoveryPolicy::Hairpin { .. });
+        let min_rtt = self.min_rtt();
+        let mut last = self.highest_acked_data;
+        let mut hole = false;
+        let mut delays = Vec::new();
+        for (&s, o) in self.history.iter().rev() {
+            let newer = last.replace(s);
+            if now - o.encode < min_rtt || resend.contains(&o.frame) {
+                continue;
+            }
+            if !hole && newer.is_some_and(|l| s + 1 < l) {
+                hole = true;
+            }
+            let disp = self.batch_dispersion(o.batch_size);
+            if hole {
+                delays.push((o.frame, now + disp));
+            }
+            let mut rto = if self.cfg.pto { pto } else { TimeDelta::from_secs(1) };
+            if hairpin && o.round > 1 {
+                rto = late_pto;
+            }
+            if now - o.sent_at > rto + disp + TimeDelta::from_micros(500) {
+                resend.insert(o.frame);
+            }
+        }
+        for (f, t) in delays {
+            if !resend.contains(&f) {
+                let e = self.delayed.entry(f).or_insert(t);
+                *e = (*e).min(t);
+            }
+        }
+        for f in resend {
+            self.retransmit(now, f);
+        }
+    }
+}
+
+impl Endpoint for EdgeStreamSender {
+    fn start(&mut self, now: Time) {
+        self.next_frame = Some(now);
+    }
+    fn stop(&mut self) {
+        self.next_frame = None;
+    }
+    fn handle_packet(&mut self, now: Time, _pkt: &Packet, payload: Option<Payload>) {
+        let Some(ack) = payload.as_ref().and_then(|p| p.downcast_ref::<ChunkAck>()).copied() else {
+            return;
+        };
+        if let Some((sent_at, data_seq)) = self.sent.remove(&ack.seq) {
+            self.rtt.on_sample(now - sent_at);
+            if let Some(d) = data_seq {
+                self.highest_acked_data = Some(self.highest_acked_data.map_or(d, |h| h.max(d)));
+            }
+        }
+        if let Some(key) = ack.data {
+            if let Some(s) = self.by_packet.remove(&key) {
+                self.history.remove(&s);
+            }
+        }
+        if let Some(f) = ack.frame_done {
+            self.forget_frame(f);
+        }
+        if ack.dispersion_ns > 0 {
+            self.dispersion = TimeDelta::from_nanos(ack.dispersion_ns as i64);
+        }
+        // Send times older than any deadline are of no use.
+        let horizon = now - self.deadline() - TimeDelta::from_secs(1);
+        while self.sent.first_key_value().is_some_and(|(_, (t, _))| *t < horizon) {
+            self.sent.pop_first();
+        }
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(t) = self.next_frame.filter(|t| *t <= now) {
+            self.send_frame(now);
+            self.next_frame = Some(t + self.interval);
+        }
+        if self.next_check.is_some_and(|t| t <= now) {
+            self.check(now);
+            self.next_check =
+                (!self.history.is_empty() || !self.delayed.is_empty()).then_some(now + CHECK_EVERY);
+        }
+    }
+    fn poll_transmit(&mut self, _now: Time) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        match (self.next_frame, self.next_check) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        let s = &self.stats;
+        let first = s.data_packets.max(1) as f64;
+        vec![
+            ("bwc", (s.parity_packets + s.rtx_data_packets) as f64 / first),
+            ("frames_sent", s.frames as f64),
+            ("data_packets", s.data_packets as f64),
+            ("parity_packets", s.parity_packets as f64),
+            ("rtx_data_packets", s.rtx_data_packets as f64),
+            ("rtx_batches", s.rtx_batches as f64),
+            ("given_up_packets", s.given_up_packets as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(s: &mut EdgeStreamSender, now: Time) -> Vec<(u64, Chunk)> {
+        let mut v = Vec::new();
+        while let Some(t) = s.poll_transmit(now) {
+            v.push((t.pkt.seq, t.payload.unwrap().downcast_ref::<Chunk>().unwrap().clone()));
+        }
+        v
+    }
+
+    fn ack(s: &mut EdgeStreamSender, now: Time, seq: u64, c: &Chunk, done: bool) {
+        let a = ChunkAck {
+            seq,
+            data: c.data_index.map(|i| (c.frame, i)),
+            frame_done: done.then_some(c.frame),
+            dispersion_ns: 100_000,
+        };
+        let p = Packet::ack(FlowId(0), seq, Time::ZERO, 64, now);
+        s.handle_packet(now, &p, Some(Payload::structured(a)));
+    }
+
+    #[test]
+    fn a_hole_resends_the_group_as_a_new_block_after_the_dispersion() {
+        let cfg = EdgeStreamConfig { frame_packets: 5, ..Default::default() };
+        let mut s = EdgeStreamSender::new(FlowId(0), 1248, cfg, RecoveryPolicy::Rtx);
+        let t0 = Time::ZERO;
+        s.start(t0);
+        s.handle_timeout(t0);
+        let sent = take(&mut s, t0);
+        s.stop(); // one frame only
+        assert_eq!(sent.len(), 5);
+        assert!(sent.iter().all(|(_, c)| c.members.len() == 5 && c.round == 0));
+        // Packets 1 and 2 are lost; 0, 3, 4 acknowledged at 20 ms.
+        let at = Time::from_millis(20);
+        for i in [0, 3, 4] {
+            ack(&mut s, at, sent[i].0, &sent[i].1, false);
+        }
+        // The hole is seen at the next check, the group resent a dispersion later.
+        let mut t = at;
+        let mut rtx = Vec::new();
+        while rtx.is_empty() && t < Time::from_millis(40) {
+            t = s.poll_timeout().unwrap();
+            s.handle_timeout(t);
+            rtx = take(&mut s, t);
+        }
+        let idx: Vec<u32> = rtx.iter().map(|(_, c)| c.data_index.unwrap()).collect();
+        assert_eq!(idx, vec![1, 2]);
+        assert!(rtx.iter().all(|(_, c)| c.round == 1 && c.members.len() == 2));
+        assert!(t > at && t <= at + TimeDelta::from_millis(3), "{t:?}");
+        assert_eq!(s.stats.rtx_data_packets, 2);
+        // The receiver completes the frame: nothing more is resent, the checks stop.
+        ack(&mut s, t, rtx[0].0, &rtx[0].1, true);
+        assert!(s.history.is_empty());
+        let end = s.poll_timeout().unwrap();
+        s.handle_timeout(end);
+        assert!(take(&mut s, end).is_empty());
+        assert_eq!(s.poll_timeout(), None);
+        // BWC = 2 resent / 5 first sent.
+        let m: BTreeMap<_, _> = s.metrics().into_iter().collect();
+        assert!((m["bwc"] - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn frames_that_will_miss_the_deadline_are_given_up() {
+        let cfg = EdgeStreamConfig { frame_packets: 2, deadline_ms: 50.0, ..Default::default() };
+        let mut s = EdgeStreamSender::new(FlowId(0), 1248, cfg, RecoveryPolicy::Rtx);
+        s.start(Time::ZERO);
+        s.handle_timeout(Time::ZERO);
+        take(&mut s, Time::ZERO);
+        s.stop();
+        // Nothing acknowledged: the 1 s backstop never fires before the deadline; after
+        // 50 ms − minRTT/2 (default RTT 20 ms) the frame is forgotten.
+        while let Some(t) = s.poll_timeout() {
+            s.handle_timeout(t);
+            assert!(take(&mut s, t).is_empty());
+            assert!(t <= Time::from_millis(45), "{t:?}");
+        }
+        assert_eq!(s.stats.given_up_packets, 2);
+    }
+}
