@@ -142,6 +142,46 @@ def test_repro_confucius_compares_the_queues(cli, tmp_path):
     assert set(jfi) == {"FIFO", "FQ", "Confucius"} and all(0 < v <= 1 for v in jfi.values())
 
 
+def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
+    """`rtclab repro hairpin`: the solver against the published tables (when beside the
+    checkout), the golden vectors, the §3.10 acceptance, the grid and the sensitivity rows."""
+    from rtclab.hairpin import published_dir
+
+    r = cli("repro", "hairpin", "--runs", 1, "--out", tmp_path / "h", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "h" / "repro.json").read_text())
+    get = lambda exp, var, met: next(x["ours"] for x in rows
+                                     if x["experiment"].startswith(exp) and x["variant"] == var and x["metric"] == met)
+    for lam in ("0.0001", "1e-07"):
+        assert get("Offline table", f"λ = {lam}", "spec §3.11 golden cells matching") in (60, 24)
+        assert get("Offline table", f"λ = {lam}", "solve time (s)") < 10
+        if published_dir() is not None:
+            assert get("Offline table", f"λ = {lam}", "cells equal to the published table") == 462825
+    assert get("Acceptance", "Hairpin", "DMR") < get("Acceptance", "RTX (dup-ACK)", "DMR")
+    assert get("Acceptance", "Hairpin", "BWC") < 0.5 * get("Acceptance", "FEC 100 % + RTX", "BWC")
+    lam = [get("λ sensitivity", f"λ = 1e-{e}", "DMR") for e in range(1, 8)]
+    assert lam[0] > lam[-1]
+    assert (tmp_path / "h" / "pareto.png").is_file()
+
+
+def test_hairpin_table_command(cli, tmp_path):
+    """`rtclab hairpin table` solves, checks and writes a table; `cell` names an off-grid input."""
+    r = cli("hairpin", "table", "--out", tmp_path / "t")
+    assert r.returncode == 0, r.stderr
+    info = json.loads((tmp_path / "t" / "table.json").read_text())
+    assert info["golden_vectors"] == {"matching": 60, "checked": 60}
+    assert (tmp_path / "t" / "hairpin-table-coeff1e-04.bin").stat().st_size == 462825
+    r = cli("hairpin", "cell", "--loss", "0.2", "--frame", "25", "--layers", "2", "--packets", "25")
+    assert r.returncode == 0 and "9 parity packets" in r.stdout
+    r = cli("hairpin", "cell", "--loss", "0.7", "--frame", "25", "--layers", "2", "--packets", "25")
+    assert r.returncode == 2 and "outside the solved grid" in r.stderr
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    r = cli("hairpin", "table", "--out", mine)
+    assert r.returncode == 2 and (mine / "notes.txt").read_text() == "keep"
+
+
 def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr

@@ -25,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from rtclab import __version__
+from rtclab import __version__, _core
 from rtclab._core import ConfigError, EmulatorUnavailable, EmulatorUnsupported
 from rtclab.runner import MAX_SEED
 
@@ -390,8 +390,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.zhuge import build
     elif args.paper == "confucius":
         from rtclab.repro.confucius import build
+    elif args.paper == "hairpin":
+        from rtclab.repro.hairpin import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin)")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)
@@ -416,6 +418,48 @@ def cmd_repro(args: argparse.Namespace) -> int:
         print(f"note: {n}")
     try:
         path = write_outputs(repro, rows, results, out, wall)
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    print(f"results in {path}")
+    return 0
+
+
+def cmd_hairpin(args: argparse.Namespace) -> int:
+    from rtclab import hairpin
+    from rtclab.output import OutputError
+
+    if not (args.lambda_ > 0 and args.lambda_ < float("inf")):
+        raise UserError(f"--lambda must be a finite number > 0, got {args.lambda_}")
+    if args.action == "cell":
+        table, _ = hairpin.solve(args.lambda_)
+        try:
+            k = _core.hairpin_cell(table, args.loss, args.frame, args.layers, args.packets)
+        except ValueError as e:
+            raise UserError(str(e)) from e
+        print(f"λ {args.lambda_:g}, loss {args.loss:g}, frame {args.frame} packets, {args.layers} opportunities, "
+              f"{args.packets} packets outstanding: {k} parity packets (β = {k / args.packets:.2f})")
+        return 0
+    out = args.out or f"rtclab-out/hairpin-table-{args.lambda_:.0e}"
+    _check_out(out)
+    if args.compare and not Path(args.compare).is_file():
+        raise UserError(f"--compare {args.compare}: no such file")
+    try:
+        table, info = hairpin.table_report(args.lambda_, args.compare)
+    except ValueError as e:
+        raise UserError(f"--compare {args.compare}: {e}") from e
+    print(f"solved {info['cells']} cells for λ = {args.lambda_:g} in {info['solve_seconds']:.2f} s")
+    if "golden_vectors" in info:
+        g = info["golden_vectors"]
+        print(f"spec §3.11 golden vectors: {g['matching']} of {g['checked']} match")
+    if "published" in info:
+        c = info["published"]
+        print(f"against {c['file']}: {c['matching']} of {c['cells']} cells match")
+        for d in c["first"]:
+            print(f"  differs: {d}")
+    else:
+        print("no published table found to compare with (give --compare FILE)")
+    try:
+        path = hairpin.write_table(out, args.lambda_, table, info)
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")
@@ -505,11 +549,13 @@ def build_parser() -> argparse.ArgumentParser:
     su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius"], help="which paper")
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin"],
+                    help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
-                         "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set "
+                         "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set; "
+                         "hairpin: seeds per set-up, at most 3 "
                          "(default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
@@ -517,6 +563,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="keep every run in this store (as `rtclab sweep` does): a process pool, resumable after a "
                          "crash, runs already there are not run again")
     rp.set_defaults(func=cmd_repro)
+
+    hp = sub.add_parser("hairpin", help="Hairpin's FEC table: solve it, compare it, look up a cell")
+    hp_sub = hp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ht = hp_sub.add_parser("table", help="solve the whole table and compare it with the published one")
+    ht.add_argument("--lambda", dest="lambda_", type=float, default=1e-4,
+                    help="weight of the bandwidth cost (default: %(default)g, the dissertation's; 1e-7: the released scripts')")
+    ht.add_argument("--compare", metavar="FILE", help="a published beta-array-*.bin (default: shared/data/hairpin's, if found)")
+    ht.add_argument("--out", help="output directory (default: rtclab-out/hairpin-table-<lambda>)")
+    ht.set_defaults(func=cmd_hairpin)
+    hc = hp_sub.add_parser("cell", help="the parity count for one situation")
+    hc.add_argument("--lambda", dest="lambda_", type=float, default=1e-4, help="weight of the bandwidth cost (default: %(default)g)")
+    hc.add_argument("--loss", type=float, required=True, help="loss rate, 0 to 0.5 in steps of 0.01")
+    hc.add_argument("--frame", type=int, required=True, help="frame size in packets, 5 to 55 in steps of 5")
+    hc.add_argument("--layers", type=int, required=True, help="transmission opportunities left, 1 to 15")
+    hc.add_argument("--packets", type=int, required=True, help="data packets outstanding, 1 to 55")
+    hc.set_defaults(func=cmd_hairpin)
 
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu", "process"],

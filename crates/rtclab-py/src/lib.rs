@@ -5,6 +5,7 @@
 //! to one exception class each (`ConfigError`).
 
 mod controller;
+mod hairpin;
 mod parquet_out;
 
 use pyo3::create_exception;
@@ -369,6 +370,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
+    m.add_function(wrap_pyfunction!(hairpin::hairpin_cell, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::unregister_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::registered_controllers, m)?)?;

@@ -52,6 +52,10 @@ pub struct EdgeStreamSenderStats {
     pub rtx_data_packets: u64,
     pub rtx_batches: u64,
     pub given_up_packets: u64,
+    /// Groups resent because a packet timed out (not for an ACK hole).
+    pub timeouts: u64,
+    /// Sum of the loss estimates the policy was given, one per batch.
+    pub loss_estimate_sum: f64,
 }
 
 pub struct EdgeStreamSender {
@@ -163,8 +167,10 @@ impl EdgeStreamSender {
 
     fn context(&mut self, now: Time, batch: u32, ddl_left: TimeDelta, rtx: bool) -> BatchContext {
         let rtt = self.srtt() + self.rtt.rttvar();
+        let loss = self.loss_estimate(now);
+        self.stats.loss_estimate_sum += loss;
         BatchContext {
-            loss: self.loss_estimate(now),
+            loss,
             frame_packets: self.frame_packets,
             batch_packets: batch,
             ddl_left_ms: ddl_left.as_nanos().div_euclid(1_000_000),
@@ -348,8 +354,9 @@ impl EdgeStreamSender {
             if hairpin && o.round > 1 {
                 rto = late_pto;
             }
-            if now - o.sent_at > rto + disp + TimeDelta::from_micros(500) {
-                resend.insert(o.frame);
+            if now - o.sent_at > rto + disp + TimeDelta::from_micros(500) && resend.insert(o.frame)
+            {
+                self.stats.timeouts += 1;
             }
         }
         for (f, t) in delays {
@@ -429,6 +436,8 @@ impl Endpoint for EdgeStreamSender {
             ("rtx_data_packets", s.rtx_data_packets as f64),
             ("rtx_batches", s.rtx_batches as f64),
             ("given_up_packets", s.given_up_packets as f64),
+            ("rtx_timeouts", s.timeouts as f64),
+            ("loss_estimate_mean", s.loss_estimate_sum / (s.frames + s.rtx_batches).max(1) as f64),
         ]
     }
 }

@@ -1,0 +1,199 @@
+"""`rtclab repro hairpin`: Hairpin's experiments (dissertation ch. 7; Meng et al., NSDI 2024).
+Set-ups, constants and published numbers from `shared/specs/afr-hairpin-confucius.md` §3.
+
+- Offline table: our solver against the published tables (every cell), the spec's golden
+  vectors, the time to solve a table and to look a cell up.
+- Acceptance (§3.10): Bernoulli 20 % loss, RTT 20 ms, deadline 100 ms, 25-packet frames.
+- Grid: i.i.d. loss 1-20 % × RTT 10-40 ms, and bursty (Gilbert-Elliott) loss; deadline
+  (50/100/200 ms), λ (1e-1…1e-7) and loss-window (1-8 frames) sensitivity; mean latency.
+
+The edge-streaming set-up of the released simulator (§3.8): frames at 60 fps sent at once, no
+congestion control, an unconstrained link with the path's RTT and packet loss (forward only),
+each packet acknowledged. Frames here are 25 data packets (≈ 14 Mbit/s). Not run yet: the
+trace-driven datasets (the production traces are not public; synthetic wired/Wi-Fi/cellular sets
+and a per-16 ms RTT/loss replay are future work), the WebRTC_NOW/WebRTC14/Bolot/USF baselines
+(WebRTC's FEC rate table is not in rtclab yet) and the GCC integration. The paper's comparison
+(67-80 % below the lowest-DMR baseline) is against those baselines; here the baselines are
+retransmission only (dup-ACK holes or PTO) and a fixed 50 % FEC.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from rtclab.repro import Job, Reproduction, Row
+
+DURATION_S = 30
+POLICIES = {
+    "Hairpin": ("edge_hairpin", {}),
+    "Hairpin-one": ("edge_hairpinone", {}),
+    "RTX (dup-ACK)": ("edge_rtx", {}),
+    "RTX (PTO)": ("edge_rtx", {"pto": True}),
+    "FEC 50 % + RTX": ("edge_fixed", {"beta": 0.5, "pto": True}),
+}
+BASELINES = ("RTX (dup-ACK)", "RTX (PTO)", "FEC 50 % + RTX")
+LOSSES = (0.01, 0.05, 0.10, 0.20)
+RTTS = (10, 20, 40)
+BURSTY = {"model": "gilbert_elliott", "p_good_to_bad": 0.01, "p_bad_to_good": 0.2, "loss_in_bad": 1.0}
+
+
+def scenario(name: str, kind: str, params: dict, loss: dict, rtt_ms: float) -> dict:
+    p = {"frame_packets": 25, "deadline_ms": 100, **params}
+    return {"name": name, "duration": f"{DURATION_S}s",
+            "link": {"capacity": "1Gbps", "loss": loss},
+            "flows": [{"name": "game", "kind": kind, "rtt": f"{rtt_ms}ms", "params": p}]}
+
+
+def iid(rate: float) -> dict:
+    return {"model": "iid", "rate": rate}
+
+
+def metric(res, name: str) -> float:
+    return float(res.summary["flows"][0]["metrics"][name])
+
+
+def build(runs: int = 10) -> Reproduction:
+    seeds = range(1, min(runs, 3) + 1)
+    jobs: list[Job] = []
+
+    def add(key: tuple, kind: str, params: dict, loss: dict, rtt: float) -> None:
+        for s in seeds:
+            jobs.append(Job(key + (s,), scenario("-".join(map(str, key)), kind, params, loss, rtt), seed=s))
+
+    for pol in ("Hairpin", "RTX (dup-ACK)", "RTX (PTO)"):
+        add(("accept", pol), *POLICIES[pol], iid(0.2), 20)
+    add(("accept", "FEC 100 % + RTX"), "edge_fixed", {"beta": 1.0, "pto": True}, iid(0.2), 20)
+    for loss in LOSSES:
+        for rtt in RTTS:
+            for pol, (kind, params) in POLICIES.items():
+                add(("grid", pol, loss, rtt), kind, params, iid(loss), rtt)
+    for pol, (kind, params) in POLICIES.items():
+        add(("bursty", pol), kind, params, BURSTY, 20)
+    for ddl in (50, 100, 200):
+        for pol in ("Hairpin", "RTX (PTO)", "FEC 50 % + RTX"):
+            kind, params = POLICIES[pol]
+            add(("ddl", pol, ddl), kind, {**params, "deadline_ms": ddl}, iid(0.20), 20)
+    for pol in ("Hairpin", "FEC 50 % + RTX"):
+        kind, params = POLICIES[pol]
+        add(("corner", pol), kind, {**params, "deadline_ms": 50}, iid(0.20), 40)
+    for exp in range(1, 8):
+        add(("lambda", exp), "edge_hairpin", {"lambda_exp": exp}, iid(0.20), 40)
+    for frames in (1, 2, 4, 8):
+        add(("window", frames), "edge_hairpin", {"window_ms": round(frames * 1000 / 60, 3)}, BURSTY, 40)
+
+    def mean(res, key: tuple, name: str) -> float:
+        return statistics.fmean(metric(res[key + (s,)], name) for s in seeds)
+
+    def evaluate(res) -> list[Row]:
+        from rtclab import hairpin
+
+        rows: list[Row] = []
+        t = "Offline table (462,825 cells per λ)"
+        for lam in (1e-4, 1e-7):
+            table, info = hairpin.table_report(lam, None)
+            pub = info.get("published")
+            rows.append(Row(t, f"λ = {lam:g}", "cells equal to the published table",
+                            None if pub is None else float(pub["matching"]), "462825 (bit-identical, §3.10)",
+                            "" if pub else "published table not found (shared/data/hairpin)"))
+            g = info["golden_vectors"]
+            rows.append(Row(t, f"λ = {lam:g}", "spec §3.11 golden cells matching", float(g["matching"]),
+                            f"{g['checked']}"))
+            rows.append(Row(t, f"λ = {lam:g}", "solve time (s)", info["solve_seconds"], "< 10 s (issue)",
+                            "all cores"))
+        rows.append(Row(t, "λ = 1e-07", "lookup time (ms, from Python)", hairpin.lookup_time(table) * 1e3, "< 1 ms"))
+
+        t = "Acceptance (§3.10): Bernoulli 20 %, RTT 20 ms, deadline 100 ms, 25-packet frames"
+        acc = {p: (mean(res, ("accept", p), "dmr"), mean(res, ("accept", p), "bwc"))
+               for p in ("Hairpin", "RTX (dup-ACK)", "RTX (PTO)", "FEC 100 % + RTX")}
+        for p, (dmr, bwc) in acc.items():
+            rows.append(Row(t, p, "DMR", dmr, "Hairpin < RTX" if p == "Hairpin" else ""))
+            rows.append(Row(t, p, "BWC", bwc, "Hairpin ≪ WebRTC_NOW" if p == "Hairpin" else "",
+                            "stand-in for WebRTC_NOW's ~100 % at this loss" if p.startswith("FEC 100") else ""))
+
+        t = "Grid: i.i.d. loss × RTT (deadline 100 ms), mean over cells"
+        avg = {p: (statistics.fmean(mean(res, ("grid", p, lo, r), "dmr") for lo in LOSSES for r in RTTS),
+                   statistics.fmean(mean(res, ("grid", p, lo, r), "bwc") for lo in LOSSES for r in RTTS))
+               for p in POLICIES}
+        for p, (dmr, bwc) in avg.items():
+            rows.append(Row(t, p, "DMR", dmr, ""))
+            rows.append(Row(t, p, "BWC", bwc, "comparable to RTX" if p == "Hairpin" else ""))
+        best = min(BASELINES, key=lambda p: avg[p][0])
+        red = None if avg[best][0] == 0 else 1 - avg["Hairpin"][0] / avg[best][0]
+        rows.append(Row(t, f"Hairpin vs {best}", "DMR reduction vs lowest-DMR baseline", red,
+                        "0.67-0.80 (vs WebRTC_NOW+PTO)", "baselines here: RTX and fixed FEC"))
+        lat = statistics.fmean(mean(res, ("grid", "Hairpin", lo, r), "frame_delay_mean_ms")
+                               - mean(res, ("grid", "RTX (PTO)", lo, r), "frame_delay_mean_ms")
+                               for lo in LOSSES for r in RTTS)
+        rows.append(Row(t, "Hairpin − RTX (PTO)", "mean frame delay difference (ms)", lat, "+0.1 to +1.5 ms",
+                        "negative: FEC saves retransmission rounds"))
+        for lo in LOSSES:
+            for r in RTTS:
+                for p in ("Hairpin", "RTX (PTO)"):
+                    rows.append(Row("Grid cells", f"{p}, loss {lo:.0%}, RTT {r} ms", "DMR / BWC",
+                                    mean(res, ("grid", p, lo, r), "dmr"), "",
+                                    f"BWC {mean(res, ('grid', p, lo, r), 'bwc'):.3f}"))
+
+        t = "Bursty loss (Gilbert-Elliott, 4.8 % mean, bursts of 5), RTT 20 ms"
+        for p in POLICIES:
+            rows.append(Row(t, p, "DMR", mean(res, ("bursty", p), "dmr"), ""))
+            rows.append(Row(t, p, "BWC", mean(res, ("bursty", p), "bwc"), ""))
+
+        t = "Deadline sensitivity (loss 20 %, RTT 20 ms)"
+        for ddl in (50, 100, 200):
+            for p in ("Hairpin", "RTX (PTO)", "FEC 50 % + RTX"):
+                rows.append(Row(t, f"{p}, deadline {ddl} ms", "DMR", mean(res, ("ddl", p, ddl), "dmr"),
+                                "gain shrinks at 50 ms, grows at 200 ms" if p == "Hairpin" and ddl == 50 else "",
+                                f"BWC {mean(res, ('ddl', p, ddl), 'bwc'):.3f}"))
+
+        t = "No retransmission fits: RTT 40 ms, deadline 50 ms, loss 20 %"
+        for p in ("Hairpin", "FEC 50 % + RTX"):
+            rows.append(Row(t, p, "DMR", mean(res, ("corner", p), "dmr"), "",
+                            f"loss estimate {mean(res, ('corner', p), 'loss_estimate_mean'):.3f}: the released "
+                            "estimator counts retransmitted packets, none fit before this deadline"))
+
+        t = "λ sensitivity (loss 20 %, RTT 40 ms)"
+        for exp in range(1, 8):
+            rows.append(Row(t, f"λ = 1e-{exp}", "DMR", mean(res, ("lambda", exp), "dmr"),
+                            "falls as λ falls" if exp == 7 else "",
+                            f"BWC {mean(res, ('lambda', exp), 'bwc'):.3f} (rises as λ falls)"))
+
+        t = "Loss-window sensitivity (bursty loss, RTT 40 ms)"
+        for frames in (1, 2, 4, 8):
+            rows.append(Row(t, f"{frames} frame(s)", "DMR", mean(res, ("window", frames), "dmr"),
+                            "0.47-0.49 % on the Wi-Fi traces",
+                            f"BWC {mean(res, ('window', frames), 'bwc'):.3f} (paper: 6.94-7.19 %)"))
+        return rows
+
+    def plots(res, out: Path) -> list[tuple[str, Path]]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        for p in POLICIES:
+            xs = [statistics.fmean(mean(res, ("grid", p, lo, r), "bwc") for r in RTTS) for lo in LOSSES]
+            ys = [statistics.fmean(mean(res, ("grid", p, lo, r), "dmr") for r in RTTS) for lo in LOSSES]
+            ax.plot(xs, ys, marker="o", label=p)
+        ax.set_xlabel("bandwidth cost (BWC)")
+        ax.set_ylabel("deadline miss rate (DMR)")
+        ax.set_yscale("symlog", linthresh=1e-4)
+        ax.set_title("DMR vs BWC, loss 1-20 % (mean over RTT 10-40 ms)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        path = out / "pareto.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return [("DMR vs BWC (Pareto)", path)]
+
+    notes = [
+        "Frames of 25 data packets at 60 fps sent at once over an unconstrained link with forward i.i.d. or "
+        "Gilbert-Elliott loss; every packet acknowledged; deadline 100 ms unless stated (spec §3.8 set-up).",
+        "Not run yet: trace-driven datasets, WebRTC_NOW/WebRTC14/Bolot/USF baselines, Hairpin-lin, GCC integration; "
+        "the paper's 67-80 % is against WebRTC_NOW + PTO.",
+        "The solver is ours; the published tables are only compared against (docs/algorithms/hairpin.md).",
+    ]
+    return Reproduction("hairpin", "Hairpin (Meng et al., NSDI 2024; dissertation ch. 7)", jobs, evaluate, [], notes,
+                        extra_plots=plots)
