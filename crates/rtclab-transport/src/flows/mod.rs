@@ -18,6 +18,7 @@ macro_rules! register {
         pub static FLOW_KINDS: &[&FlowKindEntry] = &[
             $(&$m::KIND,)*
             &edge_stream::HAIRPIN, &edge_stream::HAIRPIN_ONE, &edge_stream::RTX, &edge_stream::FIXED,
+            &edge_stream::FIXED_RTX, &edge_stream::BOLOT, &edge_stream::USF,
         ];
     };
 }

@@ -13,7 +13,9 @@
 //!   λ = 10^−`lambda_exp`, once per process and λ;
 //! - `edge_hairpinone`: the same table always read for one remaining round (no planning);
 //! - `edge_rtx`: retransmission only;
-//! - `edge_fixed`: a fixed redundancy `beta` on first transmissions.
+//! - `edge_fixed`: a fixed redundancy `beta` on first transmissions;
+//! - `edge_fixedrtx`: a fixed redundancy `beta` on retransmissions only;
+//! - `edge_bolot`, `edge_usf`: the adaptive-FEC baselines of spec §3.7 (Bolot, USF).
 //!
 //! The flow's summary carries the figures the chapter reports in `flows[].metrics`:
 //! `dmr` (deadline miss rate), `bwc` (bandwidth cost: parity + retransmitted data over first
@@ -182,6 +184,28 @@ pub static RTX: FlowKindEntry = FlowKindEntry {
     help: "edge game streaming with retransmission only",
     params: || describe(RTX_PARAMS, &EdgeStreamConfig::default()),
     build: |a| build(a, RTX_PARAMS, |_| Ok(RecoveryPolicy::Rtx)),
+};
+
+pub static FIXED_RTX: FlowKindEntry = FlowKindEntry {
+    name: "edge_fixedrtx",
+    help: "edge game streaming with a fixed FEC redundancy on retransmissions only",
+    params: || describe(FIXED_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| build(a, FIXED_PARAMS, |c| Ok(RecoveryPolicy::FixedRtx { beta: c.beta })),
+};
+
+pub static BOLOT: FlowKindEntry = FlowKindEntry {
+    name: "edge_bolot",
+    help: "edge game streaming with Bolot et al.'s adaptive FEC (INFOCOM'99), average-rate form",
+    params: || describe(RTX_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| build(a, RTX_PARAMS, |_| Ok(RecoveryPolicy::Bolot { comb: 0 })),
+};
+
+pub static USF: FlowKindEntry = FlowKindEntry {
+    name: "edge_usf",
+    help:
+        "edge game streaming with Padhye et al.'s USF adaptive FEC (INFOCOM'00), average-rate form",
+    params: || describe(RTX_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| build(a, RTX_PARAMS, |_| Ok(RecoveryPolicy::Usf { comb: 0, previous: 0.0 })),
 };
 
 pub static FIXED: FlowKindEntry = FlowKindEntry {

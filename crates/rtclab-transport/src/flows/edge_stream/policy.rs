@@ -29,7 +29,23 @@ pub enum RecoveryPolicy {
     Rtx,
     /// A fixed redundancy β on first transmissions, none on retransmissions.
     Fixed { beta: f64 },
+    /// A fixed redundancy β on retransmissions only (the released `fixedrtx`).
+    FixedRtx { beta: f64 },
+    /// Bolot et al. (INFOCOM'99) as an average-rate state machine over ten combinations
+    /// (released `BolotPolicy`): up one when loss / reward > 3 %, down one when loss < 3 %.
+    Bolot { comb: usize },
+    /// Padhye et al.'s USF (INFOCOM'00), nine combinations (released `UsfPolicy`): up when
+    /// loss / reward > 3 %, down when loss < 3 % and it fell by more than 3 points since the
+    /// last frame, back to 0 when loss < 1 %.
+    Usf { comb: usize, previous: f64 },
 }
+
+const BOLOT_RATE: [f64; 10] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 4.0];
+const BOLOT_REWARD: [f64; 10] = [1.0, 4.0, 4.0, 8.0, 8.0, 8.0, 8.0, 18.0, 18.0, 18.0];
+const USF_RATE: [f64; 9] = [0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 4.0];
+const USF_REWARD: [f64; 9] = [1.0, 4.0, 4.0, 8.0, 8.0, 18.0, 18.0, 18.0, 18.0];
+/// Both state machines' thresholds (`k_bolotHigh`, `k_bolotLow`, `k_minThresh`).
+const STEP: f64 = 0.03;
 
 impl RecoveryPolicy {
     pub fn name(&self) -> &'static str {
@@ -38,11 +54,15 @@ impl RecoveryPolicy {
             RecoveryPolicy::Hairpin { one_layer: true, .. } => "hairpinone",
             RecoveryPolicy::Rtx => "rtx",
             RecoveryPolicy::Fixed { .. } => "fixed",
+            RecoveryPolicy::FixedRtx { .. } => "fixedrtx",
+            RecoveryPolicy::Bolot { .. } => "bolot",
+            RecoveryPolicy::Usf { .. } => "usf",
         }
     }
 
-    /// Parity packets for the batch.
-    pub fn parity(&self, c: &BatchContext) -> u32 {
+    /// Parity packets for the batch (the state machines move once per frame).
+    pub fn parity(&mut self, c: &BatchContext) -> u32 {
+        let n = c.batch_packets as f64;
         match self {
             RecoveryPolicy::Hairpin { table, one_layer } => {
                 // The released sender: T' = max(0, left − rtt), L = ⌊T'/rtt⌋ in [1, 15]
@@ -58,8 +78,45 @@ impl RecoveryPolicy {
                 if c.retransmission {
                     0
                 } else {
-                    (beta * c.batch_packets as f64).round() as u32
+                    (*beta * n).round() as u32
                 }
+            }
+            RecoveryPolicy::FixedRtx { beta } => {
+                if c.retransmission {
+                    (*beta * n).round() as u32
+                } else {
+                    0
+                }
+            }
+            // The released code lets the combination reach 10 (Bolot) or 9 (USF), one past its
+            // tables; here it stops at the last combination.
+            RecoveryPolicy::Bolot { comb } => {
+                if c.retransmission {
+                    return 0;
+                }
+                if c.loss / BOLOT_REWARD[*comb] > STEP {
+                    *comb = (*comb + 1).min(BOLOT_RATE.len() - 1);
+                }
+                if c.loss < STEP {
+                    *comb = comb.saturating_sub(1);
+                }
+                (BOLOT_RATE[*comb] * n).round() as u32
+            }
+            RecoveryPolicy::Usf { comb, previous } => {
+                if c.retransmission {
+                    return 0;
+                }
+                if c.loss / USF_REWARD[*comb] > STEP {
+                    *comb = (*comb + 1).min(USF_RATE.len() - 1);
+                }
+                if c.loss < STEP && *previous - c.loss > STEP {
+                    *comb = comb.saturating_sub(1);
+                }
+                *previous = c.loss;
+                if c.loss < 0.01 {
+                    *comb = 0;
+                }
+                (USF_RATE[*comb] * n).round() as u32
             }
         }
     }
@@ -78,7 +135,7 @@ mod tests {
             *b = ((i % (15 * 55)) / 55 + 1) as u8;
         }
         let table = Arc::new(Table::from_bytes(1e-4, bytes).unwrap());
-        let p = RecoveryPolicy::Hairpin { table: table.clone(), one_layer: false };
+        let mut p = RecoveryPolicy::Hairpin { table: table.clone(), one_layer: false };
         let c = BatchContext {
             loss: 0.2,
             frame_packets: 25,
@@ -91,12 +148,47 @@ mod tests {
         assert_eq!(p.parity(&c), 4);
         assert_eq!(p.parity(&BatchContext { ddl_left_ms: 30, ..c }), 1);
         assert_eq!(p.parity(&BatchContext { ddl_left_ms: 1000, rtt_ms: 10, ..c }), 15);
-        let one = RecoveryPolicy::Hairpin { table, one_layer: true };
+        let mut one = RecoveryPolicy::Hairpin { table, one_layer: true };
         assert_eq!(one.parity(&c), 1);
         assert_eq!(RecoveryPolicy::Fixed { beta: 0.2 }.parity(&c), 5);
         assert_eq!(
             RecoveryPolicy::Fixed { beta: 0.2 }.parity(&BatchContext { retransmission: true, ..c }),
             0
         );
+        assert_eq!(RecoveryPolicy::FixedRtx { beta: 0.2 }.parity(&c), 0);
+        let rtx = BatchContext { retransmission: true, ..c };
+        assert_eq!(RecoveryPolicy::FixedRtx { beta: 0.2 }.parity(&rtx), 5);
+    }
+
+    #[test]
+    fn bolot_and_usf_step_through_their_combinations() {
+        let c = BatchContext {
+            loss: 0.2,
+            frame_packets: 10,
+            batch_packets: 10,
+            ddl_left_ms: 100,
+            rtt_ms: 20,
+            retransmission: false,
+        };
+        // 20 % loss: 0.2/1 > 3 % → comb 1 (rate 1.0); 0.2/4 > 3 % → 2; 0.2/4 → 3 (rate 2);
+        // 0.2/8 = 2.5 % stays.
+        let mut b = RecoveryPolicy::Bolot { comb: 0 };
+        let ks: Vec<u32> = (0..4).map(|_| b.parity(&c)).collect();
+        assert_eq!(ks, vec![10, 10, 20, 20]);
+        assert_eq!(b.parity(&BatchContext { retransmission: true, ..c }), 0);
+        // Loss below 3 %: down one combination per frame.
+        assert_eq!(b.parity(&BatchContext { loss: 0.02, ..c }), 10);
+        // USF: below 1 % resets at once.
+        let mut u = RecoveryPolicy::Usf { comb: 0, previous: 0.0 };
+        assert_eq!(u.parity(&c), 10);
+        assert_eq!(u.parity(&c), 10);
+        assert_eq!(u.parity(&c), 20);
+        assert_eq!(u.parity(&BatchContext { loss: 0.005, ..c }), 0);
+        // Saturation: at 90 % loss Bolot stops at its last combination (rate 4).
+        let mut b = RecoveryPolicy::Bolot { comb: 0 };
+        for _ in 0..20 {
+            b.parity(&BatchContext { loss: 0.9, ..c });
+        }
+        assert_eq!(b.parity(&BatchContext { loss: 0.9, ..c }), 40);
     }
 }
