@@ -162,6 +162,11 @@ def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
     lam = [get("λ sensitivity", f"λ = 1e-{e}", "DMR") for e in range(1, 8)]
     assert lam[0] > lam[-1]
     assert (tmp_path / "h" / "pareto.png").is_file()
+    # Trace-driven runs on the synthetic sets; the replayed sessions are kept.
+    for name in ("wired", "wifi", "cellular"):
+        dmr = get(f"Trace set {name}", "Hairpin", "DMR (mean over sessions)")
+        assert 0 <= dmr < 0.05
+        assert len(list((tmp_path / "h" / "traces" / name).glob("session-*.tr"))) == 2
 
 
 def test_hairpin_table_command(cli, tmp_path):

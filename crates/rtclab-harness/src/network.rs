@@ -17,7 +17,7 @@
 use rtclab_core::{Direction, SeedTree, TimeDelta};
 use rtclab_media::middleboxes::build_with;
 use rtclab_net::middleboxes::MiddleboxArgs;
-use rtclab_net::{AnyElement, DelayLine, LossElement};
+use rtclab_net::{AnyElement, ConditionsLine, DelayLine, LossElement};
 use rtclab_scenario::{LinkSpec, Scenario};
 
 /// One direction of one link.
@@ -122,7 +122,13 @@ impl Network {
                 (Direction::Reverse, l.reverse.as_ref(), &l.reverse_label),
             ] {
                 let h = HopRef { link: li as u32, dir };
-                let els = n.hop_elements(h, spec, l.delay, label, seeds);
+                let mut els = n.hop_elements(h, spec, l.delay, label, seeds);
+                if let Some(trace) = &l.conditions {
+                    // Replayed delay (both directions) and loss (forward) after the link.
+                    let rng = seeds.stream(&format!("{label}.conditions"));
+                    let line = ConditionsLine::new(trace.clone(), dir == Direction::Forward, rng);
+                    els.push(n.push(AnyElement::Custom(Box::new(line)), Role::LinkDelay(h)));
+                }
                 n.entries[h.index()] = els.first().copied();
                 hop_elements[h.index()] = els;
             }

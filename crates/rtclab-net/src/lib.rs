@@ -6,6 +6,7 @@
 //! (delay jitter is applied without reordering).
 
 pub mod capacity;
+pub mod conditions;
 pub mod delay;
 pub mod element;
 pub mod link;
@@ -17,6 +18,7 @@ pub mod trace_file;
 pub mod wifi;
 
 pub use capacity::CapacityModel;
+pub use conditions::{ConditionsLine, PathTrace};
 pub use delay::DelayLine;
 pub use element::{AnyElement, DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
 pub use link::Link;

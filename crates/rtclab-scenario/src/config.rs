@@ -43,6 +43,24 @@ pub struct LinkConfig {
     /// A wireless access point's transmitter (MAC queue, A-MPDU, contention) with its named
     /// parameters; the capacity is then the PHY rate. `wifi = {}` takes the defaults.
     pub wifi: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// Delay and loss replayed from a trace (forward links only).
+    pub conditions: Option<ConditionsConfig>,
+}
+
+/// `conditions = { trace = "session.tr", format = "hairpin", interval = "16ms" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionsConfig {
+    pub trace: String,
+    pub format: ConditionsFormat,
+    pub interval: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConditionsFormat {
+    /// `<bw>Mbps <rtt>ms <loss>` per interval (the Hairpin chapter's session traces).
+    Hairpin,
 }
 
 /// One hop of a topology: a forward bottleneck (as `[link]`), its one-way propagation delay,
@@ -57,6 +75,8 @@ pub struct NamedLinkConfig {
     pub loss: Option<LossConfig>,
     /// A wireless access point's transmitter for the forward direction (see `LinkConfig`).
     pub wifi: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// Delay and loss replayed from a trace (see `LinkConfig`).
+    pub conditions: Option<ConditionsConfig>,
     /// One-way propagation delay of this hop, both directions (default 0).
     pub delay: Option<Duration>,
     /// The reverse direction's bottleneck; absent = only the propagation delay.

@@ -50,6 +50,8 @@ pub struct NamedLink {
     pub delay: TimeDelta,
     pub forward: LinkSpec,
     pub reverse: Option<LinkSpec>,
+    /// Delay (both directions) and forward loss replayed from a trace (`conditions`).
+    pub conditions: Option<std::sync::Arc<rtclab_net::PathTrace>>,
 }
 
 /// A middlebox attached at a hop (`at` = index into `Scenario::links`).
@@ -465,6 +467,22 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 format!("links.{name}.reverse"),
             )
         };
+        if rev.is_some_and(|r| r.conditions.is_some()) {
+            return Err(ConfigError::new(
+                format!("{rev_at}.conditions"),
+                "goes on the forward link: it sets the delay of both directions and the loss of the forward one",
+            ));
+        }
+        let conditions = match parts.conditions {
+            Some(c) => Some(conditions_spec(c, &at, base_dir)?),
+            None => None,
+        };
+        // A replayed RTT adds to the flows' own for "bdp" limits (its largest value).
+        let max_rtt = max_rtt
+            + conditions
+                .as_ref()
+                .and_then(|t| t.samples.iter().map(|x| x.rtt).max())
+                .unwrap_or(TimeDelta::ZERO);
         let forward = link_spec(*parts, &at, base_dir, duration, max_rtt, mtu)?;
         let reverse = match rev {
             Some(r) => Some(link_spec(*r, &rev_at, base_dir, duration, max_rtt, mtu)?),
@@ -477,6 +495,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
             delay: *delay,
             forward,
             reverse,
+            conditions,
         });
     }
     let middleboxes = middlebox_specs(&cfg, &links)?;
@@ -1175,6 +1194,7 @@ struct LinkParts<'a> {
     queue: &'a QueueConfig,
     loss: Option<&'a LossConfig>,
     wifi: Option<&'a std::collections::BTreeMap<String, ParamValue>>,
+    conditions: Option<&'a crate::config::ConditionsConfig>,
 }
 
 impl<'a> From<&'a LinkConfig> for LinkParts<'a> {
@@ -1184,8 +1204,33 @@ impl<'a> From<&'a LinkConfig> for LinkParts<'a> {
             queue: &l.queue,
             loss: l.loss.as_ref(),
             wifi: l.wifi.as_ref(),
+            conditions: l.conditions.as_ref(),
         }
     }
+}
+
+/// A `conditions` table: the trace read and parsed (errors name the file and line).
+fn conditions_spec(
+    c: &crate::config::ConditionsConfig,
+    at: &str,
+    base_dir: &Path,
+) -> Result<std::sync::Arc<rtclab_net::PathTrace>, ConfigError> {
+    let interval = c.interval.map_or(TimeDelta::from_millis(16), |d| d.0);
+    if interval <= TimeDelta::ZERO {
+        return Err(ConfigError::new(format!("{at}.conditions.interval"), "must be positive"));
+    }
+    let full = base_dir.join(&c.trace);
+    let shown = full.display().to_string();
+    let text = read_input_file(&full).map_err(|e| {
+        ConfigError::new(format!("{at}.conditions.trace"), format!("trace file {shown}: {e}"))
+    })?;
+    let t = match c.format {
+        crate::config::ConditionsFormat::Hairpin => {
+            rtclab_net::PathTrace::parse_hairpin(&shown, &text, interval)
+        }
+    }
+    .map_err(|e| ConfigError::new(format!("{at}.conditions.trace"), e.to_string()))?;
+    Ok(std::sync::Arc::new(t))
 }
 
 /// A topology before its links are resolved: (name, delay, forward, reverse) per link.
@@ -1254,6 +1299,7 @@ fn topology(cfg: &ScenarioConfig) -> Result<Topology<'_>, ConfigError> {
                     queue: &l.queue,
                     loss: l.loss.as_ref(),
                     wifi: l.wifi.as_ref(),
+                    conditions: l.conditions.as_ref(),
                 };
                 out.push((l.name.clone(), delay, parts, l.reverse.as_ref().map(Into::into)));
             }

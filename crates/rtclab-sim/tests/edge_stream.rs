@@ -61,3 +61,48 @@ fn bad_edge_stream_parameters_are_named() {
     let x = e(scenario("edge_rtx", ", beta = 0.5"));
     assert!(x.message.contains("beta"), "{x}");
 }
+
+/// `conditions`: per-16 ms RTT and loss replayed from a trace (the Hairpin chapter's session
+/// format) — loss only forward, delay rtt/2 each way, every interval in force.
+#[test]
+fn replayed_conditions_set_delay_and_loss_per_interval() {
+    let dir = std::env::temp_dir().join(format!("rtclab-conditions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 1 s at RTT 20 ms without loss, then 1 s at RTT 60 ms with 30 % loss (62.5 lines each).
+    let mut text = String::from("# test session\n");
+    for i in 0..125 {
+        let (rtt, loss) = if i < 63 { (20.0, 0.0) } else { (60.0, 0.3) };
+        text += &format!("10.00Mbps {rtt:.1}ms {loss}\n");
+    }
+    std::fs::write(dir.join("s.tr"), &text).unwrap();
+    let toml = r#"duration = "20s"
+[link]
+capacity = "1Gbps"
+queue = { limit = "1000pkt" }
+conditions = { trace = "s.tr", format = "hairpin" }
+[[flows]]
+kind = "cbr"
+rate = "2Mbps"
+rtt = "0.1ms"
+"#;
+    let s = rtclab_scenario::from_toml_str(toml, &dir).unwrap();
+    let (out, _) = run(s, 3);
+    let f = &out.summary["flows"][0];
+    // Half the time at 30 % loss: 15 % of the packets lost, all as random loss.
+    let loss = f["loss_ratio"].as_f64().unwrap();
+    assert!((loss - 0.15).abs() < 0.02, "{loss}");
+    assert_eq!(f["drops"]["queue_overflow"], 0);
+    // One-way delay: 10 ms half the time, 30 ms the other half (+ 0.05 ms access).
+    let owd = &f["one_way_delay_ms"];
+    let (p25, p75) = (owd["p25"].as_f64().unwrap(), owd["p75"].as_f64().unwrap());
+    assert!((p25 - 10.05).abs() < 0.3 && (p75 - 30.05).abs() < 0.5, "{owd}");
+    // Bad input: a malformed line (file and line named), conditions on a reverse link.
+    std::fs::write(dir.join("bad.tr"), "10Mbps 20ms 0\n10Mbps 20 0.1\n").unwrap();
+    let e = rtclab_scenario::from_toml_str(&toml.replace("s.tr", "bad.tr"), &dir).unwrap_err();
+    assert_eq!(e.path, "link.conditions.trace");
+    assert!(e.message.contains("bad.tr:2:"), "{e}");
+    let rev = toml.replace("[[flows]]", "[reverse_link]\ncapacity = \"1Gbps\"\nconditions = { trace = \"s.tr\", format = \"hairpin\" }\n[[flows]]");
+    let e = rtclab_scenario::from_toml_str(&rev, &dir).unwrap_err();
+    assert_eq!(e.path, "reverse_link.conditions");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -5,8 +5,8 @@
 //! interface, built from named parameters (`[flows.params]`, checked against the kind's
 //! table) and the flow's own random stream. Adding a kind is one new file in this folder
 //! (the endpoints plus `pub static KIND: FlowKindEntry`) and its name in the `register!` line
-//! below; both engines' generic paths then run it (the emulator rejects it by name until it
-//! has a socket driver for it).
+//! below; both engines' generic paths then run it (the emulator over UDP: payloads must be
+//! bytes, `Payload::bytes`, to cross it — a structured payload is refused with a message).
 
 use rtclab_core::params::{ParamInfo, Value};
 use rtclab_core::{Endpoint, FlowId, RngStream};

@@ -42,6 +42,8 @@ pub struct EdgeStreamReceiver {
     delay_hist: LogHistogram,
     pub packets: u64,
     pub recovered_by_fec: u64,
+    /// Packets whose payload was not an edge-stream chunk.
+    pub undecodable: u64,
 }
 
 impl EdgeStreamReceiver {
@@ -60,6 +62,7 @@ impl EdgeStreamReceiver {
             delay_hist: LogHistogram::new(),
             packets: 0,
             recovered_by_fec: 0,
+            undecodable: 0,
         }
     }
 
@@ -158,9 +161,15 @@ impl EdgeStreamReceiver {
 
 impl Endpoint for EdgeStreamReceiver {
     fn handle_packet(&mut self, now: Time, pkt: &Packet, payload: Option<Payload>) {
-        let Some(c) = payload.as_ref().and_then(|p| p.downcast_ref::<Chunk>()) else {
+        let Some(c) = payload
+            .as_ref()
+            .and_then(|p| p.downcast_ref::<Vec<u8>>())
+            .and_then(|b| Chunk::decode(b))
+        else {
+            self.undecodable += 1;
             return;
         };
+        let c = &c;
         self.packets += 1;
         self.last_arrival = Some(now);
         if let Some((b, t)) = self.last_batch {
@@ -181,7 +190,7 @@ impl Endpoint for EdgeStreamReceiver {
             dispersion_ns: self.dispersion.map_or(0, |d| d.as_nanos().max(0) as u64),
         };
         let p = Packet::ack(self.flow, pkt.seq, pkt.sent_at, ACK_SIZE, now);
-        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::structured(ack)) });
+        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(ack.encode())) });
     }
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_transmit(&mut self, _now: Time) -> Option<Transmit> {
@@ -204,6 +213,7 @@ impl Endpoint for EdgeStreamReceiver {
             ("frame_delay_p50_ms", q(0.5)),
             ("frame_delay_p99_ms", q(0.99)),
             ("packets_recovered_by_fec", self.recovered_by_fec as f64),
+            ("undecodable_packets", self.undecodable as f64),
         ]
     }
 }
@@ -227,9 +237,9 @@ mod tests {
 
     fn feed(r: &mut EdgeStreamReceiver, at_ms: u64, c: Chunk) -> ChunkAck {
         let p = Packet::data(FlowId(0), r.packets, 1000, Time::from_millis(at_ms));
-        r.handle_packet(Time::from_millis(at_ms), &p, Some(Payload::structured(c)));
+        r.handle_packet(Time::from_millis(at_ms), &p, Some(Payload::bytes(c.encode())));
         let t = r.poll_transmit(Time::from_millis(at_ms)).unwrap();
-        *t.payload.unwrap().downcast_ref::<ChunkAck>().unwrap()
+        ChunkAck::decode(t.payload.unwrap().downcast_ref::<Vec<u8>>().unwrap()).unwrap()
     }
 
     #[test]

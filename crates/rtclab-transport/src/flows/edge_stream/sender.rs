@@ -260,7 +260,7 @@ impl EdgeStreamSender {
         let mut p = Packet::data(self.flow, self.seq, size, now);
         p.set_retransmit(rtx);
         self.seq += 1;
-        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::structured(c)) });
+        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(c.encode())) });
     }
 
     fn send_frame(&mut self, now: Time) {
@@ -379,7 +379,11 @@ impl Endpoint for EdgeStreamSender {
         self.next_frame = None;
     }
     fn handle_packet(&mut self, now: Time, _pkt: &Packet, payload: Option<Payload>) {
-        let Some(ack) = payload.as_ref().and_then(|p| p.downcast_ref::<ChunkAck>()).copied() else {
+        let Some(ack) = payload
+            .as_ref()
+            .and_then(|p| p.downcast_ref::<Vec<u8>>())
+            .and_then(|b| ChunkAck::decode(b))
+        else {
             return;
         };
         if let Some((sent_at, data_seq)) = self.sent.remove(&ack.seq) {
@@ -449,7 +453,8 @@ mod tests {
     fn take(s: &mut EdgeStreamSender, now: Time) -> Vec<(u64, Chunk)> {
         let mut v = Vec::new();
         while let Some(t) = s.poll_transmit(now) {
-            v.push((t.pkt.seq, t.payload.unwrap().downcast_ref::<Chunk>().unwrap().clone()));
+            let bytes = t.payload.unwrap().downcast_ref::<Vec<u8>>().unwrap().clone();
+            v.push((t.pkt.seq, Chunk::decode(&bytes).unwrap()));
         }
         v
     }
@@ -462,7 +467,7 @@ mod tests {
             dispersion_ns: 100_000,
         };
         let p = Packet::ack(FlowId(0), seq, Time::ZERO, 64, now);
-        s.handle_packet(now, &p, Some(Payload::structured(a)));
+        s.handle_packet(now, &p, Some(Payload::bytes(a.encode())));
     }
 
     #[test]
