@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 import pandas as pd
 
 import rtclab
@@ -167,6 +169,31 @@ def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
         dmr = get(f"Trace set {name}", "Hairpin", "DMR (mean over sessions)")
         assert 0 <= dmr < 0.05
         assert len(list((tmp_path / "h" / "traces" / name).glob("session-*.tr"))) == 2
+
+
+def test_repro_afr_runs_every_policy_on_every_category(cli, tmp_path):
+    """`rtclab repro afr`: calibration rows, every policy on the four synthetic categories, AFR
+    below DropTail on the queue tail, the sweeps; a bad category or policy is named."""
+    from rtclab import _core
+    from rtclab.repro.afr import CATEGORIES, POLICIES
+
+    r = cli("repro", "afr", "--runs", 1, "--out", tmp_path / "a", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "a" / "repro.json").read_text())
+    q50 = {(x["experiment"].split()[1], x["variant"]): x["ours"] for x in rows if x["metric"] == "P(queue > 50 ms)"
+           and x["experiment"].startswith("Category")}
+    assert len(q50) == len(CATEGORIES) * len(POLICIES)
+    for c in CATEGORIES:
+        assert q50[(c, "AFR")] <= q50[(c, "DropTail")], c
+    assert sum(q50[(c, "AFR")] for c in CATEGORIES) < sum(q50[(c, "DropTail")] for c in CATEGORIES)
+    cal = {x["metric"]: x["ours"] for x in rows if x["experiment"].startswith("Calibration")}
+    assert 10 < cal["network_mean_ms"] < 25 and 1.5 < cal["decode_mean_ms"] < 4.5
+    with pytest.raises(ValueError, match="unknown client category"):
+        _core.afr_run("linux-wired", "afr")
+    with pytest.raises(ValueError, match="unknown AFR policy"):
+        _core.afr_run("windows-wired", "afrr")
+    with pytest.raises(ValueError, match="rho"):
+        _core.afr_run("windows-wired", "afr-tx", rho=1.5)
 
 
 def test_hairpin_table_command(cli, tmp_path):

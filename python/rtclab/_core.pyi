@@ -35,3 +35,8 @@ def hairpin_table(lambda_: float, threads: int = 0) -> bytes:
 def hairpin_cell(table: bytes, loss: float, frame: int, layers: int, packets: int) -> int:
     """One cell of a table; ValueError names a coordinate off the solved grid."""
     ...
+
+def afr_run(category_name: str, policy_name: str, sessions: int = 10, seconds: float = 60.0, seed: int = 1,
+            w0_ms: float = 2.0, rho: float = 0.95, dissertation: bool = False) -> dict:
+    """AFR's decoder-queue simulator: one policy over synthetic client sessions (spec §2.6-2.8)."""
+    ...

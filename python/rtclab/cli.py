@@ -392,8 +392,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.confucius import build
     elif args.paper == "hairpin":
         from rtclab.repro.hairpin import build
+    elif args.paper == "afr":
+        from rtclab.repro.afr import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin, afr)")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)
@@ -549,13 +551,13 @@ def build_parser() -> argparse.ArgumentParser:
     su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin"],
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr"],
                     help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
                          "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set; "
-                         "hairpin: seeds per set-up, at most 3 "
+                         "hairpin: seeds per set-up, at most 3; afr: 4x this many sessions per category, at most 40 "
                          "(default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")

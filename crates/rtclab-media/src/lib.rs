@@ -21,6 +21,7 @@
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
 
+pub mod afr;
 pub mod ccfb;
 pub mod encoder;
 pub mod feedback;

@@ -4,6 +4,7 @@
 //! side can draw a progress bar and stop cleanly on Ctrl-C between chunks. Core error kinds map
 //! to one exception class each (`ConfigError`).
 
+mod afr;
 mod controller;
 mod hairpin;
 mod parquet_out;
@@ -371,6 +372,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
+    m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_cell, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::unregister_controller, m)?)?;
