@@ -12,11 +12,11 @@
 //! kept (`PathTrace::bandwidth_mbps`); the released set-up without congestion control does not
 //! limit the rate.
 
+use crate::delay::ReleaseFifo;
 use crate::element::{Dropped, ElementOutput, NetElement};
 use crate::qdisc::DropReason;
 use crate::trace_file::TraceError;
 use rtclab_core::{Direction, Packet, RngStream, Time, TimeDelta};
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// One sample of the path.
@@ -110,19 +110,18 @@ pub struct ConditionsLine {
     trace: Arc<PathTrace>,
     lossy: bool,
     rng: RngStream,
-    fifo: VecDeque<(Time, Packet)>,
-    last_release: Time,
+    fifo: ReleaseFifo,
 }
 
 impl ConditionsLine {
     pub fn new(trace: Arc<PathTrace>, lossy: bool, rng: RngStream) -> Self {
-        ConditionsLine { trace, lossy, rng, fifo: VecDeque::new(), last_release: Time::ZERO }
+        ConditionsLine { trace, lossy, rng, fifo: ReleaseFifo::default() }
     }
 }
 
 impl NetElement for ConditionsLine {
     fn held_by_kind(&self) -> (u64, u64) {
-        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+        self.fifo.held_by_kind()
     }
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
         let s = *self.trace.at(now);
@@ -130,21 +129,13 @@ impl NetElement for ConditionsLine {
             out.drops.push(Dropped { pkt, reason: DropReason::RandomLoss });
             return;
         }
-        let release = (now + TimeDelta::from_nanos(s.rtt.as_nanos() / 2)).max(self.last_release);
-        self.last_release = release;
-        self.fifo.push_back((release, pkt));
+        self.fifo.push(now + TimeDelta::from_nanos(s.rtt.as_nanos() / 2), pkt);
     }
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
-        while let Some(&(t, p)) = self.fifo.front() {
-            if t > now {
-                break;
-            }
-            self.fifo.pop_front();
-            out.packets.push(p);
-        }
+        self.fifo.release(now, out);
     }
     fn poll_timeout(&self) -> Option<Time> {
-        self.fifo.front().map(|x| x.0)
+        self.fifo.next_release()
     }
 }
 

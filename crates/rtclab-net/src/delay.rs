@@ -8,17 +8,60 @@ use crate::element::{ElementOutput, NetElement};
 use rtclab_core::{Direction, Packet, RngStream, Time, TimeDelta};
 use std::collections::VecDeque;
 
-pub struct DelayLine {
-    base: TimeDelta,
-    jitter: TimeDelta,
-    rng: RngStream,
+/// Packets held until their release times, which never let a packet overtake the one ahead
+/// of it (a later packet's release is raised to the previous one's). Shared by the delay
+/// elements.
+#[derive(Debug, Default)]
+pub struct ReleaseFifo {
     fifo: VecDeque<(Time, Packet)>,
     last_release: Time,
 }
 
+impl ReleaseFifo {
+    /// Holds `pkt` until `release` (or the previous packet's release, if later).
+    #[inline]
+    pub fn push(&mut self, release: Time, pkt: Packet) {
+        let release = release.max(self.last_release);
+        self.last_release = release;
+        self.fifo.push_back((release, pkt));
+    }
+    /// Moves every packet due at `now` to `out`.
+    #[inline]
+    pub fn release(&mut self, now: Time, out: &mut ElementOutput) {
+        while let Some(&(t, p)) = self.fifo.front() {
+            if t > now {
+                break;
+            }
+            self.fifo.pop_front();
+            out.packets.push(p);
+        }
+    }
+    #[inline]
+    pub fn next_release(&self) -> Option<Time> {
+        self.fifo.front().map(|x| x.0)
+    }
+    pub fn len(&self) -> usize {
+        self.fifo.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
+    }
+    /// Packets held, counted as (data, acks).
+    pub fn held_by_kind(&self) -> (u64, u64) {
+        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+    }
+}
+
+pub struct DelayLine {
+    base: TimeDelta,
+    jitter: TimeDelta,
+    rng: RngStream,
+    fifo: ReleaseFifo,
+}
+
 impl DelayLine {
     pub fn new(base: TimeDelta, jitter: TimeDelta, rng: RngStream) -> Self {
-        DelayLine { base, jitter, rng, fifo: VecDeque::new(), last_release: Time::ZERO }
+        DelayLine { base, jitter, rng, fifo: ReleaseFifo::default() }
     }
     pub fn base(&self) -> TimeDelta {
         self.base
@@ -31,7 +74,7 @@ impl DelayLine {
     }
     /// Packets held, counted as (data, acks).
     pub fn held_by_kind(&self) -> (u64, u64) {
-        crate::qdisc::count_kinds(self.fifo.iter().map(|x| &x.1))
+        self.fifo.held_by_kind()
     }
 }
 
@@ -46,25 +89,17 @@ impl NetElement for DelayLine {
             let j = self.rng.below(self.jitter.as_nanos() as u64 + 1);
             release += TimeDelta::from_nanos(j as i64);
         }
-        release = release.max(self.last_release);
-        self.last_release = release;
-        self.fifo.push_back((release, pkt));
+        self.fifo.push(release, pkt);
     }
 
     #[inline]
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
-        while let Some(&(t, p)) = self.fifo.front() {
-            if t > now {
-                break;
-            }
-            self.fifo.pop_front();
-            out.packets.push(p);
-        }
+        self.fifo.release(now, out);
     }
 
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
-        self.fifo.front().map(|x| x.0)
+        self.fifo.next_release()
     }
 }
 
