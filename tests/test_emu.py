@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 ROOT = os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip")
@@ -164,6 +165,14 @@ def test_emu_flow_queueing_disciplines_classify_real_packets(cli, tmp_path, kind
     cubic, cbr = s["flows"][0], s["flows"][2]
     assert cbr["queuing_delay_ms"]["p50"] < 5, (cbr["queuing_delay_ms"], cubic["queuing_delay_ms"])
     assert s["link"]["utilization"] > 0.8
+    # Confucius's classes per bin, as the simulator reports them: the sparse CBR flow in Q1,
+    # the CUBIC flows above it; FQ-CoDel does not classify.
+    f = pd.read_parquet(out / "flows.parquet")
+    if kind == "confucius":
+        cls = f[f.time_s > 2].groupby("flow").queue_class.mean()
+        assert cls[2] == 1 and min(cls[0], cls[1]) > 1, cls.to_dict()
+    else:
+        assert "queue_class" not in f
 
 
 ZHUGE_DROP = """

@@ -91,6 +91,9 @@ pub struct DirStats {
     pub wifi: Vec<Option<rtclab_net::WifiStats>>,
     /// Per scenario middlebox, alongside `meters`: its figures, from the loop holding it.
     pub middleboxes: Vec<Option<Vec<(&'static str, f64)>>>,
+    /// Per flow: the class a classifying queue discipline held it in, per bin (from the loop
+    /// holding that link; None where no discipline classifies the flow).
+    pub queue_classes: Vec<Option<Vec<f64>>>,
 }
 
 /// Per index, the value of the loop that holds the element (the others report None).
@@ -125,8 +128,10 @@ impl EngineStats {
         let mut meters: Vec<Option<rtclab_harness::link_meter::LinkMeter>> = Vec::new();
         let mut wifi: Vec<Option<rtclab_net::WifiStats>> = Vec::new();
         let mut middleboxes: Vec<Option<Vec<(&'static str, f64)>>> = Vec::new();
+        let mut classes: Vec<Option<Vec<f64>>> = Vec::new();
         for mut l in loops {
             keep_held(&mut middleboxes, std::mem::take(&mut l.dirs[0].middleboxes));
+            keep_held(&mut classes, std::mem::take(&mut l.dirs[0].queue_classes));
             keep_held(&mut wifi, std::mem::take(&mut l.dirs[0].wifi));
             let loop_meters = std::mem::take(&mut l.dirs[0].meters);
             if meters.is_empty() {
@@ -150,6 +155,7 @@ impl EngineStats {
         st.dirs[0].meters = meters.into_iter().map(Option::unwrap_or_default).collect();
         st.dirs[0].wifi = wifi;
         st.dirs[0].middleboxes = middleboxes;
+        st.dirs[0].queue_classes = classes;
         Ok(st)
     }
 }
@@ -243,6 +249,7 @@ impl Forwarder {
             meters: Vec::new(),
             wifi: Vec::new(),
             middleboxes: Vec::new(),
+            queue_classes: Vec::new(),
         };
         let mut stats = [new_stats(), new_stats()];
         // A packet's bytes (the whole IPv4 packet) are its payload in the network's payload
@@ -259,6 +266,7 @@ impl Forwarder {
                 // The link meters cover both directions: kept once, with the forward stats.
                 stats[0].wifi = self.path.wifi_stats();
                 stats[0].middleboxes = self.path.middlebox_metrics();
+                stats[0].queue_classes = self.path.take_queue_classes();
                 stats[0].meters = std::mem::take(&mut self.path.meters);
                 for (d, st) in stats.iter_mut().enumerate() {
                     st.ran_ns = (now - Time::ZERO).as_nanos();

@@ -166,7 +166,11 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
 fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<Vec<Path>, EmuError> {
     let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
     let (bin, warmup) = (s.metrics.bin, Time::ZERO + s.metrics.warmup);
-    Ok(Path::per_direction(net, s.links.len(), bin, warmup))
+    let mut paths = Path::per_direction(net, s.links.len(), bin, warmup);
+    for p in &mut paths {
+        p.set_flow_links(s.flows.iter().map(|f| f.path.clone()).collect());
+    }
+    Ok(paths)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,6 +36,10 @@ pub struct Path {
     bin: TimeDelta,
     warmup: Time,
     next_bin_end: Time,
+    /// Per flow: its forward links (scenario indices), and per closed bin the class a
+    /// classifying queue discipline on them (Confucius) holds it in, NaN where none does.
+    flow_links: Vec<Vec<usize>>,
+    classes: Vec<Vec<f64>>,
 }
 
 impl Path {
@@ -148,6 +152,8 @@ impl Path {
                     bin,
                     warmup,
                     next_bin_end: Time::ZERO + bin,
+                    flow_links: Vec::new(),
+                    classes: Vec::new(),
                 }
             })
             .collect();
@@ -274,9 +280,37 @@ impl Path {
         self.middlebox_elements.iter().map(|e| e.map(|e| self.elements[e].metrics())).collect()
     }
 
+    /// Each flow's forward links (scenario indices), for the per-bin `queue_class` series.
+    pub fn set_flow_links(&mut self, links: Vec<Vec<usize>>) {
+        self.classes = vec![Vec::new(); links.len()];
+        self.flow_links = links;
+    }
+
+    /// Per flow: the class held at the end of each bin, None if no element of this path
+    /// classified it.
+    pub fn take_queue_classes(&mut self) -> Vec<Option<Vec<f64>>> {
+        std::mem::take(&mut self.classes)
+            .into_iter()
+            .map(|c| c.iter().any(|x| x.is_finite()).then_some(c))
+            .collect()
+    }
+
     /// Closes every meter bin that ends at or before `t`.
     pub fn close_bins_to(&mut self, t: Time) {
         while self.next_bin_end <= t {
+            for (f, links) in self.flow_links.iter().enumerate() {
+                let class = links.iter().find_map(|&l| {
+                    match self.link_of_hop.get(l * 2).copied().flatten().map(|e| &self.elements[e])
+                    {
+                        Some(AnyElement::Link(link)) => rtclab_net::Qdisc::flow_class(
+                            link.qdisc(),
+                            rtclab_core::FlowId(f as u32),
+                        ),
+                        _ => None,
+                    }
+                });
+                self.classes[f].push(class.map_or(f64::NAN, |c| c as f64));
+            }
             let end = self.next_bin_end;
             let start = end - self.bin;
             for (h, m) in self.meters.iter_mut().enumerate() {

@@ -38,6 +38,11 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
             }
         }
     }
+    // The class a classifying queue discipline holds each flow in (as the simulator's).
+    let classes = &st.dirs[0].queue_classes;
+    if classes.iter().any(Option::is_some) && !names.contains(&"queue_class") {
+        names.push("queue_class");
+    }
     for n in &names {
         c.names.push(n);
         c.data.push(Vec::new());
@@ -90,8 +95,15 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 cc.state,
             ]);
             for (k, n) in names.iter().enumerate() {
-                row[FLOW_COLUMNS.len() + k] =
-                    cc.named.iter().rev().find(|(m, _)| m == n).map_or(f64::NAN, |x| x.1);
+                row[FLOW_COLUMNS.len() + k] = if *n == "queue_class" {
+                    classes
+                        .get(f.id as usize)
+                        .and_then(Option::as_ref)
+                        .and_then(|c| c.get(i).copied())
+                        .unwrap_or(f64::NAN)
+                } else {
+                    cc.named.iter().rev().find(|(m, _)| m == n).map_or(f64::NAN, |x| x.1)
+                };
             }
             c.push_row(&row);
         }
