@@ -146,8 +146,10 @@ pub fn media_endpoints(
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
     Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None)
-            .with_playout(Box::new(m.playout), Box::new(m.decode)),
+        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None).with_playout(
+            Box::new(m.playout),
+            m.decode.model(seeds.stream(&format!("flow{flow}.decoder"))),
+        ),
     ))
 }
 

@@ -58,17 +58,30 @@ impl PlayoutPolicy for Playout {
 }
 
 /// Built-in decoder models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DecodeTime {
     Zero,
     Fixed(TimeDelta),
+    /// A device class's decode-time process (AFR chapter, `crate::afr::clients`).
+    Device(crate::afr::clients::ClientCategory),
 }
 
-impl DecoderModel for DecodeTime {
+/// A constant decode time.
+struct ConstantDecoder(TimeDelta);
+
+impl DecoderModel for ConstantDecoder {
     fn decode_time(&mut self, _now: Time, _f: &AssembledFrame) -> TimeDelta {
+        self.0
+    }
+}
+
+impl DecodeTime {
+    /// The decoder model (`rng`: the draws of a device class).
+    pub fn model(self, rng: rtclab_core::RngStream) -> Box<dyn DecoderModel> {
         match self {
-            DecodeTime::Zero => TimeDelta::ZERO,
-            DecodeTime::Fixed(d) => *d,
+            DecodeTime::Zero => Box::new(ConstantDecoder(TimeDelta::ZERO)),
+            DecodeTime::Fixed(d) => Box::new(ConstantDecoder(d)),
+            DecodeTime::Device(c) => Box::new(crate::afr::clients::DeviceDecoder::new(c, rng)),
         }
     }
 }
@@ -259,7 +272,10 @@ mod tests {
 
     #[test]
     fn defaults_show_each_decodable_frame_when_it_completes() {
-        let mut p = PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero));
+        let mut p = PlayoutPipeline::new(
+            Box::new(Playout::Immediate),
+            DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
+        );
         for id in 0..10 {
             let f = frame(id, id == 0, id * 33 + 40);
             p.on_frame(f.complete_at, f);
@@ -275,7 +291,10 @@ mod tests {
 
     #[test]
     fn a_freeze_is_reported_when_it_starts_and_when_it_ends() {
-        let mut p = PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero));
+        let mut p = PlayoutPipeline::new(
+            Box::new(Playout::Immediate),
+            DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
+        );
         let show = |p: &mut PlayoutPipeline, id: u64, at: u64| {
             let f = frame(id, id == 0, at);
             p.on_frame(f.complete_at, f);
@@ -317,7 +336,10 @@ mod tests {
 
     #[test]
     fn a_missing_reference_makes_delta_frames_undecodable_until_the_next_key_frame() {
-        let mut p = PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero));
+        let mut p = PlayoutPipeline::new(
+            Box::new(Playout::Immediate),
+            DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
+        );
         for id in [0, 1, 2, 4, 5, 6, 7, 8, 9, 10] {
             // Frame 3 never completed; frame 9 is the next key frame.
             let f = frame(id, id == 0 || id == 9, id * 33 + 40);
@@ -335,7 +357,8 @@ mod tests {
         // 30 fps in, 50 ms per frame out: the queue grows by one frame every ~100 ms.
         let mut p = PlayoutPipeline::new(
             Box::new(Playout::Immediate),
-            Box::new(DecodeTime::Fixed(TimeDelta::from_millis(50))),
+            DecodeTime::Fixed(TimeDelta::from_millis(50))
+                .model(rtclab_core::RngStream::from_seed(1)),
         );
         for id in 0..30 {
             let f = frame(id, id == 0, id * 33 + 40);
@@ -356,7 +379,7 @@ mod tests {
     fn a_fixed_playout_delay_holds_early_frames() {
         let mut p = PlayoutPipeline::new(
             Box::new(Playout::Fixed(TimeDelta::from_millis(100))),
-            Box::new(DecodeTime::Zero),
+            DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
         );
         let f = frame(0, true, 40);
         p.on_frame(f.complete_at, f);

@@ -73,7 +73,10 @@ impl MediaReceiver {
             next_rr: None,
             pending: VecDeque::new(),
             frames: FrameAssembler::new(stall_threshold),
-            playout: PlayoutPipeline::new(Box::new(Playout::Immediate), Box::new(DecodeTime::Zero)),
+            playout: PlayoutPipeline::new(
+                Box::new(Playout::Immediate),
+                DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(0)),
+            ),
             abs_last: None,
             highest_seq: None,
             received_in_interval: 0,

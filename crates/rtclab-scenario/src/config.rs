@@ -413,6 +413,8 @@ pub struct MediaParams {
     pub playout_delay: Option<Duration>,
     /// Receiver: decoder time per frame (frames queue behind a slow decoder); default 0.
     pub decode_time: Option<Duration>,
+    /// Receiver: a device class's decode-time process instead (AFR chapter's categories).
+    pub decoder: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

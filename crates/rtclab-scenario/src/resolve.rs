@@ -866,8 +866,27 @@ fn media_spec(
         };
     let playout = positive(p.and_then(|p| p.playout_delay), "media.playout_delay")?
         .map_or(Playout::Immediate, Playout::Fixed);
-    let decode = positive(p.and_then(|p| p.decode_time), "media.decode_time")?
+    let mut decode = positive(p.and_then(|p| p.decode_time), "media.decode_time")?
         .map_or(DecodeTime::Zero, DecodeTime::Fixed);
+    if let Some(name) = p.and_then(|p| p.decoder.as_deref()) {
+        if decode != DecodeTime::Zero {
+            return Err(ConfigError::new(
+                at("media.decoder"),
+                "give either decode_time (a constant) or decoder (a device class), not both",
+            ));
+        }
+        let Some(c) = rtclab_media::afr::clients::category(name) else {
+            let names: Vec<String> = rtclab_media::afr::clients::CATEGORIES
+                .iter()
+                .map(|c| format!("{:?}", c.name))
+                .collect();
+            return Err(ConfigError::new(
+                at("media.decoder"),
+                format!("unknown device class {name:?} (accepted: {})", names.join(", ")),
+            ));
+        };
+        decode = DecodeTime::Device(c);
+    }
     Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback, playout, decode })))
 }
 

@@ -103,3 +103,43 @@ media = {{ max_bitrate = "1Mbps" {extra} }}
         p50(&held, "display_delay_ms")
     );
 }
+
+/// A device-class decoder (the AFR chapter's categories, `media.decoder`): at 60 fps its slow
+/// episodes and stalls queue frames in front of the decoder now and then, so the display
+/// delay's tail moves while its median stays at the network's; deterministic per seed.
+#[test]
+fn a_device_class_decoder_queues_frames_in_its_slow_episodes() {
+    let s = |extra: &str| {
+        parse(&format!(
+            r#"
+duration = "120s"
+[link]
+capacity = "20Mbps"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+media = {{ fps = 60, max_bitrate = "4Mbps" {extra} }}
+"#
+        ))
+    };
+    let dev = run(s(", decoder = \"macos-wired\""), 1).0.summary["flows"][0]["media"].clone();
+    let again = run(s(", decoder = \"macos-wired\""), 1).0.summary["flows"][0]["media"].clone();
+    assert_eq!(dev, again);
+    let q = |m: &Value, k: &str, p: &str| m[k][p].as_f64().unwrap();
+    // Median: decode ~3 ms on top of the frame delay; the tail: the slow episodes' queues.
+    let gap50 = q(&dev, "display_delay_ms", "p50") - q(&dev, "frame_delay_ms", "p50");
+    assert!((1.0..10.0).contains(&gap50), "{gap50}");
+    let gap99 = q(&dev, "display_delay_ms", "p99") - q(&dev, "frame_delay_ms", "p99");
+    assert!(gap99 > 5.0, "{gap99}");
+    assert!(dev["max_decode_queue"].as_u64().unwrap() >= 2, "{dev}");
+    let e = |t: &str| rtclab_scenario::from_toml_str(t, &builtin_dir()).unwrap_err();
+    let toml = |extra: &str| {
+        format!("duration = \"5s\"\n[link]\ncapacity = \"5Mbps\"\n[[flows]]\nkind = \"media\"\nrtt = \"30ms\"\nmedia = {{ {extra} }}\n")
+    };
+    let x = e(&toml("decoder = \"linux\""));
+    assert_eq!(x.path, "flows[0].media.decoder");
+    assert!(x.message.contains("windows-wired"), "{x}");
+    let x = e(&toml("decoder = \"macos-wifi\", decode_time = \"5ms\""));
+    assert!(x.message.contains("not both"), "{x}");
+}

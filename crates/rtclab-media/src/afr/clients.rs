@@ -78,6 +78,62 @@ pub fn category(name: &str) -> Option<ClientCategory> {
     CATEGORIES.iter().copied().find(|c| c.name == name)
 }
 
+/// A decode time (s) from a standard normal `z`, a uniform `u` and the slow episode's level
+/// in force, if any: a stall when `u` < the stall probability, else the episode's level, else
+/// the normal regime's log-normal.
+pub fn decode_draw(c: &ClientCategory, z: f64, u: f64, slow_level: Option<f64>) -> f64 {
+    if u < c.stall_prob {
+        0.060 + 0.040 * (u / c.stall_prob)
+    } else if let Some(level) = slow_level {
+        (level + 0.002 * z).max(0.001)
+    } else {
+        c.decode_median_ms / 1e3 * (0.35 * z).exp()
+    }
+}
+
+/// A receiver's decoder of a device class (`media.decoder` in a scenario): decode times drawn
+/// frame by frame from the category's process, its slow episodes generated as time passes.
+pub struct DeviceDecoder {
+    category: ClientCategory,
+    rng: RngStream,
+    /// The current or next slow episode: (start, end, level) in seconds.
+    episode: Option<(f64, f64, f64)>,
+}
+
+impl DeviceDecoder {
+    pub fn new(category: ClientCategory, mut rng: RngStream) -> Self {
+        let episode = next_episode(&category, &mut rng, 0.0);
+        DeviceDecoder { category, rng, episode }
+    }
+}
+
+fn next_episode(c: &ClientCategory, rng: &mut RngStream, after: f64) -> Option<(f64, f64, f64)> {
+    if c.slow_per_min <= 0.0 {
+        return None;
+    }
+    let start = after + -(1.0 - rng.next_f64()).ln() * 60.0 / c.slow_per_min;
+    let len = SLOW_SECONDS.0 + (SLOW_SECONDS.1 - SLOW_SECONDS.0) * rng.next_f64();
+    let level = SLOW_LEVEL.0 + (SLOW_LEVEL.1 - SLOW_LEVEL.0) * rng.next_f64();
+    Some((start, start + len, level))
+}
+
+impl crate::playout::DecoderModel for DeviceDecoder {
+    fn decode_time(
+        &mut self,
+        now: rtclab_core::Time,
+        _f: &crate::playout::AssembledFrame,
+    ) -> rtclab_core::TimeDelta {
+        let t = now.as_secs_f64();
+        while let Some((_, end, _)) = self.episode.filter(|e| e.1 <= t) {
+            self.episode = next_episode(&self.category, &mut self.rng, end);
+        }
+        let slow = self.episode.filter(|e| e.0 <= t).map(|e| e.2);
+        let z = normal(&mut self.rng);
+        let u = self.rng.next_f64();
+        rtclab_core::TimeDelta::from_secs_f64(decode_draw(&self.category, z, u, slow))
+    }
+}
+
 /// One frame's draw: one-way network delay, RTT, decode time (s), and the time before which
 /// it cannot arrive (a burst hold), if any.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,13 +208,8 @@ impl ClientSession {
         let c = &self.category;
         let jitter = (z2 * c.jitter_ms / 1e3).abs();
         let rtt = self.base_rtt + 2.0 * jitter;
-        let decode = if u < c.stall_prob {
-            0.060 + 0.040 * (u / c.stall_prob)
-        } else if let Some(&(_, _, level)) = self.slow.iter().find(|e| e.0 <= t && t < e.1) {
-            (level + 0.002 * z1).max(0.001)
-        } else {
-            c.decode_median_ms / 1e3 * (0.35 * z1).exp()
-        };
+        let slow = self.slow.iter().find(|e| e.0 <= t && t < e.1).map(|e| e.2);
+        let decode = decode_draw(c, z1, u, slow);
         let hold_until = self.holds.iter().find(|h| h.0 <= t && t < h.1).map_or(0.0, |h| h.1);
         FrameDraw { owd: rtt / 2.0, rtt, decode, hold_until }
     }
