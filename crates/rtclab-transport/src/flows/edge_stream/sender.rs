@@ -78,7 +78,7 @@ pub struct EdgeStreamSender {
     by_packet: BTreeMap<(u64, u32), u64>,
     /// Global sequence number → (send time, data sequence number).
     sent: BTreeMap<u64, (Time, Option<u64>)>,
-    /// Frames the receiver reported complete and not yet forgotten.
+    /// Frames whose group is to be resent at the given time (after a hole's dispersion).
     delayed: BTreeMap<u64, Time>,
     highest_acked_data: Option<u64>,
     rtt: RttEstimator,
@@ -274,30 +274,29 @@ impl EdgeStreamSender {
         self.send_batch(now, frame, now, (0..f).collect(), k, 0);
     }
 
-    /// Forget a frame's outstanding packets.
-    fn forget_frame(&mut self, frame: u64) {
+    /// Takes a frame's outstanding packets out of the history, with any delayed
+    /// retransmission of it.
+    fn take_frame(&mut self, frame: u64) -> Vec<Outstanding> {
+        self.delayed.remove(&frame);
         let seqs: Vec<u64> =
             self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(_, s)| *s).collect();
-        for s in seqs {
-            if let Some(o) = self.history.remove(&s) {
+        seqs.into_iter()
+            .map(|s| {
+                let o = self.history.remove(&s).expect("by_packet mirrors history");
                 self.by_packet.remove(&(o.frame, o.index));
-            }
-        }
-        self.delayed.remove(&frame);
+                o
+            })
+            .collect()
     }
 
     fn retransmit(&mut self, now: Time, frame: u64) {
-        self.delayed.remove(&frame);
-        let seqs: Vec<u64> =
-            self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(_, s)| *s).collect();
-        if seqs.is_empty() {
+        let taken = self.take_frame(frame);
+        if taken.is_empty() {
             return;
         }
-        let mut indices = Vec::with_capacity(seqs.len());
+        let mut indices = Vec::with_capacity(taken.len());
         let (mut encode, mut round) = (now, 0);
-        for s in seqs {
-            let o = self.history.remove(&s).expect("by_packet mirrors history");
-            self.by_packet.remove(&(o.frame, o.index));
+        for o in taken {
             indices.push(o.index);
             encode = o.encode;
             round = round.max(o.round);
@@ -321,9 +320,7 @@ impl EdgeStreamSender {
             .map(|o| o.frame)
             .collect();
         for f in doomed {
-            let before = self.history.len();
-            self.forget_frame(f);
-            self.stats.given_up_packets += (before - self.history.len()) as u64;
+            self.stats.given_up_packets += self.take_frame(f).len() as u64;
         }
         // 2. Delayed retransmissions now due.
         let mut resend: BTreeSet<u64> =
@@ -398,7 +395,7 @@ impl Endpoint for EdgeStreamSender {
             }
         }
         if let Some(f) = ack.frame_done {
-            self.forget_frame(f);
+            self.take_frame(f);
         }
         if ack.dispersion_ns > 0 {
             self.dispersion = TimeDelta::from_nanos(ack.dispersion_ns as i64);
