@@ -154,6 +154,54 @@ def hairpin(repeat: int, seed: int) -> dict:
             "session_dmr": m["dmr"], "session_bwc": m["bwc"]}
 
 
+def learn() -> dict:
+    """The learned-controller issue's figures: rtclab/ABR-v0 chunk steps per wall second through
+    `gymnasium.make` (goal ≥ 100,000 on one core) and per-decision latency of a tree against the
+    Pensieve DNN (Rust both; numpy DNN for reference). Skipped without the `learn` extra or the
+    released model."""
+    try:
+        import gymnasium
+        import numpy as np
+
+        import rtclab.gym  # noqa: F401
+        from rtclab.metis.pensieve import DataMissing, PensieveTeacher
+    except ImportError as e:
+        return {"skipped": f"learn extra not installed ({e.name})"}
+    try:
+        env = gymnasium.make("rtclab/ABR-v0")
+        teacher = PensieveTeacher()
+    except DataMissing as e:
+        return {"skipped": str(e)}
+    env.reset(seed=1)
+    n, t0 = 0, time.perf_counter()
+    while n < 200_000:
+        _, _, done, _, _ = env.step(n % 6)
+        n += 1
+        if done:
+            env.reset()
+    steps = n / (time.perf_counter() - t0)
+    from sklearn.tree import DecisionTreeClassifier
+
+    from rtclab.metis.evaluate import collect_states, policies
+    from rtclab.metis.pensieve import FEATURE_NAMES
+    from rtclab.metis.tree import Tree
+    seq = gymnasium.make("rtclab/ABR-v0", trace_order="sequential").unwrapped
+    states = np.ascontiguousarray(collect_states(seq, policies(teacher)["pensieve-greedy"], list(range(40))))
+    feats = np.empty((len(states), 25))
+    _core.abr_features(states, feats)
+    tree = Tree.from_sklearn(DecisionTreeClassifier(max_leaf_nodes=200, random_state=0)
+                             .fit(feats, teacher.probs(states).argmax(axis=1)), FEATURE_NAMES).core()
+    net = _core.PensieveNetCore(teacher.actor.arrays)
+    lt = np.array(_core.decision_latency_ns(tree, feats, 5))
+    ln = np.array(_core.decision_latency_ns(net, states, 5))
+    return {"abr_gym_steps_per_wall_second": steps,
+            "tree_decision_ns": {"p50": float(np.percentile(lt, 50)), "p99": float(np.percentile(lt, 99)),
+                                 "leaves": tree.leaf_count, "memory_bytes": tree.memory_bytes},
+            "dnn_decision_ns": {"p50": float(np.percentile(ln, 50)), "p99": float(np.percentile(ln, 99)),
+                                "memory_bytes": net.parameter_count * 4},
+            "dnn_over_tree_p50": float(np.percentile(ln, 50) / np.percentile(lt, 50))}
+
+
 def bench_sim(repeat: int = 5, seed: int = 1) -> dict:
     runs = [run_once(seed) for _ in range(repeat)]
     best = min(runs, key=lambda r: r["wall_time_s"])
@@ -178,6 +226,7 @@ def bench_sim(repeat: int = 5, seed: int = 1) -> dict:
         "copa_100_flows_100s": copa_100_flows(min(repeat, 3), seed),
         "qdiscs_1000_flows": qdiscs_1000_flows(min(repeat, 3), seed),
         "hairpin": hairpin(min(repeat, 3), seed),
+        "learn": learn(),
         "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()},
         "rtclab_version": _core.__version__,
     }

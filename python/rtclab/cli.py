@@ -394,8 +394,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from rtclab.repro.hairpin import build
     elif args.paper == "afr":
         from rtclab.repro.afr import build
+    elif args.paper == "metis":
+        from rtclab.repro.metis import build
     else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin, afr)")
+        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin, afr, metis)")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)
@@ -423,6 +425,28 @@ def cmd_repro(args: argparse.Namespace) -> int:
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")
+    return 0
+
+
+def cmd_metis(args: argparse.Namespace) -> int:
+    from rtclab.metis import command
+    from rtclab.metis.pensieve import DataMissing
+    from rtclab.output import OutputError, write_atomically
+
+    out = args.out or "rtclab-out/metis-pensieve"
+    _check_out(out)
+    try:
+        s = command.run(args, lambda fill: write_atomically(out, fill, kind="Metis conversion"))
+    except (ValueError, DataMissing) as e:
+        raise UserError(str(e)) from e
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    print(f"converted in {s['conversion_seconds']:.1f} s: {s['leaves']} leaves, depth {s['depth']} "
+          f"(iteration {s['selected_iteration'] + 1} of {s['iterations']})")
+    print(f"test QoE per chunk on {s['test_traces']} held-out traces: tree {s['test_qoe_tree']:.3f}, "
+          f"Pensieve ({s['teacher_actions']}) {s['test_qoe_teacher']:.3f} "
+          f"(tree/DNN {s['tree_vs_teacher']:.1%})")
+    print(f"results in {s['out']}  (tree.json, tree.html, tree.svg, conversion.json)")
     return 0
 
 
@@ -551,14 +575,14 @@ def build_parser() -> argparse.ArgumentParser:
     su.set_defaults(func=cmd_suite)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr"],
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis"],
                     help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
                          "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set; "
-                         "hairpin: seeds per set-up, at most 3; afr: 4x this many sessions per category, at most 40 "
-                         "(default: %(default)s)")
+                         "hairpin: seeds per set-up, at most 3; afr: 4x this many sessions per category, at most 40; "
+                         "metis: 3x this many DAgger iterations per conversion, at most 100 (default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     rp.add_argument("--store", metavar="DIR",
@@ -581,6 +605,26 @@ def build_parser() -> argparse.ArgumentParser:
     hc.add_argument("--layers", type=int, required=True, help="transmission opportunities left, 1 to 15")
     hc.add_argument("--packets", type=int, required=True, help="data packets outstanding, 1 to 55")
     hc.set_defaults(func=cmd_hairpin)
+
+    mp = sub.add_parser("metis", help="Metis: convert a learned policy (Pensieve) into a decision tree")
+    mp_sub = mp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    mc = mp_sub.add_parser("convert", help="Pensieve's released actor -> tree.json (+ SVG/HTML view)")
+    mc.add_argument("--traces", metavar="DIR", help="trace folder in <seconds> <Mbit/s> format (default: the Norway set "
+                                                    "in shared/data/pensieve); every 5th trace is held out for testing")
+    mc.add_argument("--iterations", type=int, default=50, help="DAgger iterations (default: %(default)s)")
+    mc.add_argument("--videos", type=int, default=10, help="rollouts per iteration (default: %(default)s)")
+    mc.add_argument("--max-leaves", type=int, default=200, help="leaf budget for pruning (default: %(default)s)")
+    mc.add_argument("--resample", choices=["uniform", "gap", "critic"], default="uniform",
+                    help="uniform (released default), gap (max-min action probability) or critic (Eq. 5.1)")
+    mc.add_argument("--no-reward-aware", action="store_true",
+                    help="prune by hold-out accuracy and keep majority labels instead of one-step rewards")
+    mc.add_argument("--oversample", metavar="A=F,...", help="multiply the sampling weight of teacher action A by F "
+                                                            "(the debug case: 2=10,4=50)")
+    mc.add_argument("--greedy-teacher", action="store_true", help="label with the most probable action (default: sampled)")
+    mc.add_argument("--seed", type=int, default=0)
+    mc.add_argument("--quiet", action="store_true", help="no per-iteration lines")
+    mc.add_argument("--out", help="output directory (default: rtclab-out/metis-pensieve)")
+    mc.set_defaults(func=cmd_metis)
 
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu", "process"],

@@ -7,6 +7,7 @@
 mod afr;
 mod controller;
 mod hairpin;
+mod learn;
 mod parquet_out;
 
 use pyo3::create_exception;
@@ -373,6 +374,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
     m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
+    m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(learn::abr_features, m)?)?;
+    m.add_class::<learn::AbrCore>()?;
+    m.add_class::<learn::TreeCore>()?;
+    m.add_class::<learn::PensieveNetCore>()?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_cell, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_function(wrap_pyfunction!(controller::unregister_controller, m)?)?;
