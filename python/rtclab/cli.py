@@ -433,6 +433,8 @@ def cmd_metis(args: argparse.Namespace) -> int:
     from rtclab.metis.pensieve import DataMissing
     from rtclab.output import OutputError, write_atomically
 
+    if args.action == "rtc":
+        return _metis_rtc(args)
     out = args.out or "rtclab-out/metis-pensieve"
     _check_out(out)
     try:
@@ -447,6 +449,27 @@ def cmd_metis(args: argparse.Namespace) -> int:
           f"Pensieve ({s['teacher_actions']}) {s['test_qoe_teacher']:.3f} "
           f"(tree/DNN {s['tree_vs_teacher']:.1%})")
     print(f"results in {s['out']}  (tree.json, tree.html, tree.svg, conversion.json)")
+    return 0
+
+
+def _metis_rtc(args: argparse.Namespace) -> int:
+    from rtclab.metis import command
+    from rtclab.output import OutputError, write_atomically
+
+    out = args.out or "rtclab-out/metis-rtc"
+    _check_out(out)
+    try:
+        s = command.run_rtc(args, lambda fill: write_atomically(out, fill, kind="Metis RTC conversion"))
+    except (ValueError, OutputError) as e:
+        raise UserError(str(e)) from e
+    last = s["training"][-1]
+    print(f"teacher: {last['samples']} labelled steps, {len(s['training'])} DAgger rounds, {last['seconds']:.0f} s")
+    print(f"tree: {s['tree_leaves']} leaves, depth {s['tree_depth']}, converted in {s['conversion_seconds']:.1f} s")
+    print(f"held-out mean over {len(s['test_scenarios'])} calls (challenge network score / p95 frame delay ms / freeze s):")
+    for k, m in s["means"].items():
+        print(f"  {k:10s} {m['network_score']:6.1f}  {m['frame_delay_p95_ms']:8.0f}  {m['freeze_s']:6.2f}"
+              f"  (throughput {m['throughput_mbps']:.2f} Mbit/s, owd p95 {m['owd_p95_ms']:.0f} ms)")
+    print(f"results in {s['out']}  (teacher_mlp.npz, tree.json, tree.html, rtc.json)")
     return 0
 
 
@@ -625,6 +648,17 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     mc.add_argument("--out", help="output directory (default: rtclab-out/metis-pensieve)")
     mc.set_defaults(func=cmd_metis)
+    mr = mp_sub.add_parser("rtc", help="train a DNN imitating GCC on rtclab/BandwidthEstimation-v0, convert it to a "
+                                       "tree (cc = \"tree\"), compare with gcc and gcc_paper on held-out calls")
+    mr.add_argument("--train", type=int, default=8, help="training scenarios (default: %(default)s)")
+    mr.add_argument("--test", type=int, default=6, help="held-out scenarios (default: %(default)s)")
+    mr.add_argument("--rounds", type=int, default=2, help="DAgger rounds after behaviour cloning (default: %(default)s)")
+    mr.add_argument("--max-seconds", type=float, default=300.0, help="stop adding DAgger rounds after this long")
+    mr.add_argument("--iterations", type=int, default=4, help="Metis DAgger iterations for the tree (default: %(default)s)")
+    mr.add_argument("--max-leaves", type=int, default=100, help="leaf budget (default: %(default)s)")
+    mr.add_argument("--seed", type=int, default=0)
+    mr.add_argument("--out", help="output directory (default: rtclab-out/metis-rtc)")
+    mr.set_defaults(func=cmd_metis)
 
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu", "process"],

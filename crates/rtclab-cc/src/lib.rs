@@ -10,6 +10,7 @@ pub mod bbr;
 pub mod copa;
 pub mod cubic;
 pub mod gcc;
+pub mod learned;
 pub mod params;
 pub mod qlibra;
 pub mod registry;

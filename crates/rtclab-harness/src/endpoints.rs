@@ -142,6 +142,9 @@ pub fn media_endpoints(
         MediaCcSpec::ZoomLike(c) => {
             AnyController::ZoomLike(Box::new(rtclab_cc::ZoomLike::new(c.clone())))
         }
+        MediaCcSpec::Tree(c) => AnyController::Custom(Box::new(
+            rtclab_cc::learned::tree::TreeController::new(c.clone()),
+        )),
     };
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
     Ok((

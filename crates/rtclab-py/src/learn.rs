@@ -9,6 +9,8 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use rtclab_cc::learned::agent::AgentHandle;
+use rtclab_cc::learned::obs::{FEATURE_NAMES, OBS_LEN};
 use rtclab_learn::abr::{
     features_of, AbrConfig, AbrEnv, Snapshot, Trace, Video, LEVELS, S_INFO, S_LEN,
 };
@@ -463,4 +465,108 @@ pub fn abr_features<'py>(
         r.extend_from_slice(&features_of(&to_state(row)));
     }
     write(py, out, &r, "out")
+}
+
+/// The environment's end of an externally driven media controller: registers `name` in the
+/// controller registry (media flows), so a scenario flow with `cc = name` is driven by
+/// `set_estimate` between `Simulation.run_until` calls. `shadow = "gcc"` runs send-side GCC
+/// on the same feedback without letting it drive (a teacher's labels).
+#[pyclass(module = "rtclab._core")]
+pub struct BweAgent {
+    name: String,
+    handle: AgentHandle,
+}
+
+#[pymethods]
+impl BweAgent {
+    #[new]
+    #[pyo3(signature = (name, start_bps = 300_000.0, shadow = None, min_bps = 30_000.0, max_bps = 20_000_000.0))]
+    fn new(
+        name: &str,
+        start_bps: f64,
+        shadow: Option<&str>,
+        min_bps: f64,
+        max_bps: f64,
+    ) -> PyResult<Self> {
+        for (what, v) in [("start_bps", start_bps), ("min_bps", min_bps), ("max_bps", max_bps)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(verr(format!("{what} must be a positive number, got {v}")));
+            }
+        }
+        let shadow_kind = match shadow {
+            None => 0,
+            Some("gcc") => 1,
+            Some(other) => {
+                return Err(verr(format!(
+                    "shadow {other:?}: accepted \"gcc\" (send-side, fed the same transport feedback) or None"
+                )))
+            }
+        };
+        let handle = AgentHandle::new(start_bps);
+        let h = handle.clone();
+        let factory: rtclab_cc::registry::Factory = std::sync::Arc::new(move |_args| {
+            let sh: Option<Box<dyn rtclab_cc::CongestionController + Send + Sync>> =
+                match shadow_kind {
+                    1 => Some(Box::new(rtclab_cc::gcc::Gcc::new(rtclab_cc::gcc::GccConfig {
+                        start_bitrate_bps: start_bps,
+                        min_bitrate_bps: min_bps,
+                        max_bitrate_bps: max_bps,
+                        ..Default::default()
+                    }))),
+                    _ => None,
+                };
+            Ok(Box::new(h.controller(sh)))
+        });
+        rtclab_cc::registry::register(name, false, true, factory).map_err(verr)?;
+        Ok(BweAgent { name: name.to_string(), handle })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[staticmethod]
+    fn feature_names() -> Vec<&'static str> {
+        FEATURE_NAMES.to_vec()
+    }
+
+    fn reset(&self, start_bps: f64) {
+        self.handle.reset(start_bps);
+    }
+
+    fn set_estimate(&self, bps: f64) -> PyResult<()> {
+        if !(bps.is_finite() && bps > 0.0) {
+            return Err(verr(format!(
+                "the estimate must be a positive number of bit/s, got {bps}"
+            )));
+        }
+        self.handle.set_estimate(bps);
+        Ok(())
+    }
+
+    /// Closes a step of `step_s` seconds: writes the observation into `obs` (9 float64) and
+    /// returns (network score, shadow controller's target in bit/s or None).
+    fn close_step<'py>(
+        &self,
+        py: Python<'py>,
+        step_s: f64,
+        obs: &Bound<'py, PyAny>,
+    ) -> PyResult<(f64, Option<f64>)> {
+        let step = rtclab_core::TimeDelta::from_nanos((step_s * 1e9) as i64);
+        let (o, score, shadow) = self.handle.close_step(step);
+        write(py, obs, &o[..OBS_LEN], "obs")?;
+        Ok((score, shadow))
+    }
+
+    /// Removes the registered name (also done when the object is dropped).
+    fn close(&self) {
+        rtclab_cc::registry::unregister(&self.name);
+    }
+}
+
+impl Drop for BweAgent {
+    fn drop(&mut self) {
+        rtclab_cc::registry::unregister(&self.name);
+    }
 }

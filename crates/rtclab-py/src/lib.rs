@@ -229,6 +229,31 @@ impl Simulation {
         (self.inner.now().as_secs_f64(), self.inner.end().as_secs_f64())
     }
 
+    /// Runs until simulated time `t` seconds (or the end) with the GIL released; True when
+    /// the run has finished. The step API of the Gymnasium environments.
+    fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<bool> {
+        if !t.is_finite() || t < 0.0 {
+            return Err(PyValueError::new_err(format!(
+                "t must be a time in seconds >= 0, got {t}"
+            )));
+        }
+        let inner = &mut self.inner;
+        let until = rtclab_core::Time::ZERO
+            + rtclab_core::TimeDelta::from_nanos((t * 1e9).min(9e18) as i64);
+        let done = py.detach(move || inner.run_until(until));
+        match controller::take_pending() {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
+    }
+
+    /// A media flow's counters so far: (frames completed, summed frame delay s, freeze s).
+    fn media_totals(&self, flow: usize) -> PyResult<(u64, f64, f64)> {
+        self.inner
+            .media_totals(flow)
+            .ok_or_else(|| PyValueError::new_err(format!("flow index {flow} out of range")))
+    }
+
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed()
@@ -377,6 +402,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;
     m.add_function(wrap_pyfunction!(learn::abr_features, m)?)?;
     m.add_class::<learn::AbrCore>()?;
+    m.add_class::<learn::BweAgent>()?;
     m.add_class::<learn::TreeCore>()?;
     m.add_class::<learn::PensieveNetCore>()?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_cell, m)?)?;

@@ -312,12 +312,14 @@ pub enum CcName {
     Gcc,
     /// The 2017 paper's receiver-side GCC (media flows).
     GccPaper,
+    /// A Metis decision tree over the bandwidth-estimation observation (media flows).
+    Tree,
     /// A controller from the run-time registry (`rtclab_cc::registry`).
     Registered(&'static str),
 }
 
 impl CcName {
-    const BUILTIN: [(&'static str, CcName); 9] = [
+    const BUILTIN: [(&'static str, CcName); 10] = [
         ("reno", CcName::Reno),
         ("newreno", CcName::Reno),
         ("cubic", CcName::Cubic),
@@ -327,6 +329,7 @@ impl CcName {
         ("zoom_like", CcName::ZoomLike),
         ("gcc", CcName::Gcc),
         ("gcc_paper", CcName::GccPaper),
+        ("tree", CcName::Tree),
     ];
 }
 
@@ -378,6 +381,15 @@ pub enum ParamValue {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct TreeParams {
+    /// Path to the tree JSON, relative to the scenario file.
+    pub file: String,
+    /// Decision interval (default 60 ms, the OpenNetLab gym's).
+    pub step: Option<Duration>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MediaParams {
     pub fps: Option<f64>,
     pub start_bitrate: Option<RateValue>,
@@ -406,6 +418,8 @@ pub struct MediaParams {
     pub gcc: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// cc = "zoom_like": any Zoom-like model parameter by name.
     pub zoom_like: Option<std::collections::BTreeMap<String, ParamValue>>,
+    /// cc = "tree": the tree file (rtclab tree JSON from `rtclab.metis`) and the step.
+    pub tree: Option<TreeParams>,
     /// Loss protection (FEC, retransmission), separate from congestion control.
     pub protection: Option<ProtectionConfig>,
     /// Receiver: hold each frame until capture time + this (a fixed playout delay); default

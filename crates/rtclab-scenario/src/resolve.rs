@@ -171,6 +171,8 @@ pub enum MediaCcSpec {
     Window(CcSpec),
     /// The fairness study's Zoom-like application model.
     ZoomLike(rtclab_cc::ZoomLikeConfig),
+    /// A Metis regression tree over the bandwidth-estimation observation.
+    Tree(rtclab_cc::learned::tree::TreeCcConfig),
 }
 
 #[derive(Clone, Debug)]
@@ -236,6 +238,7 @@ impl FlowKindSpec {
                 MediaCcSpec::GccPaper(_) => "gcc_paper",
                 MediaCcSpec::Window(c) => c.name(),
                 MediaCcSpec::ZoomLike(_) => "zoom_like",
+                MediaCcSpec::Tree(_) => "tree",
             },
         }
     }
@@ -360,7 +363,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     ));
                 }
                 let cc = match f.cc.unwrap_or(CcName::Cubic) {
-                    c @ (CcName::Gcc | CcName::GccPaper | CcName::ZoomLike) => {
+                    c @ (CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree) => {
                         return Err(ConfigError::new(
                             at("cc"),
                             format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
@@ -640,7 +643,7 @@ fn media_spec(
     }
     let p = f.media.as_ref();
     let cc = f.cc.unwrap_or(CcName::Gcc);
-    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper | CcName::ZoomLike);
+    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree);
     if is_gcc
         && (f.cubic.is_some()
             || f.copa.is_some()
@@ -777,6 +780,10 @@ fn media_spec(
             )?;
             (MediaCcSpec::ZoomLike(z), feedback)
         }
+        (CcName::Tree, fb) => {
+            let feedback = per_packet_feedback(p, fb, "tree", 50, at)?;
+            (MediaCcSpec::Tree(tree_spec(p, min, max, start, base_dir, at)?), feedback)
+        }
         (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
             let name = match c {
                 CcName::Registered(n) => n.to_string(),
@@ -846,6 +853,15 @@ fn media_spec(
         return Err(ConfigError::new(
             at("media.zoom_like"),
             format!("Zoom-like parameters given but cc is {:?}", format!("{cc:?}").to_lowercase()),
+        ));
+    }
+    if p.is_some_and(|p| p.tree.is_some()) && !matches!(ccspec, MediaCcSpec::Tree(_)) {
+        return Err(ConfigError::new(
+            at("media.tree"),
+            format!(
+                "a tree is given but cc is {:?} (use cc = \"tree\")",
+                format!("{cc:?}").to_lowercase()
+            ),
         ));
     }
     let protection = protection_spec(p.and_then(|p| p.protection.as_ref()), &ccspec, at)?;
@@ -988,6 +1004,42 @@ fn per_packet_feedback(
     Ok(FeedbackMode::Twcc { interval })
 }
 
+/// cc = "tree": reads and checks the tree file (relative to the scenario file).
+fn tree_spec(
+    p: Option<&crate::config::MediaParams>,
+    min: Rate,
+    max: Rate,
+    start: Rate,
+    base_dir: &Path,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_cc::learned::tree::TreeCcConfig, ConfigError> {
+    let Some(t) = p.and_then(|p| p.tree.as_ref()) else {
+        return Err(ConfigError::new(
+            at("media.tree"),
+            "cc = \"tree\" needs media.tree = { file = \"tree.json\" } (a tree from `rtclab metis`)",
+        ));
+    };
+    let path = base_dir.join(&t.file);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ConfigError::new(at("media.tree.file"), format!("cannot read {}: {e}", path.display()))
+    })?;
+    let tree = rtclab_learn::tree::FlatTree::from_json(&path.display().to_string(), &text)
+        .map_err(|e| ConfigError::new(at("media.tree.file"), e))?;
+    let step = t.step.map_or(rtclab_core::TimeDelta::from_millis(60), |d| d.0);
+    let cfg = rtclab_cc::learned::tree::TreeCcConfig {
+        tree: std::sync::Arc::new(tree),
+        step,
+        start_bps: start.as_bps() as f64,
+        min_bps: min.as_bps() as f64,
+        max_bps: max.as_bps() as f64,
+    };
+    cfg.check().map_err(|e| {
+        let key = if e.contains("step") { "media.tree.step" } else { "media.tree.file" };
+        ConfigError::new(at(key), format!("{}: {e}", path.display()))
+    })?;
+    Ok(cfg)
+}
+
 /// A registered controller: its settings come from `[flows.params]`; one instance is built
 /// with them now, so a bad name or value is reported here, at the key that holds it.
 fn registered_cc(
@@ -1042,7 +1094,7 @@ fn window_cc_spec(
 ) -> Result<CcSpec, ConfigError> {
     let cc = match name {
         CcName::Registered(name) => registered_cc(f, name, packet_size, iw, role, at)?,
-        CcName::Gcc | CcName::GccPaper | CcName::ZoomLike => {
+        CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree => {
             unreachable!("media controllers are resolved by media_spec")
         }
         CcName::Reno => {

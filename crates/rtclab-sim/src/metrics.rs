@@ -65,6 +65,11 @@ pub struct FlowMeter {
     pub displayed: u64,
     /// Media: per-bin frames and delays, and the display's freezes.
     pub media: MediaBins,
+    /// Media, whole run (warm-up included), for step-wise readers (the Gymnasium
+    /// environment's QoE reward): frames completed, their delays summed, freeze time.
+    pub run_frames: u64,
+    pub run_frame_delay_ns: u128,
+    pub run_freeze_ns: u128,
     // current bin
     b_recv: u64,
     b_goodput: u64,
@@ -187,6 +192,8 @@ impl Meters {
         let in_window = self.in_window(now);
         let b = self.bin_of(now);
         let f = &mut self.flows[flow];
+        f.run_frames += 1;
+        f.run_frame_delay_ns += delay.as_nanos().max(0) as u128;
         f.media.on_frame(b, delay);
         if in_window {
             f.frames += 1;
@@ -207,6 +214,7 @@ impl Meters {
 
     /// A media flow's display froze until `now` for `duration`.
     pub fn on_freeze(&mut self, now: Time, flow: usize, duration: TimeDelta) {
+        self.flows[flow].run_freeze_ns += duration.as_nanos().max(0) as u128;
         self.flows[flow].media.on_freeze(now, duration);
     }
 

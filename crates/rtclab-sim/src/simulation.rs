@@ -146,6 +146,14 @@ impl Simulation {
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
+    /// A media flow's whole-run counters so far: (frames completed, their delays summed in
+    /// seconds, freeze time in seconds); None for a flow index out of range.
+    pub fn media_totals(&self, flow: usize) -> Option<(u64, f64, f64)> {
+        self.meters.flows.get(flow).map(|f| {
+            (f.run_frames, f.run_frame_delay_ns as f64 / 1e9, f.run_freeze_ns as f64 / 1e9)
+        })
+    }
+
     pub fn stats(&self) -> EngineStats {
         EngineStats { events: self.events, ..self.meters.stats }
     }

@@ -94,3 +94,43 @@ def run(args, write) -> dict:
 
     summary["out"] = str(write(fill))
     return summary
+
+
+def run_rtc(args, write) -> dict:
+    """`rtclab metis rtc`: train the GCC-imitating DNN, convert it to a tree, compare on held-out
+    scenarios with GCC and the 2017 paper's GCC."""
+    from rtclab.metis import rtc
+    from rtclab.metis.view import html_page
+
+    if args.train < 1 or args.test < 1 or args.rounds < 0 or args.iterations < 1:
+        raise ValueError("--train, --test and --iterations must be at least 1, --rounds at least 0")
+    train = list(range(args.seed * 1000 + 1, args.seed * 1000 + 1 + args.train))
+    test = list(range(10_000_000 + args.seed * 1000, 10_000_000 + args.seed * 1000 + args.test))
+    mlp, log = rtc.train_teacher(train, rounds=args.rounds, seed=args.seed, max_seconds=args.max_seconds)
+    tree, conv_s = rtc.convert_rtc(mlp, train, iterations=args.iterations, max_leaves=args.max_leaves, seed=args.seed)
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        tree_path = str(Path(tmp) / "tree.json")
+        tree.write(tree_path)
+        rows = []
+        for s in test:
+            scn = rtc.scenario(s)
+            res = {"dnn": rtc.call_score(rtc.episode(scn, mlp.estimate, teacher=False)[2]),
+                   "tree": rtc.call_score(rtc.native(scn, "tree", tree_path)),
+                   "gcc": rtc.call_score(rtc.native(scn, "gcc")),
+                   "gcc_paper": rtc.call_score(rtc.native(scn, "gcc_paper"))}
+            rows.append({"scenario_seed": s, **{k: v for k, v in res.items()}})
+    means = {k: {m: float(np.nanmean([r[k][m] if r[k][m] is not None else np.nan for r in rows]))
+                 for m in rows[0][k]} for k in ("dnn", "tree", "gcc", "gcc_paper")}
+    summary = {"teacher": "MLP 2x64 imitating send-side gcc (DAgger)", "training": log,
+               "train_scenarios": train, "test_scenarios": test, "conversion_seconds": conv_s,
+               "tree_leaves": tree.leaf_count, "tree_depth": tree.depth(), "means": means, "per_scenario": rows}
+
+    def fill(tmp: Path) -> None:
+        mlp.save(tmp / "teacher_mlp.npz")
+        tree.write(tmp / "tree.json")
+        (tmp / "tree.html").write_text(html_page(tree, "Metis: the RTC teacher as a regression tree"), encoding="utf-8")
+        (tmp / "rtc.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+
+    summary["out"] = str(write(fill))
+    return summary
