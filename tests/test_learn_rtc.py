@@ -125,8 +125,21 @@ def test_rtc_teacher_and_tree_pipeline_end_to_end(tmp_path):
     back = rtc.Mlp.load(tmp_path / "mlp.npz")
     o = np.array([8e5, 5.0, 9.0, 25.0, 0.0, 6.0, 0.1, 9e5, 9e5])
     assert back.estimate(o) == mlp.estimate(o)
+    tuned, es = rtc.rl_finetune(mlp, [5], generations=1, pairs=1, scenarios_per_eval=1)
+    assert len(es) == 2 and "kept" in es[-1]
+    assert (tuned is mlp) != es[-1]["kept"]
     tree, _ = rtc.convert_rtc(mlp, [5], iterations=1, max_leaves=16)
     assert tree.leaf_count <= 16 and tree.n_features == 9
     tree.write(tmp_path / "tree.json")
     s = rtc.native(rtc.scenario(77, duration_s=10), "tree", str(tmp_path / "tree.json"))
     assert s["flows"][0]["cc"] == "tree" and s["flows"][0]["throughput_mbps"] > 0.1
+
+
+def test_bwe_env_vectorised_form():
+    vec = gymnasium.make_vec("rtclab/BandwidthEstimation-v0", num_envs=3, vectorization_mode="sync")
+    obs, _ = vec.reset(seed=2)
+    assert obs.shape == (3, 9)
+    for _ in range(20):
+        obs, rew, term, trunc, info = vec.step(np.full((3, 1), 8e5))
+    assert rew.shape == (3,) and np.isfinite(rew).all()
+    vec.close()

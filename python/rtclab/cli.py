@@ -464,6 +464,10 @@ def _metis_rtc(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from e
     last = s["training"][-1]
     print(f"teacher: {last['samples']} labelled steps, {len(s['training'])} DAgger rounds, {last['seconds']:.0f} s")
+    if s["rl_finetuning"]:
+        c = s["rl_finetuning"][-1]
+        print(f"RL fine-tuning (ES, {len(s['rl_finetuning']) - 1} generations): training-call score "
+              f"{c['check_before']:.1f} -> {c['check_after']:.1f} ({'kept' if c['kept'] else 'not kept'})")
     print(f"tree: {s['tree_leaves']} leaves, depth {s['tree_depth']}, converted in {s['conversion_seconds']:.1f} s")
     print(f"held-out mean over {len(s['test_scenarios'])} calls (challenge network score / p95 frame delay ms / freeze s):")
     for k, m in s["means"].items():
@@ -654,6 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
     mr.add_argument("--test", type=int, default=6, help="held-out scenarios (default: %(default)s)")
     mr.add_argument("--rounds", type=int, default=2, help="DAgger rounds after behaviour cloning (default: %(default)s)")
     mr.add_argument("--max-seconds", type=float, default=300.0, help="stop adding DAgger rounds after this long")
+    mr.add_argument("--es-generations", type=int, default=8,
+                    help="RL fine-tuning of the DNN by evolution strategies, generations (0: imitation only; default: %(default)s)")
     mr.add_argument("--iterations", type=int, default=4, help="Metis DAgger iterations for the tree (default: %(default)s)")
     mr.add_argument("--max-leaves", type=int, default=100, help="leaf budget (default: %(default)s)")
     mr.add_argument("--seed", type=int, default=0)

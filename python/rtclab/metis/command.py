@@ -106,7 +106,9 @@ def run_rtc(args, write) -> dict:
         raise ValueError("--train, --test and --iterations must be at least 1, --rounds at least 0")
     train = list(range(args.seed * 1000 + 1, args.seed * 1000 + 1 + args.train))
     test = list(range(10_000_000 + args.seed * 1000, 10_000_000 + args.seed * 1000 + args.test))
-    mlp, log = rtc.train_teacher(train, rounds=args.rounds, seed=args.seed, max_seconds=args.max_seconds)
+    imitation, log = rtc.train_teacher(train, rounds=args.rounds, seed=args.seed, max_seconds=args.max_seconds)
+    mlp, es_log = (rtc.rl_finetune(imitation, train, generations=args.es_generations, seed=args.seed)
+                   if args.es_generations > 0 else (imitation, []))
     tree, conv_s = rtc.convert_rtc(mlp, train, iterations=args.iterations, max_leaves=args.max_leaves, seed=args.seed)
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,14 +117,16 @@ def run_rtc(args, write) -> dict:
         rows = []
         for s in test:
             scn = rtc.scenario(s)
-            res = {"dnn": rtc.call_score(rtc.episode(scn, mlp.estimate, teacher=False)[2]),
+            res = {"dnn_imitation": rtc.call_score(rtc.episode(scn, imitation.estimate, teacher=False)[2]),
+                   "dnn": rtc.call_score(rtc.episode(scn, mlp.estimate, teacher=False)[2]),
                    "tree": rtc.call_score(rtc.native(scn, "tree", tree_path)),
                    "gcc": rtc.call_score(rtc.native(scn, "gcc")),
                    "gcc_paper": rtc.call_score(rtc.native(scn, "gcc_paper"))}
             rows.append({"scenario_seed": s, **{k: v for k, v in res.items()}})
     means = {k: {m: float(np.nanmean([r[k][m] if r[k][m] is not None else np.nan for r in rows]))
-                 for m in rows[0][k]} for k in ("dnn", "tree", "gcc", "gcc_paper")}
-    summary = {"teacher": "MLP 2x64 imitating send-side gcc (DAgger)", "training": log,
+                 for m in rows[0][k]} for k in ("dnn_imitation", "dnn", "tree", "gcc", "gcc_paper")}
+    summary = {"teacher": "MLP 2x64 imitating send-side gcc (DAgger), then ES fine-tuning on the network score",
+               "training": log, "rl_finetuning": es_log,
                "train_scenarios": train, "test_scenarios": test, "conversion_seconds": conv_s,
                "tree_leaves": tree.leaf_count, "tree_depth": tree.depth(), "means": means, "per_scenario": rows}
 

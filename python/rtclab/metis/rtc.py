@@ -3,9 +3,12 @@
 Teacher: a small DNN (multi-layer perceptron, 2 × 64 ReLU, scikit-learn's `MLPRegressor`, Adam,
 CPU) that imitates send-side GCC on rtclab/BandwidthEstimation-v0 by DAgger: in round 0 GCC's own
 estimate drives the flow; in later rounds the DNN drives while GCC, running as a shadow on the
-same feedback, labels each step with the estimate it would make (log10 bit/s). No reinforcement-
-learning fine-tuning is done here (see docs/algorithms/metis.md). The DNN's input is the step
-observation with rates in log10 and delays in units of 100 ms; it runs as a numpy forward pass.
+same feedback, labels each step with the estimate it would make (log10 bit/s). Then
+reinforcement-learning fine-tuning on the environment's reward (the challenge's network score)
+by evolution strategies (`rl_finetune`), kept only if it improves the training calls. The DNN's
+input is the step observation with rates in log10 and delays in units of 100 ms; it runs as a
+numpy forward pass. (No GPU framework: PyPI's torch for Linux brings the CUDA runtime, several GB
+for a 2 × 64 network; scikit-learn's Adam and numpy do this on a CPU in a minute.)
 
 Student: Metis's regression tree (CART on the raw observation — splits do not care about the
 monotone rescaling — with DAgger on student-visited states relabelled by the DNN and
@@ -163,6 +166,53 @@ def train_teacher(train_seeds: list[int], rounds: int = 3, seed: int = 0, max_se
             X.append(x2)
             Y.append(y2)
     return mlp, log
+
+
+def _flat(m: Mlp) -> np.ndarray:
+    return np.concatenate([a.ravel() for pair in zip(m.weights, m.biases) for a in pair])
+
+
+def _unflat(m: Mlp, v: np.ndarray) -> Mlp:
+    ws, bs, i = [], [], 0
+    for w, b in zip(m.weights, m.biases):
+        ws.append(v[i:i + w.size].reshape(w.shape))
+        i += w.size
+        bs.append(v[i:i + b.size].reshape(b.shape))
+        i += b.size
+    return Mlp(ws, bs)
+
+
+def rl_finetune(mlp: Mlp, train_seeds: list[int], generations: int = 8, pairs: int = 4, sigma: float = 0.02,
+                lr: float = 0.002, seed: int = 0, scenarios_per_eval: int = 2, max_seconds: float = 120.0):
+    """Reinforcement-learning fine-tuning by evolution strategies (Salimans et al., 2017):
+    antithetic Gaussian perturbations of the weights, each scored by the mean per-step network
+    score of whole calls on training scenarios, rank-normalised returns, a gradient step. The
+    calls a generation plays are shared by all its perturbations (common random numbers).
+    Returns (fine-tuned Mlp, log); the result is kept only if it beats the start on the same calls."""
+    rng = np.random.default_rng(seed)
+    theta = _flat(mlp)
+    t0 = time.perf_counter()
+
+    def score(v, seeds):
+        m = _unflat(mlp, v)
+        return float(np.mean([episode(scenario(s), m.estimate, teacher=False)[3] for s in seeds]))
+
+    log = []
+    for g in range(generations):
+        seeds = list(rng.choice(train_seeds, size=min(scenarios_per_eval, len(train_seeds)), replace=False))
+        eps = rng.standard_normal((pairs, theta.size))
+        ret = np.array([[score(theta + sigma * e, seeds), score(theta - sigma * e, seeds)] for e in eps])
+        ranks = np.argsort(np.argsort(ret.ravel())).reshape(ret.shape) / (ret.size - 1) - 0.5
+        grad = ((ranks[:, 0] - ranks[:, 1])[:, None] * eps).sum(axis=0) / (2 * pairs * sigma)
+        theta = theta + lr * grad
+        log.append({"generation": g, "mean_return": float(ret.mean()), "best": float(ret.max()),
+                    "seconds": time.perf_counter() - t0})
+        if time.perf_counter() - t0 > max_seconds:
+            break
+    check = list(train_seeds[: max(2, scenarios_per_eval)])
+    before, after = score(_flat(mlp), check), score(theta, check)
+    log.append({"check_before": before, "check_after": after, "kept": after > before})
+    return (_unflat(mlp, theta) if after > before else mlp), log
 
 
 def convert_rtc(mlp: Mlp, train_seeds: list[int], iterations: int = 4, max_leaves: int = 100, seed: int = 0):

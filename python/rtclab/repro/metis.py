@@ -82,6 +82,12 @@ def build(runs: int = 3) -> Reproduction:
                             f"depth {r.tree.depth()}"))
             rows.append(Row(t, name, "tree / DNN median QoE", _pct_ratio(qt, q_dnn, 50), "most median losses < 5 %"))
             rows.append(Row(t, name, "tree / DNN p25 QoE", _pct_ratio(qt, q_dnn, 25), ""))
+        top = acc.tree
+        def split(i):
+            return f"{top.feature_names[top.feature[i]]} ≤ {top.threshold[i]:.3g}" if top.feature[i] >= 0 else "leaf"
+        rows.append(Row("Interpretation: the accuracy-pruned tree's first two levels", "root", "split", None,
+                        "first two levels split on the last bitrate", f"{split(0)}; then {split(top.left[0])} | "
+                        f"{split(top.right[0])}"))
         rows.append(Row(t, "Metis (reward-aware CCP)", "conversion time (s)", conv_s, "< 40 s",
                         f"one core; {faithful.dataset_size} states collected"))
 
@@ -174,12 +180,13 @@ def build(runs: int = 3) -> Reproduction:
         from types import SimpleNamespace
 
         from rtclab.metis import command
-        args = SimpleNamespace(train=6, test=4, rounds=2, iterations=4, max_leaves=100, seed=0, max_seconds=300.0)
+        args = SimpleNamespace(train=6, test=4, rounds=2, iterations=4, max_leaves=100, seed=0, max_seconds=300.0,
+                               es_generations=8)
         with __import__("tempfile").TemporaryDirectory() as tmp:
             res = command.run_rtc(args, lambda fill: (fill(Path(tmp)), tmp)[1])
         t = f"RTC: tree as a controller vs its DNN and GCC ({args.test} held-out calls; challenge network score 0-70)"
         m = res["means"]
-        for k, name in (("dnn", "DNN teacher (imitates gcc)"), ("tree", "Metis tree (cc = \"tree\")"),
+        for k, name in (("dnn_imitation", "DNN, imitation of gcc only"), ("dnn", "DNN teacher (+ ES fine-tuning)"), ("tree", "Metis tree (cc = \"tree\")"),
                         ("gcc", "gcc"), ("gcc_paper", "gcc_paper")):
             rows.append(Row(t, name, "network score", m[k]["network_score"], "",
                             f"throughput {m[k]['throughput_mbps']:.2f} Mbit/s, owd p95 {m[k]['owd_p95_ms']:.0f} ms, "
@@ -190,8 +197,8 @@ def build(runs: int = 3) -> Reproduction:
 
     notes = [
         "RTC teacher: an MLP imitating send-side GCC from the 9-value step observation by DAgger (GCC as a shadow "
-        "labels the states the DNN visits). GCC's estimate depends on its own history (AIMD state, acknowledged "
-        "rate), which the observation does not carry, so the imitation is loose; no RL fine-tuning was done. "
+        "labels the states the DNN visits), then fine-tuned by evolution strategies on the challenge's network score. GCC's estimate depends on its own history (AIMD state, acknowledged "
+        "rate), which the observation does not carry, so the imitation is loose. "
         "`rtclab metis rtc --rounds 0` shows behaviour cloning alone (overshoots), the default DAgger rounds undershoot.",
         "Reward-aware relabelling and candidate choice use one-step (myopic) rewards replayed from the saved "
         "environment state, as the released ccp.py; with linear QoE every up-switch without stalling earns the "
