@@ -433,35 +433,28 @@ def cmd_metis(args: argparse.Namespace) -> int:
     from rtclab.metis.pensieve import DataMissing
     from rtclab.output import OutputError, write_atomically
 
-    if args.action == "rtc":
-        return _metis_rtc(args)
-    out = args.out or "rtclab-out/metis-pensieve"
+    rtc = args.action == "rtc"
+    out = args.out or ("rtclab-out/metis-rtc" if rtc else "rtclab-out/metis-pensieve")
     _check_out(out)
+    run, kind = (command.run_rtc, "Metis RTC conversion") if rtc else (command.run, "Metis conversion")
     try:
-        s = command.run(args, lambda fill: write_atomically(out, fill, kind="Metis conversion"))
-    except (ValueError, DataMissing) as e:
+        s = run(args, lambda fill: write_atomically(out, fill, kind=kind))
+    except (ValueError, DataMissing, OutputError) as e:
         raise UserError(str(e)) from e
-    except OutputError as e:
-        raise UserError(str(e)) from e
+    (_print_metis_rtc if rtc else _print_metis)(s)
+    return 0
+
+
+def _print_metis(s: dict) -> None:
     print(f"converted in {s['conversion_seconds']:.1f} s: {s['leaves']} leaves, depth {s['depth']} "
           f"(iteration {s['selected_iteration'] + 1} of {s['iterations']})")
     print(f"test QoE per chunk on {s['test_traces']} held-out traces: tree {s['test_qoe_tree']:.3f}, "
           f"Pensieve ({s['teacher_actions']}) {s['test_qoe_teacher']:.3f} "
           f"(tree/DNN {s['tree_vs_teacher']:.1%})")
     print(f"results in {s['out']}  (tree.json, tree.html, tree.svg, conversion.json)")
-    return 0
 
 
-def _metis_rtc(args: argparse.Namespace) -> int:
-    from rtclab.metis import command
-    from rtclab.output import OutputError, write_atomically
-
-    out = args.out or "rtclab-out/metis-rtc"
-    _check_out(out)
-    try:
-        s = command.run_rtc(args, lambda fill: write_atomically(out, fill, kind="Metis RTC conversion"))
-    except (ValueError, OutputError) as e:
-        raise UserError(str(e)) from e
+def _print_metis_rtc(s: dict) -> None:
     last = s["training"][-1]
     print(f"teacher: {last['samples']} labelled steps, {len(s['training'])} DAgger rounds, {last['seconds']:.0f} s")
     if s["rl_finetuning"]:
@@ -474,7 +467,6 @@ def _metis_rtc(args: argparse.Namespace) -> int:
         print(f"  {k:10s} {m['network_score']:6.1f}  {m['frame_delay_p95_ms']:8.0f}  {m['freeze_s']:6.2f}"
               f"  (throughput {m['throughput_mbps']:.2f} Mbit/s, owd p95 {m['owd_p95_ms']:.0f} ms)")
     print(f"results in {s['out']}  (teacher_mlp.npz, tree.json, tree.html, rtc.json)")
-    return 0
 
 
 def cmd_hairpin(args: argparse.Namespace) -> int:

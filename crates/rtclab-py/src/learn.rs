@@ -421,35 +421,31 @@ pub fn decision_latency_ns(
     if let Ok(t) = model.cast::<TreeCore>() {
         let t = &t.get().tree;
         let v = read(py, x, t.n_features, "x")?;
-        let mut out = Vec::with_capacity(v.len() / t.n_features * repeats);
-        let mut sink = 0.0;
-        for _ in 0..repeats {
-            for row in v.chunks_exact(t.n_features) {
-                let t0 = Instant::now();
-                sink += std::hint::black_box(t.predict(std::hint::black_box(row)));
-                out.push(t0.elapsed().as_nanos() as f64);
-            }
-        }
-        std::hint::black_box(sink);
-        return Ok(out);
+        let rows: Vec<&[f64]> = v.chunks_exact(t.n_features).collect();
+        return Ok(time_each(&rows, repeats, |row| t.predict(row)));
     }
     if let Ok(n) = model.cast::<PensieveNetCore>() {
         let net = &n.get().net;
         let v = read(py, x, S_INFO * S_LEN, "x")?;
         let states: Vec<_> = v.chunks_exact(S_INFO * S_LEN).map(to_state).collect();
-        let mut out = Vec::with_capacity(states.len() * repeats);
-        let mut sink = 0usize;
-        for _ in 0..repeats {
-            for s in &states {
-                let t0 = Instant::now();
-                sink += std::hint::black_box(net.greedy(std::hint::black_box(s)));
-                out.push(t0.elapsed().as_nanos() as f64);
-            }
-        }
-        std::hint::black_box(sink);
-        return Ok(out);
+        return Ok(time_each(&states, repeats, |s| net.greedy(s) as f64));
     }
     Err(verr("model must be a TreeCore or a PensieveNetCore".into()))
+}
+
+/// Wall time of each `decide(item)` alone, `repeats` passes over `items`.
+fn time_each<T>(items: &[T], repeats: usize, decide: impl Fn(&T) -> f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(items.len() * repeats);
+    let mut sink = 0.0;
+    for _ in 0..repeats {
+        for it in items {
+            let t0 = Instant::now();
+            sink += std::hint::black_box(decide(std::hint::black_box(it)));
+            out.push(t0.elapsed().as_nanos() as f64);
+        }
+    }
+    std::hint::black_box(sink);
+    out
 }
 
 /// Metis's 25 features of 48-value states (rows of `states`), into `out`.
