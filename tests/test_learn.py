@@ -145,6 +145,12 @@ def test_conversion_is_reproducible_and_respects_the_leaf_budget(teacher):
                        resample="critic", test_videos=2, seed=3)
     a, b = once(), once()
     assert a.tree.leaf_count <= 12
+    env = gymnasium.make("rtclab/ABR-v0", traces=traces).unwrapped
+    d = convert(env, teacher, iterations=1, videos=2, max_samples=3000, max_leaves=12, test_videos=2,
+                holdout="distinct")
+    assert d.tree.leaf_count <= 12
+    with pytest.raises(ValueError, match="holdout"):
+        convert(env, teacher, iterations=1, videos=1, max_samples=100, holdout="nope")
     assert a.tree.to_json() == b.tree.to_json()
     assert len(a.iterations) == 2 and a.dataset_size == 3 * 2 * 47
 

@@ -637,6 +637,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="uniform (released default), gap (max-min action probability) or critic (Eq. 5.1)")
     mc.add_argument("--no-reward-aware", action="store_true",
                     help="prune by hold-out accuracy and keep majority labels instead of one-step rewards")
+    mc.add_argument("--holdout", choices=["resample", "distinct"], default="resample",
+                    help="pruning hold-out: 20 %% of the resampled points (released; copies of a state can fall on both "
+                         "sides) or 20 %% of the distinct states (default: %(default)s)")
     mc.add_argument("--oversample", metavar="A=F,...", help="multiply the sampling weight of teacher action A by F "
                                                             "(the debug case: 2=10,4=50)")
     mc.add_argument("--greedy-teacher", action="store_true", help="label with the most probable action (default: sampled)")

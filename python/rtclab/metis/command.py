@@ -66,7 +66,7 @@ def run(args, write) -> dict:
 
     res = convert(env, teacher, iterations=args.iterations, videos=args.videos, max_leaves=args.max_leaves,
                   resample=args.resample, reward_aware=not args.no_reward_aware, oversample=oversample,
-                  seed=args.seed, progress=progress)
+                  seed=args.seed, progress=progress, holdout=args.holdout)
     t_env = gymnasium.make("rtclab/ABR-v0", traces=test, trace_order="sequential", seed=args.seed).unwrapped
     t0 = time.perf_counter()
     q_tree = ev.per_trace_qoe(t_env, ev.tree_policy(res.tree), seed=args.seed)
@@ -77,7 +77,7 @@ def run(args, write) -> dict:
                "teacher_actions": "greedy" if args.greedy_teacher else "sampled",
                "iterations": args.iterations, "videos_per_iteration": args.videos, "max_leaves": args.max_leaves,
                "resample": args.resample, "reward_aware_pruning": not args.no_reward_aware,
-               "oversample": oversample, "seed": args.seed, "conversion_seconds": res.seconds,
+               "oversample": oversample, "holdout": args.holdout, "seed": args.seed, "conversion_seconds": res.seconds,
                "selected_iteration": res.selected_iteration, "leaves": res.tree.leaf_count,
                "nodes": res.tree.node_count, "depth": res.tree.depth(),
                "train_traces": len(train), "test_traces": len(test),

@@ -124,7 +124,7 @@ class Result:
 def convert(env, teacher, *, iterations: int = 20, videos: int = 10, max_samples: int = 200_000,
             max_leaves: int | None = 200, resample: str = "uniform", reward_aware: bool = True,
             oversample: dict[int, float] | None = None, test_videos: int = 50, seed: int = 0,
-            prune_tree: bool = True,
+            prune_tree: bool = True, holdout: str = "resample",
             progress: Callable[[int, dict], None] | None = None) -> Result:
     """Converts `teacher` (a PensieveTeacher-like object: probs/act/value) into a tree on `env`
     (an rtclab/ABR-v0 environment with random trace order)."""
@@ -139,8 +139,16 @@ def convert(env, teacher, *, iterations: int = 20, videos: int = 10, max_samples
         states, feats, positions, acts = data.arrays()
         w = sample_weights(resample, teacher, env, states, positions, acts, oversample)
         idx = rng.choice(len(states), size=max_samples, p=w)
-        perm = rng.permutation(len(idx))
-        n_train = int(0.8 * len(idx))
+        if holdout == "distinct":
+            # Every copy of a state on the same side: the hold-out never holds training states.
+            val_states = rng.random(len(states)) < 0.2
+            perm = np.concatenate([np.flatnonzero(~val_states[idx]), np.flatnonzero(val_states[idx])])
+            n_train = int((~val_states[idx]).sum())
+        elif holdout == "resample":
+            perm = rng.permutation(len(idx))
+            n_train = int(0.8 * len(idx))
+        else:
+            raise ValueError(f"holdout must be 'resample' or 'distinct', got {holdout!r}")
         # A draw with replacement holds duplicates; CART on the distinct rows weighted by their
         # counts grows the same tree (impurities and leaf votes are weighted sums) much faster.
         tr, w_tr = np.unique(idx[perm[:n_train]], return_counts=True)
