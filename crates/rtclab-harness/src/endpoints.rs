@@ -149,10 +149,14 @@ pub fn media_endpoints(
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
     Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None).with_playout(
-            Box::new(m.playout),
-            m.decode.model(seeds.stream(&format!("flow{flow}.decoder"))),
-        ),
+        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None)
+            .with_playout(
+                Box::new(m.playout),
+                m.decode.model(seeds.stream(&format!("flow{flow}.decoder"))),
+            )
+            .with_key_frame_requests(
+                m.key_frame_requests.then_some(rtclab_media::receiver::KEY_FRAME_REQUEST_INTERVAL),
+            ),
     ))
 }
 

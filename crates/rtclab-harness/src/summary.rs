@@ -301,6 +301,9 @@ pub struct MediaQoe {
     pub freeze_time_s: f64,
     /// Complete frames the decoder could not use (their reference frame was lost).
     pub undecodable_frames: u64,
+    /// Key-frame requests (RTCP PLI) the receiver sent, and key frames the encoder made.
+    pub key_frame_requests: u64,
+    pub key_frames: u64,
     pub max_decode_queue: u64,
     /// Emulator: packets the receiver could not parse as RTP/RTCP.
     pub undecodable_packets: Option<u64>,
@@ -363,6 +366,8 @@ pub fn endpoint_fields(
             freezes: ps.freezes,
             freeze_time_s: ps.freeze_time.as_secs_f64(),
             undecodable_frames: ps.undecodable,
+            key_frame_requests: receiver.key_frame_requests,
+            key_frames: sender.key_frames(),
             max_decode_queue: ps.max_decode_queue as u64,
             undecodable_packets,
         });

@@ -4,7 +4,11 @@
 //! first-order lag (time constant `rate_time_constant`, as real rate controllers need a few
 //! frames to react), capped at `max_bitrate` (the papers' VP8 encoder is capped near 2 Mbit/s).
 //! A frame's size is the output rate / fps, times (1 + `size_jitter`·u) with u uniform of unit
-//! standard deviation; every `key_frame_interval` a key frame is `key_frame_factor` times larger.
+//! standard deviation; every `key_frame_interval` (and on a receiver's key-frame request) a key
+//! frame is `key_frame_factor` times larger. The rate controller pays the key frame's extra
+//! bytes back from the frames after it, at most half of each frame, so the output rate stays
+//! the target (the virtual-buffer accounting of libvpx-style rate control; without it every
+//! requested key frame would add to the load).
 //! Frame sizes can instead be replayed from a trace (bytes per frame, looping): as recorded
 //! (`absolute`, the encoder then ignores the target) or `scaled`, where the trace gives each
 //! frame's size relative to the trace mean and the rate model gives the mean.
@@ -68,6 +72,11 @@ pub struct VideoEncoder {
     /// computed from the count, so 1/fps rounding never accumulates.
     epoch: (Time, u64),
     next_key: Option<Time>,
+    /// A key-frame request (PLI) not yet served: the next frame is a key frame.
+    key_requested: bool,
+    pub key_frames: u64,
+    /// Bytes of key frames beyond their delta-frame size not yet paid back.
+    key_debt: f64,
     frame_id: u64,
     trace_mean: f64,
     drop_interval: Option<u64>,
@@ -96,6 +105,9 @@ impl VideoEncoder {
             last_frame: None,
             epoch: (Time::ZERO, 0),
             next_key: None,
+            key_requested: false,
+            key_frames: 0,
+            key_debt: 0.0,
             frame_id: 0,
         }
     }
@@ -126,6 +138,11 @@ impl VideoEncoder {
         }
         self.target = target;
     }
+    /// A receiver asked for a key frame (RTCP PLI): the next frame encoded is one; the
+    /// periodic key-frame schedule restarts from it.
+    pub fn request_key_frame(&mut self) {
+        self.key_requested = true;
+    }
     pub fn output_rate(&self) -> Rate {
         Rate::from_bps(self.output_bps as u64)
     }
@@ -155,15 +172,25 @@ impl VideoEncoder {
                 return None;
             }
         }
-        let key = self.next_key.is_some_and(|t| due >= t);
+        let key = self.key_requested || self.next_key.is_some_and(|t| due >= t);
         if key {
+            self.key_requested = false;
+            self.key_frames += 1;
             self.next_key = self.cfg.key_frame_interval.map(|i| due + i);
         }
         let size = if self.cfg.size_trace.is_empty() {
             let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
             let base =
                 self.output_bps / 8.0 / self.cfg.fps * (1.0 + self.cfg.size_jitter * u).max(0.1);
-            (base * if key { self.cfg.key_frame_factor } else { 1.0 }).max(1.0)
+            if key {
+                let size = base * self.cfg.key_frame_factor;
+                self.key_debt += size - base;
+                size.max(1.0)
+            } else {
+                let pay = self.key_debt.min(0.5 * base);
+                self.key_debt -= pay;
+                (base - pay).max(1.0)
+            }
         } else {
             let n = self.cfg.size_trace.len() as u64;
             let raw =
@@ -259,6 +286,21 @@ mod tests {
         let mut e = VideoEncoder::new(cfg, Rate::from_kbps(100), RngStream::from_seed(4));
         e.start(Time::ZERO);
         assert_eq!(e.poll_frame(Time::ZERO).unwrap().size, 1000);
+    }
+
+    #[test]
+    fn a_key_frame_request_makes_the_next_frame_a_key_frame() {
+        let cfg = EncoderConfig { key_frame_interval: None, ..Default::default() };
+        let mut enc = VideoEncoder::new(cfg, Rate::from_kbps(1000), RngStream::from_seed(1));
+        enc.start(Time::ZERO);
+        let t = |ms: i64| Time::ZERO + TimeDelta::from_millis(ms);
+        assert!(enc.poll_frame(t(0)).unwrap().key); // the first frame
+        assert!(!enc.poll_frame(t(40)).unwrap().key);
+        enc.request_key_frame();
+        let k = enc.poll_frame(t(80)).unwrap();
+        assert!(k.key);
+        assert!(!enc.poll_frame(t(120)).unwrap().key);
+        assert_eq!(enc.key_frames, 2);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! - **Decoder**: frames decode one at a time in order, each taking the decoder model's time
 //!   (`Zero` by default; `Fixed` per frame) — where decoder queuing builds up (AFR's subject,
 //!   dissertation ch. 4). A delta frame needs the frame before it decoded (an IPPP chain);
-//!   after a gap every delta frame is undecodable until the next key frame (the receiver does
-//!   not ask for one: no PLI yet).
+//!   after a gap every delta frame is undecodable until the next key frame, which the
+//!   receiver asks for (RTCP PLI, `receiver.rs`) while [`PlayoutPipeline::awaiting_key_frame`].
 //! - **Display**: a decoded frame is shown at once (no vsync); a freeze is a gap between
 //!   shown frames longer than max(3 × mean gap, mean gap + 150 ms) over the last second (the
 //!   WebRTC freeze definition, spec `copa-qlibra-tcp.md` §4.4).
@@ -129,6 +129,8 @@ pub struct PlayoutPipeline {
     /// plus the freeze threshold); cleared once `FreezeStart` is reported.
     freeze_at: Option<Time>,
     events: VecDeque<EndpointEvent>,
+    /// A delta frame could not be decoded and no key frame has been decoded since.
+    awaiting_key: bool,
     pub stats: DisplayStats,
 }
 
@@ -144,8 +146,15 @@ impl PlayoutPipeline {
             shown: VecDeque::new(),
             freeze_at: None,
             events: VecDeque::new(),
+            awaiting_key: false,
             stats: DisplayStats::default(),
         }
+    }
+
+    /// Whether the decoder is stuck until a key frame arrives (the receiver then asks for
+    /// one).
+    pub fn awaiting_key_frame(&self) -> bool {
+        self.awaiting_key
     }
 
     /// A frame completed at `now`.
@@ -200,7 +209,11 @@ impl PlayoutPipeline {
             let decodable = f.key || self.last_decoded.is_some_and(|l| l + 1 == f.id);
             if !decodable {
                 self.stats.undecodable += 1;
+                self.awaiting_key = true;
                 continue;
+            }
+            if f.key {
+                self.awaiting_key = false;
             }
             self.last_decoded = Some(f.id);
             let done = now + self.decoder.decode_time(now, &f);

@@ -50,7 +50,16 @@ pub struct MediaReceiver {
     expected_base: u64,
     pub packets_received: u64,
     pub bytes_received: u64,
+    /// Key-frame requests: the repeat interval while the decoder waits for a key frame
+    /// (None: never ask), when the last one went out, how many did.
+    key_request_interval: Option<TimeDelta>,
+    last_key_request: Option<Time>,
+    pub key_frame_requests: u64,
 }
+
+/// libwebrtc's receiver asks again for a key frame every 200 ms while it waits for one
+/// (`VideoReceiveStream2`, `max_wait_for_keyframe`).
+pub const KEY_FRAME_REQUEST_INTERVAL: TimeDelta = TimeDelta::from_millis(200);
 
 impl MediaReceiver {
     pub fn new(flow: FlowId, mode: FeedbackMode, stall_threshold: Option<TimeDelta>) -> Self {
@@ -83,6 +92,29 @@ impl MediaReceiver {
             expected_base: 0,
             packets_received: 0,
             bytes_received: 0,
+            key_request_interval: Some(KEY_FRAME_REQUEST_INTERVAL),
+            last_key_request: None,
+            key_frame_requests: 0,
+        }
+    }
+
+    /// Whether (and how often) the receiver asks for a key frame when it cannot decode
+    /// (RTCP PLI); on by default, every 200 ms while waiting.
+    pub fn with_key_frame_requests(mut self, interval: Option<TimeDelta>) -> Self {
+        self.key_request_interval = interval;
+        self
+    }
+
+    fn request_key_frame_if_needed(&mut self, now: Time) {
+        let Some(iv) = self.key_request_interval else { return };
+        if !self.playout.awaiting_key_frame() {
+            self.last_key_request = None;
+            return;
+        }
+        if self.last_key_request.is_none_or(|t| now >= t + iv) {
+            self.last_key_request = Some(now);
+            self.key_frame_requests += 1;
+            self.pending.push_back(MediaFeedback::KeyFrameRequest);
         }
     }
 
@@ -148,6 +180,7 @@ impl MediaReceiver {
                 let delay = self.frames.on_packet(now, id, pkt.echo, count as u32)?;
                 let f = AssembledFrame { id, capture: pkt.echo, complete_at: now, key };
                 self.playout.on_frame(now, f);
+                self.request_key_frame_if_needed(now);
                 Some(delay)
             }
             _ => None,
@@ -163,6 +196,7 @@ impl MediaReceiver {
         if self.playout.poll_timeout().is_some_and(|t| t <= now) {
             self.playout.handle_timeout(now);
         }
+        self.request_key_frame_if_needed(now);
         if let Some(t) = self.next_rr {
             if now >= t {
                 let expected = self.highest_seq.map_or(0, |h| h + 1 - self.expected_base);
@@ -199,6 +233,11 @@ impl MediaReceiver {
             self.ccfb.as_ref().and_then(|g| g.poll_timeout()),
             self.next_rr,
             self.playout.poll_timeout(),
+            // The next repeat of a key-frame request while the decoder still waits.
+            match (self.key_request_interval, self.last_key_request) {
+                (Some(iv), Some(t)) if self.playout.awaiting_key_frame() => Some(t + iv),
+                _ => None,
+            },
         ]
         .into_iter()
         .flatten()
@@ -252,6 +291,7 @@ pub fn feedback_wire_size(fb: &MediaFeedback) -> u32 {
         MediaFeedback::ReceiverReport { .. } => {
             return 28 + 32; // RR with one report block
         }
+        MediaFeedback::KeyFrameRequest => return 28 + 12, // PLI: header + two SSRCs
     };
     let mut bytes = Vec::new();
     let _ = rtcp.write(&mut bytes);

@@ -17,7 +17,7 @@ use rtclab_wire::extensions::{
     parse_transport_seq, transport_seq_bytes,
 };
 use rtclab_wire::rtcp::{
-    parse_compound, write_compound, ReceiverReport, Remb, ReportBlock, RtcpPacket,
+    parse_compound, write_compound, Pli, ReceiverReport, Remb, ReportBlock, RtcpPacket,
 };
 use rtclab_wire::rtp::{ExtensionElement, HeaderExtensions, RtpPacket};
 use rtclab_wire::WireError;
@@ -181,6 +181,7 @@ pub fn encode_feedback(
                 }],
             })
         }
+        MediaFeedback::KeyFrameRequest => RtcpPacket::Pli(Pli { sender_ssrc: ssrc, media_ssrc }),
     };
     write_compound(&[pkt])
 }
@@ -193,6 +194,7 @@ pub fn decode_feedback(bytes: &[u8]) -> Result<Vec<MediaFeedback>, WireError> {
             RtcpPacket::TransportFeedback(t) => Some(MediaFeedback::Twcc(t)),
             RtcpPacket::CongestionControlFeedback(c) => Some(MediaFeedback::Ccfb(c)),
             RtcpPacket::Remb(r) => Some(MediaFeedback::Remb(r.bitrate_bps)),
+            RtcpPacket::Pli(_) => Some(MediaFeedback::KeyFrameRequest),
             RtcpPacket::ReceiverReport(rr) => rr.reports.first().map(|b| {
                 MediaFeedback::ReceiverReport { fraction_lost: b.fraction_lost as f64 / 256.0 }
             }),

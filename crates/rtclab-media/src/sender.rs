@@ -26,7 +26,13 @@ pub enum MediaFeedback {
     Ccfb(CongestionControlFeedback),
     /// Receiver report: fraction of packets lost since the previous report.
     ReceiverReport { fraction_lost: f64 },
+    /// A key-frame request (RTCP PLI): the receiver cannot decode until the next key frame.
+    KeyFrameRequest,
 }
+
+/// The sender acts on at most one key-frame request per 300 ms (libwebrtc
+/// `EncoderRtcpFeedback`, `kMinKeyframeSendIntervalMs`).
+pub const MIN_KEY_FRAME_INTERVAL: rtclab_core::TimeDelta = rtclab_core::TimeDelta::from_millis(300);
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MediaSenderConfig {
@@ -54,6 +60,8 @@ pub struct MediaSenderStats {
     pub fec_bytes: u64,
     pub rtx_packets: u64,
     pub rtx_bytes: u64,
+    /// Key-frame requests (PLI) received.
+    pub key_frame_requests: u64,
 }
 
 pub struct MediaSender {
@@ -76,6 +84,9 @@ pub struct MediaSender {
     /// The encoder's target last applied, and a change not yet polled as an event (only the
     /// latest is kept, so a driver that never polls holds nothing).
     last_target: Option<Rate>,
+    /// When the encoder last acted on a key-frame request (requests within
+    /// [`MIN_KEY_FRAME_INTERVAL`] of it are ignored).
+    last_key_request: Option<Time>,
     target_event: Option<Rate>,
     pub stats: MediaSenderStats,
 }
@@ -104,6 +115,7 @@ impl MediaSender {
             protection,
             fec_credit: 0.0,
             last_target: None,
+            last_key_request: None,
             target_event: None,
             stats: MediaSenderStats::default(),
         };
@@ -137,6 +149,11 @@ impl MediaSender {
     pub fn stop(&mut self) {
         self.encoder.stop();
     }
+    /// Key frames the encoder made (periodic and requested).
+    pub fn key_frames(&self) -> u64 {
+        self.encoder.key_frames
+    }
+
     pub fn frames_dropped(&self) -> u64 {
         self.encoder.frames_dropped
     }
@@ -194,6 +211,13 @@ impl MediaSender {
             MediaFeedback::Remb(bps) => self.cc.on_receiver_estimate(now, Rate::from_bps(*bps)),
             MediaFeedback::ReceiverReport { fraction_lost } => {
                 self.cc.on_loss_report(now, *fraction_lost, None)
+            }
+            MediaFeedback::KeyFrameRequest => {
+                self.stats.key_frame_requests += 1;
+                if self.last_key_request.is_none_or(|t| now >= t + MIN_KEY_FRAME_INTERVAL) {
+                    self.last_key_request = Some(now);
+                    self.encoder.request_key_frame();
+                }
             }
         }
         self.apply_target();

@@ -420,6 +420,9 @@ pub struct MediaParams {
     pub zoom_like: Option<std::collections::BTreeMap<String, ParamValue>>,
     /// cc = "tree": the tree file (rtclab tree JSON from `rtclab.metis`) and the step.
     pub tree: Option<TreeParams>,
+    /// The receiver asks for a key frame (RTCP PLI) when a frame cannot be decoded, every
+    /// 200 ms until one arrives (default true, as WebRTC receivers do).
+    pub key_frame_requests: Option<bool>,
     /// Loss protection (FEC, retransmission), separate from congestion control.
     pub protection: Option<ProtectionConfig>,
     /// Receiver: hold each frame until capture time + this (a fixed playout delay); default

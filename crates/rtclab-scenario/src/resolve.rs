@@ -161,6 +161,8 @@ pub struct MediaSpec {
     /// Receiver stages after assembly.
     pub playout: rtclab_media::playout::Playout,
     pub decode: rtclab_media::playout::DecodeTime,
+    /// The receiver asks for a key frame (RTCP PLI) when it cannot decode (default on).
+    pub key_frame_requests: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -903,7 +905,15 @@ fn media_spec(
         };
         decode = DecodeTime::Device(c);
     }
-    Ok(FlowKindSpec::Media(Box::new(MediaSpec { cc: ccspec, sender, feedback, playout, decode })))
+    let key_frame_requests = p.and_then(|p| p.key_frame_requests).unwrap_or(true);
+    Ok(FlowKindSpec::Media(Box::new(MediaSpec {
+        cc: ccspec,
+        sender,
+        feedback,
+        playout,
+        decode,
+        key_frame_requests,
+    })))
 }
 
 /// `media.protection`. `auto` is the application model's own protection: retransmission

@@ -19,14 +19,17 @@ warmup = "10s"
 kind = "media"
 cc = "zoom_like"
 rtt = "40ms"
-media = {{ max_bitrate = "800kbps" {extra} }}
+media = {{ max_bitrate = "800kbps", key_frame_requests = false {extra} }}
 "#
     ));
     run(s, 1).0.summary
 }
 
 /// 3 % random loss on a short path: lost packets are resent (a few % of the bytes) and fewer
-/// frames are lost than with retransmission off; FEC stays a baseline-plus share.
+/// frames are lost than with retransmission off; FEC stays a baseline-plus share. The
+/// receiver's key-frame requests are off here: with 32 % FEC only 5-8 of 1 500 frames stay
+/// incomplete either way, and the requested key frames (their number differs between the two
+/// runs) would swamp the retransmission effect at such counts (with requests on: 8 vs 5).
 #[test]
 fn zoom_like_retransmits_on_short_paths() {
     let with = zoom_on_lossy_link("");

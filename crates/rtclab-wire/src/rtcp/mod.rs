@@ -9,6 +9,7 @@
 
 pub mod ccfb;
 pub mod nack;
+pub mod pli;
 pub mod remb;
 pub mod report_block;
 pub mod reports;
@@ -16,6 +17,7 @@ pub mod transport_feedback;
 
 pub use ccfb::{CcfbBlock, CcfbReport, CongestionControlFeedback};
 pub use nack::Nack;
+pub use pli::Pli;
 pub use remb::Remb;
 pub use report_block::ReportBlock;
 pub use reports::{ReceiverReport, SenderReport};
@@ -31,6 +33,7 @@ pub const PT_BYE: u8 = 203;
 pub const PT_RTPFB: u8 = 205;
 pub const PT_PSFB: u8 = 206;
 pub const FMT_NACK: u8 = 1;
+pub const FMT_PLI: u8 = 1;
 pub const FMT_CCFB: u8 = 11;
 pub const FMT_TWCC: u8 = 15;
 pub const FMT_AFB: u8 = 15;
@@ -43,6 +46,8 @@ pub enum RtcpPacket {
     TransportFeedback(TransportFeedback),
     CongestionControlFeedback(CongestionControlFeedback),
     Remb(Remb),
+    /// Picture loss indication: a key-frame request.
+    Pli(Pli),
     /// Any other packet: its header count/format field, type and body (padding removed).
     Other {
         count: u8,
@@ -102,6 +107,7 @@ fn parse_one(r: &mut Reader<'_>) -> Result<RtcpPacket, WireError> {
             RtcpPacket::CongestionControlFeedback(CongestionControlFeedback::parse(&mut b)?)
         }
         (PT_PSFB, FMT_AFB) if Remb::is_remb(body) => RtcpPacket::Remb(Remb::parse(&mut b)?),
+        (PT_PSFB, FMT_PLI) => RtcpPacket::Pli(Pli::parse(&mut b)?),
         _ => RtcpPacket::Other { count, packet_type, body: body.to_vec() },
     })
 }
@@ -128,6 +134,10 @@ impl RtcpPacket {
             RtcpPacket::Remb(p) => {
                 p.write(&mut body)?;
                 (FMT_AFB, PT_PSFB)
+            }
+            RtcpPacket::Pli(p) => {
+                p.write(&mut body);
+                (FMT_PLI, PT_PSFB)
             }
             RtcpPacket::Other { count, packet_type, body: b } => {
                 if *count > 31 {
