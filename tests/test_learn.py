@@ -168,3 +168,21 @@ def test_cli_convert_writes_the_tree_and_names_bad_input(cli, tmp_path):
     r = cli("metis", "convert", "--oversample", "9=2", "--out", tmp_path / "x")
     assert r.returncode == 2 and "--oversample" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_rust_tree_rollouts_equal_python_rollouts(teacher):
+    """`AbrCore.play_tree` (whole videos in Rust) gives the QoE the Python loop gives."""
+    from rtclab.metis.convert import rollout, tree_policy
+    traces = pensieve.load_traces()[:4]
+    env = gymnasium.make("rtclab/ABR-v0", traces=traces, trace_order="sequential", noise=False).unwrapped
+    # A tree over the 25 ABR features: fit on a teacher rollout.
+    from sklearn.tree import DecisionTreeClassifier
+    s, f, _, _, _ = rollout(env, lambda s, f: int(teacher.act(s[None, :])[0]), 2, trace=0)
+    est = DecisionTreeClassifier(max_leaf_nodes=12, random_state=0).fit(np.asarray(f), teacher.act(np.asarray(s)))
+    tree = Tree.from_sklearn(est, pensieve.FEATURE_NAMES)
+    py = [rollout(env, tree_policy(tree), 1, trace=t)[4][0] for t in range(4)]
+    rust = env.core.play_tree(tree.core(), traces=[0, 1, 2, 3])
+    assert rust == pytest.approx(py, abs=1e-9)
+    bad = Tree.from_sklearn(_sk_tree()[0], ["a", "b", "c"]).core()
+    with pytest.raises(ValueError, match="reads 3 features; the ABR environment has 25"):
+        env.core.play_tree(bad, traces=[0])

@@ -71,11 +71,8 @@ def rollout(env, policy: Callable, videos: int, trace: int | None = None):
 
 
 def tree_policy(tree: Tree) -> Callable:
-    classes = tree.value
-
     def act(_s, f):
         return tree.predict_one(f)
-    act.classes = classes
     return act
 
 

@@ -22,9 +22,6 @@ pub struct AgentState {
     pub observer: BweObserver,
     /// The shadow controller's current target (bit/s), if there is one.
     pub shadow_bps: Option<f64>,
-    /// Controllers built for a run (more than one flow naming the same agent is an error
-    /// the environment reports).
-    pub attached: u32,
 }
 
 /// The environment's end of an agent.
@@ -37,7 +34,6 @@ impl AgentHandle {
             estimate_bps: start_bps,
             observer: BweObserver::default(),
             shadow_bps: None,
-            attached: 0,
         })))
     }
 
@@ -51,7 +47,6 @@ impl AgentHandle {
         s.estimate_bps = start_bps;
         s.observer = BweObserver::default();
         s.shadow_bps = None;
-        s.attached = 0;
     }
 
     pub fn set_estimate(&self, bps: f64) {
@@ -66,12 +61,12 @@ impl AgentHandle {
         (obs, s.observer.network_score(), s.shadow_bps)
     }
 
-    /// A controller for one flow of the run.
+    /// A controller for one flow of the run (one flow per agent: a second flow naming the
+    /// same agent would feed the same observation).
     pub fn controller(
         &self,
         shadow: Option<Box<dyn CongestionController + Send + Sync>>,
     ) -> AgentController {
-        self.lock().attached += 1;
         AgentController { shared: self.clone(), shadow }
     }
 }
