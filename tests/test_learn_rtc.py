@@ -79,6 +79,12 @@ def test_bwe_env_rewards_and_bad_input():
         gymnasium.make("rtclab/BandwidthEstimation-v0", scenario=scn)
     with pytest.raises(ValueError, match="step_ms"):
         gymnasium.make("rtclab/BandwidthEstimation-v0", step_ms=0)
+    # Start rates are read by the scenario layer's parser: bytes are bytes.
+    scn = json.loads(json.dumps(DEFAULT_SCENARIO))
+    scn["flows"][0]["media"]["start_bitrate"] = "0.1MBps"
+    e = gymnasium.make("rtclab/BandwidthEstimation-v0", scenario=scn).unwrapped
+    assert e.start_bps == 800_000
+    e.close()
 
 
 def test_tree_controller_sets_the_estimate_in_the_simulator(tmp_path):

@@ -413,12 +413,7 @@ impl AbrEnv {
             }
             sent += payload;
             delay_s += dur;
-            pos.last_time = t.time[pos.ptr];
-            pos.ptr += 1;
-            if pos.ptr >= t.mbps.len() {
-                pos.ptr = 1;
-                pos.last_time = 0.0;
-            }
+            next_segment(t, pos);
         }
         delay_s * 1000.0
     }
@@ -465,12 +460,7 @@ impl AbrEnv {
                     break;
                 }
                 left -= dur * 1000.0;
-                pos.last_time = t.time[pos.ptr];
-                pos.ptr += 1;
-                if pos.ptr >= t.mbps.len() {
-                    pos.ptr = 1;
-                    pos.last_time = 0.0;
-                }
+                next_segment(t, pos);
             }
         }
         let reward = cfg.qoe.reward(&cfg.bitrates_kbps, q, prev, rebuf_ms / 1000.0);
@@ -506,6 +496,17 @@ impl AbrEnv {
             chunks_left: left,
             end,
         }
+    }
+}
+
+/// Moves `pos` to the end of its segment and on to the next one; the trace wraps to its
+/// second sample (time 0), as Pensieve's does.
+fn next_segment(t: &Trace, pos: &mut Snapshot) {
+    pos.last_time = t.time[pos.ptr];
+    pos.ptr += 1;
+    if pos.ptr >= t.mbps.len() {
+        pos.ptr = 1;
+        pos.last_time = 0.0;
     }
 }
 

@@ -3,8 +3,6 @@
 //! probe. Observations and batches travel through the buffer protocol (numpy arrays the
 //! caller owns), so a gym step costs one call and no allocation.
 
-#![allow(clippy::disallowed_methods)] // decision_latency_ns times single decisions
-
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -433,7 +431,9 @@ pub fn decision_latency_ns(
     Err(verr("model must be a TreeCore or a PensieveNetCore".into()))
 }
 
-/// Wall time of each `decide(item)` alone, `repeats` passes over `items`.
+/// Wall time of each `decide(item)` alone, `repeats` passes over `items` (the only clock read
+/// in this module).
+#[allow(clippy::disallowed_methods)]
 fn time_each<T>(items: &[T], repeats: usize, decide: impl Fn(&T) -> f64) -> Vec<f64> {
     let mut out = Vec::with_capacity(items.len() * repeats);
     let mut sink = 0.0;

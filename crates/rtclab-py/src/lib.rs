@@ -116,6 +116,13 @@ fn write_parquet(
 }
 
 /// Validates a scenario; returns a short description dict or raises ConfigError.
+/// A rate as scenarios write it ("300kbps", "1.5MBps" = bytes) in bit/s; ValueError names
+/// the problem (the scenario layer's own parser).
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    rtclab_scenario::units::parse_rate(text).map(|r| r.as_bps()).map_err(PyValueError::new_err)
+}
+
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", base_dir = "."))]
 fn validate<'py>(
@@ -401,6 +408,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;
     m.add_function(wrap_pyfunction!(learn::abr_features, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_class::<learn::AbrCore>()?;
     m.add_class::<learn::BweAgent>()?;
     m.add_class::<learn::TreeCore>()?;

@@ -5,24 +5,29 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn gcc_on_lossy_link(media: &str) -> Value {
+/// A GCC call at 1 Mbit/s over a 4 Mbit/s link with i.i.d. `loss`; `metrics` is a `[metrics]`
+/// table (or ""), `media` the rest of the flow's media settings.
+fn gcc_lossy(loss: f64, metrics: &str, media: &str) -> Value {
     let s = parse(&format!(
         r#"
 duration = "40s"
 [link]
 capacity = "4Mbps"
 queue = {{ limit = "100KB" }}
-loss = {{ model = "iid", rate = 0.02 }}
-[metrics]
-warmup = "10s"
+loss = {{ model = "iid", rate = {loss} }}
+{metrics}
 [[flows]]
 kind = "media"
 cc = "gcc"
 rtt = "40ms"
-media = {{ max_bitrate = "1Mbps", key_frame_interval = "2s" {media} }}
+media = {{ max_bitrate = "1Mbps", {media} }}
 "#
     ));
     run(s, 1).0.summary["flows"][0]["media"].clone()
+}
+
+fn gcc_on_lossy_link(media: &str) -> Value {
+    gcc_lossy(0.02, "[metrics]\nwarmup = \"10s\"", &format!("key_frame_interval = \"2s\" {media}"))
 }
 
 /// 2 % random loss, GCC: without protection every lost packet loses its frame and every
@@ -145,21 +150,7 @@ media = {{ fps = 60, max_bitrate = "4Mbps" {extra} }}
 }
 
 fn gcc_key_frames(loss: f64, requests: bool) -> Value {
-    let s = parse(&format!(
-        r#"
-duration = "40s"
-[link]
-capacity = "4Mbps"
-queue = {{ limit = "100KB" }}
-loss = {{ model = "iid", rate = {loss} }}
-[[flows]]
-kind = "media"
-cc = "gcc"
-rtt = "40ms"
-media = {{ max_bitrate = "1Mbps", key_frame_interval = "10s", key_frame_requests = {requests} }}
-"#
-    ));
-    run(s, 1).0.summary["flows"][0]["media"].clone()
+    gcc_lossy(loss, "", &format!("key_frame_interval = \"10s\", key_frame_requests = {requests}"))
 }
 
 /// RTCP PLI: when a delta frame cannot be decoded the receiver asks for a key frame (again

@@ -96,7 +96,7 @@ class BandwidthEstimationEnv(gym.Env):
         self.flow = idx
         media = flows[idx].setdefault("media", {})
         self.fps = qoe_fps or float(media.get("fps", 30.0))
-        self.start_bps = _rate(media.get("start_bitrate", "300kbps"))
+        self.start_bps = float(_core.parse_rate(str(media.get("start_bitrate", "300kbps"))))
         self.agent = _core.BweAgent(f"gym_agent_{os.getpid()}_{next(_ids)}", start_bps=self.start_bps,
                                     shadow=teacher, min_bps=MIN_BPS, max_bps=MAX_BPS)
         flows[idx]["cc"] = self.agent.name
@@ -154,12 +154,3 @@ class BandwidthEstimationEnv(gym.Env):
     def close(self):
         self.agent.close()
 
-
-def _rate(v) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    s = str(v).strip().lower()
-    for suffix, mult in (("gbps", 1e9), ("mbps", 1e6), ("kbps", 1e3), ("bps", 1.0)):
-        if s.endswith(suffix):
-            return float(s[: -len(suffix)]) * mult
-    raise ValueError(f"cannot read the rate {v!r}")

@@ -22,25 +22,22 @@ def buffer_based(s, _f) -> int:
     return int(5 * (buf - RESERVOIR_S) / CUSHION_S)
 
 
-def per_trace_qoe(env, policy: Callable, traces: list[int] | None = None, seed: int = 0) -> np.ndarray:
-    """Mean QoE per chunk of each trace (sequential, from the start)."""
+def videos(env, policy: Callable, traces: list[int] | None = None, seed: int = 0) -> list[tuple]:
+    """One video per trace, each from its start (reseeded first): `rollout`'s (states,
+    features, positions, actions, [QoE sum]) per trace."""
     env.reset(seed=seed)
     traces = range(env.core.trace_count) if traces is None else traces
-    out = []
-    for t in traces:
-        _, _, _, acts, totals = rollout(env, policy, 1, trace=t)
-        out.append(totals[0] / len(acts))
-    return np.array(out)
+    return [rollout(env, policy, 1, trace=t) for t in traces]
+
+
+def per_trace_qoe(env, policy: Callable, traces: list[int] | None = None, seed: int = 0) -> np.ndarray:
+    """Mean QoE per chunk of each trace (sequential, from the start)."""
+    return np.array([v[4][0] / len(v[3]) for v in videos(env, policy, traces, seed)])
 
 
 def action_histogram(env, policy: Callable, traces: list[int] | None = None, seed: int = 0) -> np.ndarray:
-    env.reset(seed=seed)
-    traces = range(env.core.trace_count) if traces is None else traces
-    counts = np.zeros(6, dtype=np.int64)
-    for t in traces:
-        acts = rollout(env, policy, 1, trace=t)[3]
-        counts += np.bincount(acts, minlength=6)
-    return counts
+    return sum((np.bincount(v[3], minlength=6) for v in videos(env, policy, traces, seed)),
+               np.zeros(6, dtype=np.int64))
 
 
 def policies(teacher, rng_seed: int = 0) -> dict[str, Callable]:
@@ -53,12 +50,7 @@ __all__ = ["per_trace_qoe", "action_histogram", "policies", "buffer_based", "tre
 
 def collect_states(env, policy: Callable, traces: list[int] | None = None, seed: int = 0) -> np.ndarray:
     """The 48-value decision states a policy visits on the given traces."""
-    env.reset(seed=seed)
-    traces = range(env.core.trace_count) if traces is None else traces
-    out = []
-    for t in traces:
-        out += rollout(env, policy, 1, trace=t)[0]
-    return np.asarray(out)
+    return np.asarray([s for v in videos(env, policy, traces, seed) for s in v[0]])
 
 
 def python_latency_ns(fn: Callable, rows: np.ndarray) -> np.ndarray:
