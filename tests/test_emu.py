@@ -514,3 +514,35 @@ def test_emu_key_frame_requests_travel_as_rtcp_pli():
     emu = rtclab.run(PLI_MEDIA, seed=1, progress=False, engine="emu").summary["flows"][0]["media"]
     assert emu["key_frame_requests"] > 3 and emu["key_frames"] > 2
     assert abs(emu["key_frames"] - sim["key_frames"]) <= max(4, sim["key_frames"] // 2), (emu, sim)
+
+
+BREAKDOWN_MEDIA = """
+duration = "8s"
+[link]
+capacity = "3Mbps"
+queue = {{ limit = "60KB" }}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+media = {{ fps = 60, start_bitrate = "2500kbps", max_bitrate = "2500kbps", encode_time = "3ms", decode_time = "{decode}", frame_rate_control = "afr" }}
+"""
+
+
+@needs_root
+def test_emu_latency_breakdown_and_frame_rate_requests_cross_real_sockets():
+    """The per-frame breakdown means the same in the emulator: its stages add up to the display
+    delay, the network queue comes from the forwarder (written into each RTP packet), encode
+    and decode are the scenario's; AFR's frame-rate requests reach the encoder as RTCP APP."""
+    import rtclab
+    for engine in ("sim", "emu"):
+        # A 20 ms decoder against 60 fps: the decoder queue builds up unless AFR slows the encoder.
+        m = rtclab.run(BREAKDOWN_MEDIA.format(decode="20ms"), seed=1, progress=False,
+                       engine=engine).summary["flows"][0]["media"]
+        b = m["breakdown_ms"]
+        total = sum(b[s]["mean"] for s in b)
+        assert abs(total - m["display_delay_ms"]["mean"]) < 1e-6 * max(1.0, total), (engine, b)
+        assert abs(b["encode"]["mean"] - 3.0) < 1e-6 and abs(b["decode"]["mean"] - 20.0) < 1e-6, b
+        assert b["propagation"]["p50"] >= 20.0, (engine, b)  # rtt/2 + serialization
+        assert b["queue"]["p99"] > 1.0, (engine, b)  # GCC at 2.5 of 3 Mbit/s queues at times
+        assert m["frame_rate_requests"] >= 1 and m["final_fps"] < 60.0, (engine, m["final_fps"])

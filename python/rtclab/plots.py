@@ -1,6 +1,7 @@
 """PNG plots of a run, QoE first.
 
-Media flows: frame delay over time with freezes and stalls marked, its CDF, rendered frame rate, target vs
+Media flows: frame delay over time with freezes and stalls marked, its CDF, where the displayed
+frames' delay went (stages stacked over time, and each stage's CDF), rendered frame rate, target vs
 sent vs delivered rate, traffic composition. Every flow: throughput against capacity, delay
 (one-way per flow, the bottleneck's queuing delay once), delay CDFs, RTT, drops, queue, cwnd,
 fairness, GCC's detector. The warm-up (outside the measurement window) is shaded on every time
@@ -27,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 
-from rtclab.runner import DISTRIBUTION_METRICS, RunResult  # noqa: E402
+from rtclab.runner import DISTRIBUTION_METRICS, FRAME_STAGES, RunResult  # noqa: E402
 
 DPI = 100
 #: Beyond this many flows, per-flow lines give way to the spread across flows.
@@ -300,6 +301,62 @@ def plot_frame_delay_cdf(d: Data, path: Path) -> Optional[Path]:
                          "frame delay CDF (measurement window)")
 
 
+#: Stage colours, pipeline order (sender side warm, network blue/grey, receiver green/purple).
+STAGE_COLORS = ["#8c564b", "#ff7f0e", "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd", "#e377c2"]
+
+
+def plot_breakdown(d: Data, path: Path) -> Optional[Path]:
+    """The displayed frames' mean delay per bin, stacked by stage (first media flow; the
+    stages of each frame sum to its display delay, so the stack's top is the mean display
+    delay)."""
+    ids = _media_ids(d)
+    if not ids:
+        return None
+    fid = ids[0]
+    cols = [d.matrix(f"stage_{s}_ms", [fid]) for s in FRAME_STAGES]
+    if not cols or cols[0][2].size == 0 or np.isnan(cols[0][2]).all():
+        return None
+    times = cols[0][0]
+    vals = np.vstack([np.nan_to_num(c[2][:, 0]) for c in cols])
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    ax.stackplot(times, vals, labels=FRAME_STAGES, colors=STAGE_COLORS, step="pre", lw=0)
+    _time_axes(ax, d, "mean delay of frames shown (ms)")
+    more = f" (flow {_flow_names(d)[fid]}; {len(ids) - 1} more in flows.parquet)" if len(ids) > 1 else ""
+    ax.set_title("where the frame delay went, per bin" + more)
+    _legend(ax)
+    return _save(fig, path)
+
+
+def plot_breakdown_cdf(d: Data, path: Path) -> Optional[Path]:
+    """Each stage's CDF over the displayed frames (first media flow)."""
+    ids = _media_ids(d)[:1]
+    dist = d.distributions
+    if not ids or not len(dist.get("flow", ())):
+        return None
+    flow = dist["flow"].astype(np.int64)
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    drawn = 0
+    for s, color in zip(FRAME_STAGES, STAGE_COLORS):
+        rows = (dist["metric"] == DISTRIBUTION_METRICS.index(f"stage_{s}")) & (flow == ids[0])
+        if not rows.any():
+            continue
+        order = np.argsort(dist["percentile"][rows], kind="stable")
+        x, y = dist["value_ms"][rows][order], dist["percentile"][rows][order] / 100
+        if np.nanmax(x) <= 0:
+            continue  # a stage this run never spent time in
+        ax.plot(x, y, color=color, lw=1.3, label=s)
+        drawn += 1
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_ylim(0, 1.0)
+    ax.set_xlim(left=0)
+    ax.grid(alpha=0.3)
+    return finish_figure(fig, ax, path, "time in the stage (ms, log above 1 ms)", "fraction of frames shown",
+                         f"per-stage delay CDF, flow {_flow_names(d)[ids[0]]} (measurement window)")
+
+
 # --- every flow --------------------------------------------------------------------------
 
 
@@ -451,6 +508,8 @@ def plot_fairness(d: Data, path: Path) -> Optional[Path]:
 PLOTS: list[tuple[str, str, str, Callable[[Data, Path], Optional[Path]]]] = [
     ("frame_delay", "Frame delay over time", "media", plot_frame_delay),
     ("frame_delay_cdf", "Frame delay CDF", "media", plot_frame_delay_cdf),
+    ("breakdown", "Latency breakdown over time", "media", plot_breakdown),
+    ("breakdown_cdf", "Latency breakdown: per-stage CDF", "media", plot_breakdown_cdf),
     ("rendered_fps", "Rendered frame rate", "media", plot_rendered_fps),
     ("media_rates", "Target vs sent vs delivered", "media", plot_media_rates),
     ("composition", "Traffic composition", "media", plot_composition),

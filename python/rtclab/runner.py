@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
 CHUNK_EVENTS = 200_000
 
 #: Metric codes of the `distributions` table (rtclab_harness::media_meter::DISTRIBUTION_METRICS).
-DISTRIBUTION_METRICS = ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"]
+#: The stages of a displayed frame's latency breakdown (rtclab_core::FRAME_STAGES).
+FRAME_STAGES = ["encode", "pacing", "retransmission", "queue", "propagation", "jitter_buffer", "decoder_queue", "decode"]
+DISTRIBUTION_METRICS = ["queuing_delay", "one_way_delay", "frame_delay", "display_delay"] + [f"stage_{s}" for s in FRAME_STAGES]
 
 #: Kind codes of the `interruptions` table (rtclab_harness::media_meter::INTERRUPTION_KINDS).
 INTERRUPTION_KINDS = ["freeze", "stall"]

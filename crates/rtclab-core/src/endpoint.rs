@@ -57,6 +57,48 @@ impl From<Packet> for Transmit {
     }
 }
 
+/// The stages of a displayed frame's end-to-end delay, in pipeline order (the dissertation's
+/// latency decomposition, seed 004 ch. 3): encoder, sender's pacer queue, waits for
+/// retransmission, network queues, propagation and serialization, jitter buffer, the queue in
+/// front of the decoder, decoding. Display is immediate (no vsync model), so it has no stage.
+pub const FRAME_STAGES: [&str; 8] = [
+    "encode",
+    "pacing",
+    "retransmission",
+    "queue",
+    "propagation",
+    "jitter_buffer",
+    "decoder_queue",
+    "decode",
+];
+
+/// Where one frame's end-to-end delay went, stage by stage ([`FRAME_STAGES`] order). Built
+/// from consecutive instants of the frame's life, so the stages sum to capture → display
+/// exactly. The retransmission stage is two spans: the completing packet's wait for its own
+/// resend, and the complete frame's wait in the frame buffer for an earlier frame's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameStages(pub [TimeDelta; 8]);
+
+impl FrameStages {
+    /// From the frame's instants in pipeline order: capture, encoded, completing packet's
+    /// first transmission, its transmission, that + its queueing, frame complete, released in
+    /// order by the frame buffer, released by the jitter buffer, decode start, display. An
+    /// instant out of order (a measurement that overtook the next) is clamped between its
+    /// neighbours, so the stages stay non-negative and still sum to display − capture.
+    pub fn from_instants(t: [Time; 10]) -> Self {
+        let mut b = t;
+        b[9] = b[9].max(b[0]);
+        for i in 1..9 {
+            b[i] = b[i].clamp(b[i - 1], b[9]);
+        }
+        let d = |i: usize| b[i + 1] - b[i];
+        FrameStages([d(0), d(1), d(2) + d(5), d(3), d(4), d(6), d(7), d(8)])
+    }
+    pub fn total(&self) -> TimeDelta {
+        self.0.iter().fold(TimeDelta::ZERO, |a, &d| a + d)
+    }
+}
+
 /// What an endpoint tells the meters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EndpointEvent {
@@ -64,8 +106,9 @@ pub enum EndpointEvent {
     Delivered { goodput_bytes: u64 },
     /// A media frame completed at the receiver, `delay` after capture.
     FrameComplete { delay: TimeDelta },
-    /// A media frame was shown, `delay` after capture (after jitter buffer and decoder).
-    FrameDisplayed { delay: TimeDelta },
+    /// A media frame was shown, `delay` after capture (after jitter buffer and decoder), and
+    /// where that time went (the stages sum to `delay` exactly).
+    FrameDisplayed { delay: TimeDelta, stages: FrameStages },
     /// The display froze: no frame for longer than the freeze threshold (WebRTC's
     /// max(3 × mean inter-frame gap, mean + 150 ms)) since the last one shown.
     FreezeStart,
@@ -159,5 +202,21 @@ mod tests {
         assert_eq!(p.len(), 1);
         assert_eq!(p.get(b).unwrap().downcast_ref::<Vec<u8>>(), Some(&vec![1, 2]));
         assert_eq!(p.insert(Payload::bytes(vec![])), a);
+    }
+
+    #[test]
+    fn frame_stages_sum_to_the_delay_even_with_instants_out_of_order() {
+        let ms = Time::from_millis;
+        // In order: each stage is the gap to the next instant.
+        let t = [ms(0), ms(5), ms(9), ms(9), ms(30), ms(50), ms(52), ms(60), ms(61), ms(70)];
+        let s = FrameStages::from_instants(t);
+        let want = [5, 4, 2, 21, 20, 8, 1, 9].map(TimeDelta::from_millis);
+        assert_eq!(s.0, want);
+        assert_eq!(s.total(), TimeDelta::from_millis(70));
+        // A send time after the arrival (clocks of another host) is clamped: still 70 ms.
+        let t = [ms(0), ms(5), ms(80), ms(90), ms(30), ms(50), ms(50), ms(60), ms(61), ms(70)];
+        let s = FrameStages::from_instants(t);
+        assert_eq!(s.total(), TimeDelta::from_millis(70));
+        assert!(s.0.iter().all(|d| *d >= TimeDelta::ZERO));
     }
 }

@@ -11,7 +11,9 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use endpoint::{Endpoint, EndpointEvent, Payload, Payloads, Transmit};
+pub use endpoint::{
+    Endpoint, EndpointEvent, FrameStages, Payload, Payloads, Transmit, FRAME_STAGES,
+};
 pub use histogram::LogHistogram;
 pub use packet::{Direction, Ecn, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
 pub use rng::{RngStream, SeedTree};

@@ -113,8 +113,11 @@ pub enum PacketInfo {
     /// Media data: which frame, and the packet's place in it (`echo` holds the capture time,
     /// as an RTP timestamp would).
     /// `key`: the frame is a key frame (decodable on its own); every other frame depends on
-    /// the one before it.
-    Media { frame_id: u32, index: u16, count: u16, key: bool },
+    /// the one before it. `encode_ns`: how long the encoder took for the frame;
+    /// `rtx_wait_ns`: for a retransmission, the time since the packet's first transmission
+    /// (0 otherwise). Both feed the receiver's per-frame latency breakdown (ground truth a
+    /// real stream would carry in a header extension or not at all).
+    Media { frame_id: u32, index: u16, count: u16, key: bool, encode_ns: u32, rtx_wait_ns: u32 },
     /// Media-path padding (probe clusters with no media to send): counted by transport
     /// feedback, ignored by frame assembly.
     Padding,

@@ -148,12 +148,15 @@ impl WireCodec for RecordCodec {
             out.extend_from_slice(&((s - pkt.seq) as u32).to_be_bytes());
             out.extend_from_slice(&((e - pkt.seq) as u32).to_be_bytes());
         }
-        if let PacketInfo::Media { frame_id, index, count, key } = pkt.info {
+        if let PacketInfo::Media { frame_id, index, count, key, encode_ns, rtx_wait_ns } = pkt.info
+        {
             if tag == TAG_MEDIA {
                 out.extend_from_slice(&frame_id.to_be_bytes());
                 out.extend_from_slice(&index.to_be_bytes());
                 out.extend_from_slice(&count.to_be_bytes());
                 out.push(key as u8);
+                out.extend_from_slice(&encode_ns.to_be_bytes());
+                out.extend_from_slice(&rtx_wait_ns.to_be_bytes());
             }
         }
         if let Some(b) = bytes {
@@ -210,6 +213,8 @@ impl WireCodec for RecordCodec {
                 index: r.u16()?,
                 count: r.u16()?,
                 key: r.u8()? != 0,
+                encode_ns: r.u32()?,
+                rtx_wait_ns: r.u32()?,
             },
             TAG_PADDING => PacketInfo::Padding,
             TAG_BYTES => {
@@ -282,7 +287,14 @@ mod tests {
         assert_eq!(q.sack().iter(100).collect::<Vec<_>>(), [(102, 105), (110, 111)]);
 
         let mut m = Packet::data(FlowId(0), 5, 1200, Time::from_millis(1));
-        m.info = PacketInfo::Media { frame_id: 9, index: 1, count: 4, key: true };
+        m.info = PacketInfo::Media {
+            frame_id: 9,
+            index: 1,
+            count: 4,
+            key: true,
+            encode_ns: 3_000_000,
+            rtx_wait_ns: 41_000_000,
+        };
         assert_eq!(round_trip(m, None).1.info, m.info);
     }
 

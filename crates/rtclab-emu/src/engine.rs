@@ -302,6 +302,11 @@ impl Forwarder {
                 };
                 let bytes = bytes_of(&mut payload);
                 set_ecn(bytes, p.ecn());
+                if p.dir == Direction::Forward {
+                    // Ground truth for the receiver's latency breakdown (rtclab RTP only).
+                    let qd = p.queue_delay.as_nanos().max(0) as u64;
+                    rtclab_media::rtp_codec::stamp_queue_delay(bytes, qd);
+                }
                 let ok = sys::write_packet(self.fds[1 - d], bytes).map_err(io)?;
                 let done = sys::now_at(self.t0);
                 let st = &mut stats[d];

@@ -521,8 +521,7 @@ fn summarize(
                 let frames = FrameCounts {
                     frames: rx.window_frames,
                     frame_delay: &rx.frame_delay,
-                    displayed: rx.frames_displayed,
-                    display_delay: &rx.display_delay,
+                    display: &rx.display,
                 };
                 let errors = media.then_some(rx.decode_errors + r.sender.decode_errors);
                 hs::endpoint_fields(&mut out, &r.sender.endpoint, &rx.endpoint, frames, errors);

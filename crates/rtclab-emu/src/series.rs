@@ -75,7 +75,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 _ => &no_media,
             };
             let (delay_mean, delay_max) = media.frame_delay_ms(i);
-            row[..FLOW_COLUMNS.len()].copy_from_slice(&[
+            row[..17].copy_from_slice(&[
                 t1.as_secs_f64(),
                 f.id as f64,
                 mbps(b.out_bytes, bin),
@@ -94,6 +94,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 delay_max,
                 cc.state,
             ]);
+            row[17..FLOW_COLUMNS.len()].copy_from_slice(&media.stage_means_ms(i));
             for (k, n) in names.iter().enumerate() {
                 row[FLOW_COLUMNS.len() + k] = if *n == "queue_class" {
                     classes
@@ -135,11 +136,9 @@ pub fn distribution_columns(st: &EngineStats, received: &[FlowResult]) -> Column
     media_meter::distribution_columns(received.iter().enumerate().map(|(i, r)| {
         let c = &st.dirs[0].flows[i];
         let (frame, display) = match r {
-            FlowResult::Endpoint(m) => {
-                (Some(&m.receiver.frame_delay), Some(&m.receiver.display_delay))
-            }
+            FlowResult::Endpoint(m) => (Some(&m.receiver.frame_delay), Some(&m.receiver.display)),
             _ => (None, None),
         };
-        (i, [Some(&c.queue_delay), Some(&c.path_delay), frame, display])
+        (i, [Some(&c.queue_delay), Some(&c.path_delay), frame], display)
     }))
 }

@@ -52,12 +52,11 @@ pub struct EndOut {
     pub delivered: Vec<u64>,
     /// Per bin: frames completed, their delays and frames displayed; the display's freezes.
     pub media: MediaBins,
-    /// In the measurement window: frames completed and their delays, frames displayed and
-    /// their delays.
+    /// In the measurement window: frames completed and their delays, frames displayed with
+    /// their delays and latency breakdowns.
     pub window_frames: u64,
     pub frame_delay: LogHistogram,
-    pub frames_displayed: u64,
-    pub display_delay: LogHistogram,
+    pub display: rtclab_harness::media_meter::DisplayMeter,
     /// Datagrams the codec could not read, and packets the socket refused (full buffers).
     pub decode_errors: u64,
     pub send_drops: u64,
@@ -183,8 +182,7 @@ fn drive(
         media: MediaBins::default(),
         window_frames: 0,
         frame_delay: LogHistogram::new(),
-        frames_displayed: 0,
-        display_delay: LogHistogram::new(),
+        display: Default::default(),
         decode_errors: 0,
         send_drops: 0,
     };
@@ -286,11 +284,10 @@ fn drive(
                         out.frame_delay.record(delay.as_nanos().max(0) as u64);
                     }
                 }
-                EndpointEvent::FrameDisplayed { delay } => {
-                    out.media.on_display(k);
+                EndpointEvent::FrameDisplayed { delay, stages } => {
+                    out.media.on_display(k, &stages);
                     if in_window {
-                        out.frames_displayed += 1;
-                        out.display_delay.record(delay.as_nanos().max(0) as u64);
+                        out.display.record(delay, &stages);
                     }
                 }
                 EndpointEvent::Freeze { duration } => out.media.on_freeze(now, duration),

@@ -4,7 +4,9 @@
 
 use crate::measure::CcSample;
 use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
-use rtclab_core::{Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, Transmit};
+use rtclab_core::{
+    Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, TimeDelta, Transmit,
+};
 use rtclab_media::receiver::MediaReceiver;
 use rtclab_media::sender::MediaSender;
 use rtclab_scenario::{CcSpec, FlowKindSpec, FlowSpec, MediaCcSpec, MediaSpec};
@@ -147,16 +149,28 @@ pub fn media_endpoints(
         )),
     };
     let rng = seeds.stream(&format!("flow{flow}.encoder"));
+    let mut playout = rtclab_media::playout::PlayoutPipeline::new(
+        m.playout.build(),
+        m.decode.model(seeds.stream(&format!("flow{flow}.decoder"))),
+    );
+    if let Some(name) = &m.frame_rate_control {
+        // w0 = 2 ms and ρ = 0.95, the released code's defaults (checked by the scenario).
+        let (policy, capacity) =
+            rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)?;
+        playout = playout.with_frame_rate_control(policy, capacity, m.sender.encoder.fps);
+    }
     Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
         MediaReceiver::new(FlowId(flow), m.feedback.clone(), None)
-            .with_playout(
-                Box::new(m.playout),
-                m.decode.model(seeds.stream(&format!("flow{flow}.decoder"))),
-            )
+            .with_pipeline(playout)
             .with_key_frame_requests(
                 m.key_frame_requests.then_some(rtclab_media::receiver::KEY_FRAME_REQUEST_INTERVAL),
-            ),
+            )
+            .with_frame_wait(if m.sender.protection.retransmits() {
+                rtclab_media::frames::GIVE_UP
+            } else {
+                TimeDelta::ZERO
+            }),
     ))
 }
 

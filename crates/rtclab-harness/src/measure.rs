@@ -43,8 +43,10 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
 }
 
 /// The leading columns of `flows.parquet`, in order; the controller series follow
-/// ([`STANDARD_CC_SERIES`], then further names as controllers report them).
-pub const FLOW_COLUMNS: [&str; 17] = [
+/// ([`STANDARD_CC_SERIES`], then further names as controllers report them). The `stage_*`
+/// columns are the mean latency breakdown of the frames displayed in the bin
+/// (`rtclab_core::FRAME_STAGES`; NaN where none was).
+pub const FLOW_COLUMNS: [&str; 25] = [
     "time_s",
     "flow",
     "throughput_mbps",
@@ -62,6 +64,14 @@ pub const FLOW_COLUMNS: [&str; 17] = [
     "frame_delay_ms_mean",
     "frame_delay_ms_max",
     "cc_state",
+    "stage_encode_ms",
+    "stage_pacing_ms",
+    "stage_retransmission_ms",
+    "stage_queue_ms",
+    "stage_propagation_ms",
+    "stage_jitter_buffer_ms",
+    "stage_decoder_queue_ms",
+    "stage_decode_ms",
 ];
 
 /// Controller series every `flows.parquet` has (NaN where no controller reports them), so the

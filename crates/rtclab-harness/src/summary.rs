@@ -301,10 +301,29 @@ pub struct MediaQoe {
     pub freeze_time_s: f64,
     /// Complete frames the decoder could not use (their reference frame was lost).
     pub undecodable_frames: u64,
+    /// Displayed frames later than 100 ms after capture (the chapters' deadline), and their
+    /// share of the frames displayed (the AFR chapter's session stall ratio).
+    pub deadline_misses: u64,
+    pub stall_ratio: Option<f64>,
+    /// Whole run: time the picture on screen was older than 190 ms (ITU-T G.1070's stall
+    /// threshold; the Confucius chapter's stall duration).
+    pub stale_time_s: f64,
+    /// Where the displayed frames' delay went: per stage (`rtclab_core::FRAME_STAGES`),
+    /// percentiles and mean in ms; the stage means sum to the display delay's mean.
+    pub breakdown_ms: std::collections::BTreeMap<&'static str, Percentiles>,
+    /// Picture-quality proxy in [0, 100] from the media bitrate sent and the resolution
+    /// (`rtclab_media::quality`).
+    pub quality: Option<f64>,
     /// Key-frame requests (RTCP PLI) the receiver sent, and key frames the encoder made.
     pub key_frame_requests: u64,
     pub key_frames: u64,
     pub max_decode_queue: u64,
+    /// Frame-rate control: frames dropped at the full decoder queue, frame-rate requests the
+    /// receiver sent, frames the paused encoder skipped, the encoder's final frame rate.
+    pub decoder_drops: u64,
+    pub frame_rate_requests: u64,
+    pub frames_skipped: u64,
+    pub final_fps: f64,
     /// Emulator: packets the receiver could not parse as RTP/RTCP.
     pub undecodable_packets: Option<u64>,
 }
@@ -314,8 +333,7 @@ pub struct MediaQoe {
 pub struct FrameCounts<'a> {
     pub frames: u64,
     pub frame_delay: &'a LogHistogram,
-    pub displayed: u64,
-    pub display_delay: &'a LogHistogram,
+    pub display: &'a crate::media_meter::DisplayMeter,
 }
 
 /// Fills what a flow's endpoints know of themselves at the end — a TCP sender's recovery
@@ -361,14 +379,36 @@ pub fn endpoint_fields(
                 ss.rtx_bytes,
                 ss.padding_bytes,
             ),
-            frames_displayed: frames.displayed,
-            display_delay_ms: percentiles_ms(frames.display_delay),
+            frames_displayed: frames.display.displayed,
+            display_delay_ms: percentiles_ms(&frames.display.delay),
+            deadline_misses: frames.display.deadline_misses,
+            stall_ratio: (frames.display.displayed > 0)
+                .then(|| frames.display.deadline_misses as f64 / frames.display.displayed as f64),
+            stale_time_s: ps.stale_time.as_secs_f64(),
+            breakdown_ms: rtclab_core::FRAME_STAGES
+                .iter()
+                .zip(&frames.display.stages)
+                .map(|(n, h)| (*n, percentiles_ms(h)))
+                .collect(),
+            quality: {
+                let enc = sender.encoder_config();
+                let media =
+                    ss.bytes_sent.saturating_sub(ss.fec_bytes + ss.rtx_bytes + ss.padding_bytes);
+                let secs = out.active_s;
+                (secs > 0.0).then(|| media as f64 * 8.0 / secs).and_then(|bps| {
+                    rtclab_media::quality::quality_proxy(bps, enc.width, enc.height, enc.fps)
+                })
+            },
             freezes: ps.freezes,
             freeze_time_s: ps.freeze_time.as_secs_f64(),
             undecodable_frames: ps.undecodable,
             key_frame_requests: receiver.key_frame_requests,
             key_frames: sender.key_frames(),
             max_decode_queue: ps.max_decode_queue as u64,
+            decoder_drops: ps.decoder_drops,
+            frame_rate_requests: ps.frame_rate_requests,
+            frames_skipped: sender.frames_skipped(),
+            final_fps: sender.frame_rate(),
             undecodable_packets,
         });
     }

@@ -33,6 +33,12 @@ pub struct EncoderConfig {
     pub size_trace: Vec<u32>,
     /// Scale the trace to the current rate (its mean frame = output rate / fps).
     pub size_trace_scaled: bool,
+    /// Time from capture to the encoded frame (the frame reaches the packetizer this long
+    /// after its capture instant); zero by default.
+    pub encode_time: TimeDelta,
+    /// Picture size (for the quality proxy, `quality.rs`); 1280 × 720 by default.
+    pub width: u32,
+    pub height: u32,
 }
 
 impl Default for EncoderConfig {
@@ -47,6 +53,9 @@ impl Default for EncoderConfig {
             key_frame_factor: 3.0,
             size_trace: Vec::new(),
             size_trace_scaled: true,
+            encode_time: TimeDelta::ZERO,
+            width: 1280,
+            height: 720,
         }
     }
 }
@@ -58,6 +67,8 @@ pub struct Frame {
     pub capture_time: Time,
     pub size: u32,
     pub key: bool,
+    /// Capture → encoded.
+    pub encode_time: TimeDelta,
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +89,11 @@ pub struct VideoEncoder {
     /// Bytes of key frames beyond their delta-frame size not yet paid back.
     key_debt: f64,
     frame_id: u64,
+    /// The frame rate in force (the configured one until a receiver asks for another), and
+    /// whether encoding is paused (frames of paused slots are not made).
+    fps: f64,
+    paused: bool,
+    pub frames_skipped: u64,
     trace_mean: f64,
     drop_interval: Option<u64>,
     drop_counter: u64,
@@ -93,6 +109,9 @@ impl VideoEncoder {
             cfg.size_trace.iter().map(|&x| x as f64).sum::<f64>() / cfg.size_trace.len() as f64
         };
         VideoEncoder {
+            fps: cfg.fps,
+            paused: false,
+            frames_skipped: 0,
             trace_mean: trace_mean.max(1.0),
             drop_interval: None,
             drop_counter: 0,
@@ -143,27 +162,60 @@ impl VideoEncoder {
     pub fn request_key_frame(&mut self) {
         self.key_requested = true;
     }
+    /// A receiver's frame-rate request (AFR): `fps` (at most the configured rate) from the next
+    /// frame on, or 0 to pause encoding; the sizes follow, so the bitrate stays the target.
+    pub fn set_frame_rate(&mut self, now: Time, fps: f64) {
+        if fps.is_nan() || fps <= 0.0 {
+            self.paused = true;
+            return;
+        }
+        self.paused = false;
+        let fps = fps.min(self.cfg.fps);
+        if (fps - self.fps).abs() < 1e-9 {
+            return;
+        }
+        self.fps = fps;
+        if self.next_frame.is_some() {
+            let period = TimeDelta::from_secs_f64(1.0 / fps);
+            let next = self.last_frame.map_or(now, |t| t + period).max(now);
+            self.epoch = (next, 0);
+            self.next_frame = Some(next);
+        }
+    }
+
+    /// The frame rate in force (fps).
+    pub fn frame_rate(&self) -> f64 {
+        self.fps
+    }
+
+    pub fn config(&self) -> &EncoderConfig {
+        &self.cfg
+    }
     pub fn output_rate(&self) -> Rate {
         Rate::from_bps(self.output_bps as u64)
     }
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.next_frame
+        self.next_frame.map(|t| t + self.cfg.encode_time)
     }
 
     pub fn poll_frame(&mut self, now: Time) -> Option<Frame> {
         let due = self.next_frame?;
-        if due > now {
+        if due + self.cfg.encode_time > now {
             return None;
         }
-        let period = TimeDelta::from_secs_f64(1.0 / self.cfg.fps);
+        let period = TimeDelta::from_secs_f64(1.0 / self.fps);
         self.epoch.1 += 1;
         self.next_frame =
-            Some(self.epoch.0 + TimeDelta::from_secs_f64(self.epoch.1 as f64 / self.cfg.fps));
+            Some(self.epoch.0 + TimeDelta::from_secs_f64(self.epoch.1 as f64 / self.fps));
         let dt = self.last_frame.map_or(period, |t| due - t);
         self.last_frame = Some(due);
         let tau = self.cfg.rate_time_constant.as_secs_f64();
         let k = if tau > 0.0 { 1.0 - (-dt.as_secs_f64() / tau).exp() } else { 1.0 };
         self.output_bps += (self.target.as_bps() as f64 - self.output_bps) * k;
+        if self.paused {
+            self.frames_skipped += 1;
+            return None;
+        }
         if let Some(n) = self.drop_interval {
             let drop = self.drop_counter.is_multiple_of(n);
             self.drop_counter += 1;
@@ -180,8 +232,7 @@ impl VideoEncoder {
         }
         let size = if self.cfg.size_trace.is_empty() {
             let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
-            let base =
-                self.output_bps / 8.0 / self.cfg.fps * (1.0 + self.cfg.size_jitter * u).max(0.1);
+            let base = self.output_bps / 8.0 / self.fps * (1.0 + self.cfg.size_jitter * u).max(0.1);
             if key {
                 let size = base * self.cfg.key_frame_factor;
                 self.key_debt += size - base;
@@ -196,12 +247,18 @@ impl VideoEncoder {
             let raw =
                 self.cfg.size_trace.get((self.frame_id % n) as usize).copied().unwrap_or(1) as f64;
             if self.cfg.size_trace_scaled {
-                (raw / self.trace_mean * self.output_bps / 8.0 / self.cfg.fps).max(1.0)
+                (raw / self.trace_mean * self.output_bps / 8.0 / self.fps).max(1.0)
             } else {
                 raw
             }
         };
-        let f = Frame { id: self.frame_id, capture_time: due, size: size.round() as u32, key };
+        let f = Frame {
+            id: self.frame_id,
+            capture_time: due,
+            size: size.round() as u32,
+            key,
+            encode_time: self.cfg.encode_time,
+        };
         self.frame_id += 1;
         Some(f)
     }

@@ -1,13 +1,28 @@
 //! Receiver-side frame assembly and video QoE: a frame is complete when all its packets have
-//! arrived; its end-to-end delay is completion time − capture time. The received frame rate
-//! counts completed frames per second; a stall is a gap between consecutive completed frames
-//! longer than `stall_threshold` (fixed), or, when unset, longer than max(3·mean gap,
-//! mean gap + 150 ms) over the last second (the WebRTC freeze definition, spec
-//! `copa-qlibra-tcp.md` §4.4). Frames that never complete (a packet lost) are counted when a
-//! later frame completes.
+//! arrived (FEC packets count as any packet: MDS recovery); its end-to-end delay is
+//! completion time − capture time. The received frame rate counts completed frames per
+//! second; a stall is a gap between consecutive completed frames longer than
+//! `stall_threshold` (fixed), or, when unset, longer than max(3·mean gap, mean gap + 150 ms)
+//! over the last second (the WebRTC freeze definition, spec `copa-qlibra-tcp.md` §4.4).
+//!
+//! **Frame buffer** (libwebrtc's packet buffer + frame buffer, in decode order): complete
+//! frames leave in frame order, so a frame after a missing one waits for it — for its
+//! retransmission — as a WebRTC receiver's frame buffer holds frames until they are
+//! continuous. The wait ends when the missing frame completes, when a later key frame is
+//! complete (nothing before it is needed), or after the wait limit since the first frame
+//! behind the gap completed: [`GIVE_UP`] (libwebrtc asks for a key frame after 200 ms without
+//! a decodable frame, `max_wait_for_keyframe`) when the sender retransmits, zero when it does
+//! not (nothing would fill the gap). Frames given up count as incomplete, and the delta
+//! frames released after them are undecodable until the next key frame. The hold is part of
+//! the frame's retransmission wait in the latency breakdown.
 
+use crate::playout::AssembledFrame;
 use rtclab_core::{LogHistogram, Time, TimeDelta};
 use std::collections::{BTreeMap, VecDeque};
+
+/// How long complete frames wait behind a missing one before it is given up, when the sender
+/// retransmits.
+pub const GIVE_UP: TimeDelta = TimeDelta::from_millis(200);
 
 #[derive(Clone, Debug, Default)]
 pub struct FrameStats {
@@ -19,14 +34,28 @@ pub struct FrameStats {
     pub stall_time: TimeDelta,
 }
 
+/// A frame being assembled: packets received, packet count, bytes; the frame once complete.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    received: u32,
+    count: u32,
+    bytes: u32,
+    complete: Option<AssembledFrame>,
+}
+
 #[derive(Clone, Debug)]
 pub struct FrameAssembler {
     stall_threshold: Option<TimeDelta>,
     /// The stall the last completed frame ended (its length), until taken.
     stall_ended: Option<TimeDelta>,
-    /// frame id → (capture time, packets received, packet count)
-    partial: BTreeMap<u64, (Time, u32, u32)>,
-    last_completed_id: Option<u64>,
+    /// Frames at or after `next_id`, by id.
+    slots: BTreeMap<u64, Slot>,
+    /// The next frame to release in order (None until the first frame completes).
+    next_id: Option<u64>,
+    /// Frames released in order, to be taken by the receiver.
+    released: VecDeque<AssembledFrame>,
+    /// How long complete frames wait behind a gap (0 = not at all).
+    wait: TimeDelta,
     recent: VecDeque<Time>,
     pub stats: FrameStats,
 }
@@ -36,41 +65,59 @@ impl FrameAssembler {
         FrameAssembler {
             stall_threshold,
             stall_ended: None,
-            partial: BTreeMap::new(),
-            last_completed_id: None,
+            slots: BTreeMap::new(),
+            next_id: None,
+            released: VecDeque::new(),
+            wait: TimeDelta::ZERO,
             recent: VecDeque::new(),
             stats: FrameStats { delay: LogHistogram::new(), ..Default::default() },
         }
     }
 
-    /// A packet of frame `frame_id` (packet `count` of the frame) arrived at `now`. Returns
-    /// the frame's delay if it completed the frame.
+    /// Complete frames wait up to `wait` behind a missing one (its retransmission); [`GIVE_UP`]
+    /// for a sender that retransmits. Zero (the default) skips a gap at once.
+    pub fn with_wait(mut self, wait: TimeDelta) -> Self {
+        self.set_wait(wait);
+        self
+    }
+    pub fn set_wait(&mut self, wait: TimeDelta) {
+        self.wait = wait;
+    }
+
+    /// A packet of frame `f.id` (one of `count`, `size` bytes) arrived at `now`; `f` carries
+    /// the frame's details as this packet knows them (its send instants, queueing). Returns
+    /// the frame's delay if the packet completed the frame; the frames it lets go in order
+    /// are then in [`Self::poll_frame`].
     pub fn on_packet(
         &mut self,
         now: Time,
-        frame_id: u64,
-        capture: Time,
+        f: AssembledFrame,
         count: u32,
+        size: u32,
     ) -> Option<TimeDelta> {
-        if self.last_completed_id.is_some_and(|l| frame_id <= l) {
-            return None; // late packet of a frame already given up or completed
+        if self.next_id.is_some_and(|n| f.id < n) {
+            return None; // late packet of a frame already released or given up
         }
-        let e = self.partial.entry(frame_id).or_insert((capture, 0, count));
-        e.1 += 1;
-        if e.1 < e.2 {
+        let slot =
+            self.slots.entry(f.id).or_insert(Slot { received: 0, count, bytes: 0, complete: None });
+        if slot.complete.is_some() {
+            return None; // a redundant packet of a complete frame
+        }
+        slot.received += 1;
+        slot.bytes = slot.bytes.saturating_add(size);
+        if slot.received < slot.count {
             return None;
         }
-        self.partial.remove(&frame_id);
-        // Older unfinished frames are lost for playback.
-        let stale: Vec<u64> = self.partial.range(..frame_id).map(|(k, _)| *k).collect();
-        for k in stale {
-            self.partial.remove(&k);
-            self.stats.incomplete += 1;
-        }
-        self.last_completed_id = Some(frame_id);
-        let delay = now - capture;
+        slot.complete = Some(AssembledFrame { bytes: slot.bytes, complete_at: now, ..f });
+        let delay = now - f.capture;
         self.stats.completed += 1;
         self.stats.delay.record(delay.as_nanos().max(0) as u64);
+        self.note_completion(now);
+        self.release(now);
+        Some(delay)
+    }
+
+    fn note_completion(&mut self, now: Time) {
         if let Some(&prev) = self.recent.back() {
             let gap = now - prev;
             let threshold = self.stall_threshold.unwrap_or_else(|| {
@@ -92,7 +139,52 @@ impl FrameAssembler {
         while self.recent.front().is_some_and(|&t| now - t > TimeDelta::from_secs(1)) {
             self.recent.pop_front();
         }
-        Some(delay)
+    }
+
+    /// Lets complete frames go in order; skips a gap when a complete key frame is behind it
+    /// or the first complete frame behind it has waited [`GIVE_UP`].
+    fn release(&mut self, now: Time) {
+        loop {
+            let Some((&id, slot)) = self.slots.first_key_value() else { return };
+            let in_order = self.next_id.is_none_or(|n| n == id);
+            match slot.complete {
+                Some(f) if in_order => {
+                    self.slots.remove(&id);
+                    self.next_id = Some(id + 1);
+                    self.released.push_back(AssembledFrame { in_order: now, ..f });
+                }
+                _ => {
+                    // A gap (missing frames, or an incomplete frame) before the first
+                    // complete frame: skip it if that frame is a key frame or has waited.
+                    let Some((&cid, c)) = self.slots.iter().find(|(_, s)| s.complete.is_some())
+                    else {
+                        return;
+                    };
+                    let c = c.complete.expect("complete");
+                    if !(c.key || now >= c.complete_at + self.wait) {
+                        return;
+                    }
+                    let skipped = cid - self.next_id.unwrap_or(cid);
+                    self.stats.incomplete += skipped;
+                    self.slots.retain(|&k, _| k >= cid);
+                    self.next_id = Some(cid);
+                }
+            }
+        }
+    }
+
+    /// When a gap is given up unless the missing frame completes first.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.slots.values().find_map(|s| s.complete).map(|f| f.complete_at + self.wait)
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.release(now);
+    }
+
+    /// The next frame released in order.
+    pub fn poll_frame(&mut self) -> Option<AssembledFrame> {
+        self.released.pop_front()
     }
 
     /// The stall the frame just completed ended, if it ended one (once).
@@ -110,29 +202,33 @@ impl FrameAssembler {
 mod tests {
     use super::*;
 
+    fn pkt(a: &mut FrameAssembler, at: Time, id: u64, count: u32, key: bool) -> Option<TimeDelta> {
+        let f = AssembledFrame::at(id, Time::from_millis(id * 33), at, key);
+        a.on_packet(at, f, count, 1000)
+    }
+
+    fn released(a: &mut FrameAssembler) -> Vec<(u64, Time)> {
+        std::iter::from_fn(|| a.poll_frame()).map(|f| (f.id, f.in_order)).collect()
+    }
+
     #[test]
-    fn delay_loss_and_stall() {
+    fn delay_and_stall() {
         let mut a = FrameAssembler::new(None);
         let ms = Time::from_millis;
-        // 30 fps, 2 packets per frame, 40 ms network delay.
+        // 30 fps, 2 packets per frame, 40 ms network delay; frames 40..45 held back ~200 ms.
         for f in 0..60u64 {
             let cap = ms(f * 33);
-            if f == 30 {
-                a.on_packet(cap + TimeDelta::from_millis(40), f, cap, 2); // second packet lost
-                continue;
-            }
             let arrive = if (40..45).contains(&f) {
                 ms(45 * 33 + 40)
             } else {
                 cap + TimeDelta::from_millis(40)
             };
-            a.on_packet(arrive, f, cap, 2);
-            let d = a.on_packet(arrive + TimeDelta::from_millis(1), f, cap, 2).unwrap();
+            pkt(&mut a, arrive, f, 2, f == 0);
+            let d = pkt(&mut a, arrive + TimeDelta::from_millis(1), f, 2, f == 0).unwrap();
             assert!(d >= TimeDelta::from_millis(41));
         }
-        assert_eq!(a.stats.completed, 59);
-        assert_eq!(a.stats.incomplete, 1);
-        // Frames 40..45 were held back ~200 ms: one stall.
+        assert_eq!(a.stats.completed, 60);
+        assert_eq!(released(&mut a).len(), 60);
         assert_eq!(a.stats.stalls, 1);
         assert!(a.stats.stall_time >= TimeDelta::from_millis(190));
         // The median delay is 41 ms (to the histogram's 0.8 % resolution).
@@ -141,15 +237,61 @@ mod tests {
     }
 
     #[test]
+    fn later_frames_wait_in_order_for_a_retransmission() {
+        let mut a = FrameAssembler::new(None).with_wait(GIVE_UP);
+        let ms = Time::from_millis;
+        pkt(&mut a, ms(40), 0, 2, true);
+        pkt(&mut a, ms(41), 0, 2, true);
+        pkt(&mut a, ms(73), 1, 2, false); // frame 1's second packet is lost...
+        pkt(&mut a, ms(106), 2, 1, false);
+        pkt(&mut a, ms(139), 3, 1, false);
+        assert_eq!(released(&mut a), vec![(0, ms(41))]);
+        // ...and resent: frame 1 completes at 150 ms, 2 and 3 follow at once.
+        assert!(pkt(&mut a, ms(150), 1, 2, false).is_some());
+        assert_eq!(released(&mut a), vec![(1, ms(150)), (2, ms(150)), (3, ms(150))]);
+        assert_eq!(a.stats.incomplete, 0);
+        // A late copy of a released frame is ignored.
+        assert!(pkt(&mut a, ms(160), 1, 2, false).is_none());
+    }
+
+    #[test]
+    fn a_gap_is_given_up_after_the_wait_or_at_once_for_a_key_frame() {
+        let mut a = FrameAssembler::new(None).with_wait(GIVE_UP);
+        let ms = Time::from_millis;
+        pkt(&mut a, ms(40), 0, 1, true);
+        // Frame 1 never arrives; frame 2 completes at 106 ms and waits until 306 ms.
+        pkt(&mut a, ms(106), 2, 1, false);
+        assert_eq!(released(&mut a).len(), 1);
+        assert_eq!(a.poll_timeout(), Some(ms(306)));
+        a.handle_timeout(ms(305));
+        assert!(released(&mut a).is_empty());
+        a.handle_timeout(ms(306));
+        assert_eq!(released(&mut a), vec![(2, ms(306))]);
+        assert_eq!(a.stats.incomplete, 1);
+        // Frame 3 half arrives; key frame 4 completes: 3 is given up at once.
+        pkt(&mut a, ms(140), 3, 2, false);
+        pkt(&mut a, ms(173), 4, 1, true);
+        assert_eq!(released(&mut a), vec![(4, ms(173))]);
+        assert_eq!(a.stats.incomplete, 2);
+        assert_eq!(a.poll_timeout(), None);
+        // Without retransmission there is nothing to wait for: frame 6 goes at once.
+        let mut a = FrameAssembler::new(None);
+        pkt(&mut a, ms(40), 0, 1, true);
+        pkt(&mut a, ms(106), 2, 1, false);
+        assert_eq!(released(&mut a), vec![(0, ms(40)), (2, ms(106))]);
+        assert_eq!(a.stats.incomplete, 1);
+    }
+
+    #[test]
     fn fec_packets_recover_a_lost_media_packet() {
         // 3 media packets + 1 FEC: media packet 1 is lost, FEC (index 3) arrives.
         let mut a = FrameAssembler::new(None);
-        let c = Time::ZERO;
-        assert!(a.on_packet(Time::from_millis(10), 0, c, 3).is_none());
-        assert!(a.on_packet(Time::from_millis(12), 0, c, 3).is_none());
-        assert_eq!(a.on_packet(Time::from_millis(13), 0, c, 3), Some(TimeDelta::from_millis(13)));
+        let ms = Time::from_millis;
+        assert!(pkt(&mut a, ms(10), 0, 3, true).is_none());
+        assert!(pkt(&mut a, ms(12), 0, 3, true).is_none());
+        assert_eq!(pkt(&mut a, ms(13), 0, 3, true), Some(TimeDelta::from_millis(13)));
         // The redundant packet of a recovered frame is ignored.
-        assert!(a.on_packet(Time::from_millis(14), 0, c, 3).is_none());
+        assert!(pkt(&mut a, ms(14), 0, 3, true).is_none());
         assert_eq!(a.stats.completed, 1);
     }
 }

@@ -15,7 +15,10 @@
 //! - [`protection`]: the sender's loss protection policy (FEC amount, retransmission), chosen
 //!   in the scenario, separate from congestion control.
 //! - [`playout`]: the receiver's stages after assembly — jitter buffer, decoder, display —
-//!   with a playout policy and a decoder model as hooks.
+//!   with a playout policy and a decoder model as hooks, and each shown frame's latency
+//!   breakdown.
+//! - [`jitter_estimator`]: WebRTC's jitter estimate and the adaptive playout delay.
+//! - [`quality`]: a documented picture-quality proxy from bitrate and resolution.
 //! - [`rtp_codec`]: media packets and feedback as RTP/RTCP bytes (the emulator's wire).
 //! - [`window`]: window-based controllers (NewReno, CUBIC, Copa, BBR, QLibra) on media flows.
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
@@ -28,11 +31,13 @@ pub mod feedback;
 pub mod feedback_access;
 pub mod frames;
 pub mod history;
+pub mod jitter_estimator;
 pub mod middleboxes;
 pub mod pacer;
 pub mod packetizer;
 pub mod playout;
 pub mod protection;
+pub mod quality;
 pub mod receiver;
 pub mod rtp_codec;
 pub mod rtx;

@@ -243,6 +243,8 @@ mod tests {
             size,
             rtx: false,
             key: false,
+            encode_ns: 0,
+            first_sent: None,
         }
     }
 

@@ -30,6 +30,11 @@ pub struct MediaPacket {
     pub rtx: bool,
     /// The frame is a key frame (the receiver's decoder needs no earlier frame for it).
     pub key: bool,
+    /// The frame's capture → encoded time (ns, saturating).
+    pub encode_ns: u32,
+    /// When this packet's content was first sent (set by the sender's protection on the
+    /// first transmission; a retransmission keeps it).
+    pub first_sent: Option<rtclab_core::Time>,
 }
 
 impl MediaPacket {
@@ -52,6 +57,8 @@ pub fn packetize(frame: &Frame, cfg: PacketizerConfig) -> Vec<MediaPacket> {
             size: base + u32::from(i < extra) + cfg.overhead,
             rtx: false,
             key: frame.key,
+            encode_ns: frame.encode_time.as_nanos().clamp(0, u32::MAX as i64) as u32,
+            first_sent: None,
         })
         .collect()
 }
@@ -81,11 +88,17 @@ pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtclab_core::Time;
+    use rtclab_core::{Time, TimeDelta};
 
     #[test]
     fn even_split_and_overhead() {
-        let f = Frame { id: 7, capture_time: Time::ZERO, size: 2500, key: false };
+        let f = Frame {
+            id: 7,
+            capture_time: Time::ZERO,
+            size: 2500,
+            key: false,
+            encode_time: TimeDelta::ZERO,
+        };
         let p = packetize(&f, PacketizerConfig::default());
         assert_eq!(p.len(), 3);
         let payload: u32 = p.iter().map(|x| x.size - 48).sum();
@@ -96,7 +109,13 @@ mod tests {
 
     #[test]
     fn fec_packets_follow_the_frame() {
-        let f = Frame { id: 3, capture_time: Time::ZERO, size: 2500, key: false };
+        let f = Frame {
+            id: 3,
+            capture_time: Time::ZERO,
+            size: 2500,
+            key: false,
+            encode_time: TimeDelta::ZERO,
+        };
         let mut p = packetize(&f, PacketizerConfig::default());
         let mut credit = 0.5;
         assert_eq!(add_fec(&mut p, 0.3, &mut credit), 1); // 0.5 + 3 × 0.3 = 1.4
@@ -111,7 +130,13 @@ mod tests {
 
     #[test]
     fn fec_ratio_is_exact_on_average_for_small_frames() {
-        let f = Frame { id: 1, capture_time: Time::ZERO, size: 1000, key: false };
+        let f = Frame {
+            id: 1,
+            capture_time: Time::ZERO,
+            size: 1000,
+            key: false,
+            encode_time: TimeDelta::ZERO,
+        };
         let mut credit = 0.0;
         let fec: u32 = (0..100)
             .map(|_| add_fec(&mut packetize(&f, PacketizerConfig::default()), 0.25, &mut credit))

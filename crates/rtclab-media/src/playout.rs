@@ -4,7 +4,8 @@
 //!
 //! - **Jitter buffer**: a complete frame waits until its playout policy's release time
 //!   (`Immediate`: at once, the default; `Fixed`: capture time + a fixed delay, as a fixed
-//!   playout delay would; late frames go at once).
+//!   playout delay would; late frames go at once; `Adaptive`: WebRTC's jitter estimate,
+//!   `jitter_estimator.rs`).
 //! - **Decoder**: frames decode one at a time in order, each taking the decoder model's time
 //!   (`Zero` by default; `Fixed` per frame) — where decoder queuing builds up (AFR's subject,
 //!   dissertation ch. 4). A delta frame needs the frame before it decoded (an IPPP chain);
@@ -17,8 +18,25 @@
 //! With the defaults every decodable frame is shown the moment it completes, so the
 //! assembly-stage QoE the summary has always reported is unchanged; the display stage adds
 //! what a viewer sees (frames shown, display delay, freezes, undecodable frames).
+//!
+//! **Frame-rate control** (AFR, dissertation ch. 6; `afr/controller.rs`): optionally, each
+//! frame's arrival at the decoder queue is an observation for a frame-rate policy (AFR or a
+//! baseline) — the interarrival time, the decode times finished since the previous arrival,
+//! the queue length and the head-of-queue wait — whose answer the receiver sends to the
+//! encoder as a frame-rate request ([`PlayoutPipeline::take_frame_rate_request`]); the
+//! decoder queue then holds at most the policy's capacity (16 frames, WebRTC's frame buffer),
+//! a frame arriving at a full queue being dropped (its successors are then undecodable until
+//! a key frame).
+//!
+//! **Latency breakdown**: every shown frame carries [`FrameStages`] — encode, pacing,
+//! retransmission, queue, propagation (from the packet that completed the frame), jitter
+//! buffer, decoder queue, decode — built from consecutive instants, so they sum to its
+//! capture → display delay exactly. **Staleness**: the time the picture on screen is older than
+//! 190 ms (ITU-T G.1070's stall threshold, the Confucius chapter's stall metric): the frame
+//! shown at t_i (captured at c_i) stays until t_(i+1) and counts for
+//! max(0, t_(i+1) − max(t_i, c_i + 190 ms)).
 
-use rtclab_core::{EndpointEvent, LogHistogram, Time, TimeDelta};
+use rtclab_core::{EndpointEvent, FrameStages, LogHistogram, Time, TimeDelta};
 use std::collections::VecDeque;
 
 /// A frame the assembler completed.
@@ -28,6 +46,44 @@ pub struct AssembledFrame {
     pub capture: Time,
     pub complete_at: Time,
     pub key: bool,
+    /// The frame's bytes on the wire (its media packets).
+    pub bytes: u32,
+    /// The frame left the encoder.
+    pub encoded: Time,
+    /// The packet that completed the frame: its content's first transmission, this copy's
+    /// transmission, and its time in network queues.
+    pub first_sent: Time,
+    pub sent: Time,
+    pub queued: TimeDelta,
+    /// The frame buffer let it go (in frame order; later than `complete_at` when it waited
+    /// for an earlier frame).
+    pub in_order: Time,
+}
+
+impl AssembledFrame {
+    /// A packet of it was resent, or it waited for an earlier frame's resend (libwebrtc's
+    /// `delayed_by_retransmission`: such frames do not feed the jitter estimate).
+    pub fn delayed_by_retransmission(&self) -> bool {
+        self.sent > self.first_sent || self.in_order > self.complete_at
+    }
+}
+
+impl AssembledFrame {
+    /// A frame with no sender-side detail (every sender-side stage folds into propagation).
+    pub fn at(id: u64, capture: Time, complete_at: Time, key: bool) -> Self {
+        AssembledFrame {
+            id,
+            capture,
+            complete_at,
+            key,
+            bytes: 0,
+            encoded: capture,
+            first_sent: capture,
+            sent: capture,
+            queued: TimeDelta::ZERO,
+            in_order: complete_at,
+        }
+    }
 }
 
 /// When a complete frame leaves the jitter buffer.
@@ -46,13 +102,29 @@ pub enum Playout {
     Immediate,
     /// Release at capture time + this delay (at once if later).
     Fixed(TimeDelta),
+    /// WebRTC's adaptive jitter buffer (`jitter_estimator.rs`), holding at least `min`.
+    Adaptive {
+        min: TimeDelta,
+    },
 }
 
-impl PlayoutPolicy for Playout {
+/// `Immediate` and `Fixed`.
+struct StaticPlayout(Option<TimeDelta>);
+
+impl PlayoutPolicy for StaticPlayout {
     fn release_at(&mut self, now: Time, f: &AssembledFrame) -> Time {
+        self.0.map_or(now, |d| (f.capture + d).max(now))
+    }
+}
+
+impl Playout {
+    pub fn build(self) -> Box<dyn PlayoutPolicy> {
         match self {
-            Playout::Immediate => now,
-            Playout::Fixed(d) => (f.capture + *d).max(now),
+            Playout::Immediate => Box::new(StaticPlayout(None)),
+            Playout::Fixed(d) => Box::new(StaticPlayout(Some(d))),
+            Playout::Adaptive { min } => {
+                Box::new(crate::jitter_estimator::AdaptivePlayout::new(min))
+            }
         }
     }
 }
@@ -98,7 +170,16 @@ pub struct DisplayStats {
     pub undecodable: u64,
     /// Longest decoder queue seen (frames waiting, the one in the decoder excluded).
     pub max_decode_queue: usize,
+    /// Frames dropped at a full decoder queue (with frame-rate control).
+    pub decoder_drops: u64,
+    /// Frame-rate requests sent to the encoder.
+    pub frame_rate_requests: u64,
+    /// Time the picture on screen was older than [`STALE_AFTER`] (see the module doc).
+    pub stale_time: TimeDelta,
 }
+
+/// ITU-T G.1070's stall threshold for frame delay (the Confucius chapter's stall metric).
+pub const STALE_AFTER: TimeDelta = TimeDelta::from_millis(190);
 
 impl Default for DisplayStats {
     fn default() -> Self {
@@ -109,6 +190,9 @@ impl Default for DisplayStats {
             freeze_time: TimeDelta::ZERO,
             undecodable: 0,
             max_decode_queue: 0,
+            decoder_drops: 0,
+            frame_rate_requests: 0,
+            stale_time: TimeDelta::ZERO,
         }
     }
 }
@@ -118,10 +202,13 @@ pub struct PlayoutPipeline {
     decoder: Box<dyn DecoderModel>,
     /// Waiting in the jitter buffer: (release time, frame), in release order.
     jitter: VecDeque<(Time, AssembledFrame)>,
-    /// Released, waiting for the decoder.
-    decode_queue: VecDeque<AssembledFrame>,
-    /// The frame in the decoder and when it is done.
-    decoding: Option<(Time, AssembledFrame)>,
+    /// Released (when), waiting for the decoder.
+    decode_queue: VecDeque<(Time, AssembledFrame)>,
+    /// The frame in the decoder: when it is done, the frame, when it was released and when
+    /// its decoding began.
+    decoding: Option<(Time, AssembledFrame, Time, Time)>,
+    /// The frame on screen: when it was shown and captured.
+    on_screen: Option<(Time, Time)>,
     /// Id of the last frame decoded (the reference the next delta frame needs).
     last_decoded: Option<u64>,
     shown: VecDeque<Time>,
@@ -131,7 +218,25 @@ pub struct PlayoutPipeline {
     events: VecDeque<EndpointEvent>,
     /// A delta frame could not be decoded and no key frame has been decoded since.
     awaiting_key: bool,
+    frame_rate: Option<Box<FrameRateControl>>,
     pub stats: DisplayStats,
+}
+
+/// The receiver end of AFR: a policy fed at each decoder-queue arrival.
+struct FrameRateControl {
+    policy: crate::afr::controller::FrameRatePolicy,
+    capacity: Option<usize>,
+    max_fps: f64,
+    last_arrival: Option<Time>,
+    /// Decode times (s) finished since the last arrival, and the longest decoder-queue wait
+    /// (s) of a frame that entered the decoder since.
+    decoded: Vec<f64>,
+    max_wait: f64,
+    requested: Option<f64>,
+    pending: Option<f64>,
+    /// The pause baselines are also asked every frame slot (1 / max fps): a paused encoder
+    /// sends nothing, so without it the receiver could never tell it to resume.
+    next_tick: Option<Time>,
 }
 
 impl PlayoutPipeline {
@@ -142,13 +247,115 @@ impl PlayoutPipeline {
             jitter: VecDeque::new(),
             decode_queue: VecDeque::new(),
             decoding: None,
+            on_screen: None,
             last_decoded: None,
             shown: VecDeque::new(),
             freeze_at: None,
             events: VecDeque::new(),
             awaiting_key: false,
+            frame_rate: None,
             stats: DisplayStats::default(),
         }
+    }
+
+    /// Frame-rate control by `policy` (AFR or a baseline) with its decoder-queue `capacity`,
+    /// for an encoder running at most `max_fps`.
+    pub fn with_frame_rate_control(
+        mut self,
+        policy: crate::afr::controller::FrameRatePolicy,
+        capacity: Option<usize>,
+        max_fps: f64,
+    ) -> Self {
+        self.frame_rate = Some(Box::new(FrameRateControl {
+            policy,
+            capacity,
+            max_fps,
+            last_arrival: None,
+            decoded: Vec::new(),
+            max_wait: 0.0,
+            requested: None,
+            pending: None,
+            next_tick: None,
+        }));
+        self
+    }
+
+    /// The pause baselines' periodic re-evaluation (see `FrameRateControl::next_tick`).
+    fn frame_rate_tick(&mut self, now: Time) {
+        let Some(c) = self.frame_rate.as_deref_mut() else { return };
+        while let Some(t) = c.next_tick.filter(|t| *t <= now) {
+            let slot = TimeDelta::from_secs_f64(1.0 / c.max_fps);
+            c.next_tick = Some(t + slot);
+            let qwait = self
+                .decode_queue
+                .front()
+                .map_or(0.0, |(released, _)| (t - *released).as_secs_f64());
+            let o = crate::afr::controller::Observation {
+                now: t.as_secs_f64(),
+                interarrival: slot.as_secs_f64(),
+                decoded: Vec::new(),
+                qlen: self.decode_queue.len(),
+                qwait,
+                rtt: 0.0,
+            };
+            let target = c.policy.on_arrival(&o);
+            Self::note_target(c, target, &mut self.stats);
+        }
+    }
+
+    /// Turns the policy's answer into a frame rate and queues a request when it changed.
+    fn note_target(
+        c: &mut FrameRateControl,
+        target: crate::afr::controller::Target,
+        stats: &mut DisplayStats,
+    ) {
+        use crate::afr::controller::Target;
+        let fps = match target {
+            Target::Interval(t) if t > 0.0 => (1.0 / t).min(c.max_fps),
+            Target::Interval(_) | Target::Pause(false) => c.max_fps,
+            Target::Pause(true) => 0.0,
+        };
+        if c.requested.is_none_or(|r| (r - fps).abs() > 1e-9) {
+            c.requested = Some(fps);
+            c.pending = Some(fps);
+            stats.frame_rate_requests += 1;
+        }
+    }
+
+    /// A frame rate (fps; 0 = pause) the encoder should switch to, once per change.
+    pub fn take_frame_rate_request(&mut self) -> Option<f64> {
+        self.frame_rate.as_mut().and_then(|c| c.pending.take())
+    }
+
+    /// A frame leaves the jitter buffer for the decoder queue at `now`: the frame-rate policy
+    /// observes the arrival, and a full queue drops the frame. Returns whether it joins.
+    fn decoder_arrival(&mut self, now: Time) -> bool {
+        let Some(c) = self.frame_rate.as_deref_mut() else { return true };
+        let head_wait =
+            self.decode_queue.front().map_or(0.0, |(released, _)| (now - *released).as_secs_f64());
+        let o = crate::afr::controller::Observation {
+            now: now.as_secs_f64(),
+            interarrival: c.last_arrival.map_or(0.0, |t| (now - t).as_secs_f64()),
+            decoded: std::mem::take(&mut c.decoded),
+            qlen: self.decode_queue.len(),
+            qwait: c.max_wait.max(head_wait),
+            // No RTT at the receiver in our RTCP subset: the ≤ 100 ms branch of the rules.
+            rtt: 0.0,
+        };
+        c.last_arrival = Some(now);
+        c.max_wait = 0.0;
+        if c.next_tick.is_none()
+            && matches!(c.policy, crate::afr::controller::FrameRatePolicy::Skip { .. })
+        {
+            c.next_tick = Some(now + TimeDelta::from_secs_f64(1.0 / c.max_fps));
+        }
+        let target = c.policy.on_arrival(&o);
+        Self::note_target(c, target, &mut self.stats);
+        if c.capacity.is_some_and(|cap| self.decode_queue.len() >= cap) {
+            self.stats.decoder_drops += 1;
+            return false;
+        }
+        true
     }
 
     /// Whether the decoder is stuck until a key frame arrives (the receiver then asks for
@@ -167,13 +374,15 @@ impl PlayoutPipeline {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let j = self.jitter.front().map(|(t, _)| *t);
-        let d = self.decoding.map(|(t, _)| t);
-        [j, d, self.freeze_at].into_iter().flatten().min()
+        let d = self.decoding.map(|(t, ..)| t);
+        let tick = self.frame_rate.as_ref().and_then(|c| c.next_tick);
+        [j, d, self.freeze_at, tick].into_iter().flatten().min()
     }
 
     /// Moves frames along every stage whose time has come, in time order.
     pub fn handle_timeout(&mut self, now: Time) {
         self.advance(now);
+        self.frame_rate_tick(now);
         // Nothing shown by the freeze deadline (frames due by then have been shown above).
         if self.freeze_at.is_some_and(|t| t <= now) {
             self.freeze_at = None;
@@ -184,18 +393,20 @@ impl PlayoutPipeline {
     fn advance(&mut self, now: Time) {
         loop {
             let j = self.jitter.front().map(|(t, _)| *t).filter(|t| *t <= now);
-            let d = self.decoding.map(|(t, _)| t).filter(|t| *t <= now);
+            let d = self.decoding.map(|(t, ..)| t).filter(|t| *t <= now);
             match (j, d) {
                 (Some(tj), td) if td.is_none_or(|td| tj < td) => {
                     let (_, f) = self.jitter.pop_front().expect("front exists");
-                    self.decode_queue.push_back(f);
+                    if self.decoder_arrival(tj) {
+                        self.decode_queue.push_back((tj, f));
+                    }
                     self.stats.max_decode_queue =
                         self.stats.max_decode_queue.max(self.decode_queue.len());
                     self.start_decoding(tj);
                 }
                 (_, Some(td)) => {
-                    let (_, f) = self.decoding.take().expect("decoding");
-                    self.display(td, &f);
+                    let (_, f, released, start) = self.decoding.take().expect("decoding");
+                    self.display(td, &f, released, start);
                     self.start_decoding(td);
                 }
                 _ => return,
@@ -205,7 +416,7 @@ impl PlayoutPipeline {
 
     fn start_decoding(&mut self, now: Time) {
         while self.decoding.is_none() {
-            let Some(f) = self.decode_queue.pop_front() else { return };
+            let Some((released, f)) = self.decode_queue.pop_front() else { return };
             let decodable = f.key || self.last_decoded.is_some_and(|l| l + 1 == f.id);
             if !decodable {
                 self.stats.undecodable += 1;
@@ -215,18 +426,43 @@ impl PlayoutPipeline {
             if f.key {
                 self.awaiting_key = false;
             }
+            if let Some(c) = self.frame_rate.as_deref_mut() {
+                c.max_wait = c.max_wait.max((now - released).as_secs_f64());
+            }
             self.last_decoded = Some(f.id);
             let done = now + self.decoder.decode_time(now, &f);
             if done <= now {
-                self.display(now, &f);
+                self.display(now, &f, released, now);
             } else {
-                self.decoding = Some((done, f));
+                self.decoding = Some((done, f, released, now));
             }
         }
     }
 
-    fn display(&mut self, now: Time, f: &AssembledFrame) {
+    fn display(&mut self, now: Time, f: &AssembledFrame, released: Time, decode_start: Time) {
         let delay = now - f.capture;
+        let stages = FrameStages::from_instants([
+            f.capture,
+            f.encoded,
+            f.first_sent,
+            f.sent,
+            f.sent + f.queued,
+            f.complete_at,
+            f.in_order,
+            released,
+            decode_start,
+            now,
+        ]);
+        if let Some((shown, captured)) = self.on_screen {
+            let from = shown.max(captured + STALE_AFTER);
+            if now > from {
+                self.stats.stale_time += now - from;
+            }
+        }
+        self.on_screen = Some((now, f.capture));
+        if let Some(c) = self.frame_rate.as_deref_mut() {
+            c.decoded.push((now - decode_start).as_secs_f64());
+        }
         if self.freeze_at.is_some_and(|t| t < now) {
             // A freeze began before this frame and was not reported yet (the driver came
             // back only now): its start comes first.
@@ -235,7 +471,7 @@ impl PlayoutPipeline {
         }
         self.stats.displayed += 1;
         self.stats.delay.record(delay.as_nanos().max(0) as u64);
-        self.events.push_back(EndpointEvent::FrameDisplayed { delay });
+        self.events.push_back(EndpointEvent::FrameDisplayed { delay, stages });
         if let Some(&prev) = self.shown.back() {
             let gap = now - prev;
             let n = self.shown.len() as i64;
@@ -275,18 +511,13 @@ mod tests {
     use super::*;
 
     fn frame(id: u64, key: bool, at_ms: u64) -> AssembledFrame {
-        AssembledFrame {
-            id,
-            capture: Time::from_millis(id * 33),
-            complete_at: Time::from_millis(at_ms),
-            key,
-        }
+        AssembledFrame::at(id, Time::from_millis(id * 33), Time::from_millis(at_ms), key)
     }
 
     #[test]
     fn defaults_show_each_decodable_frame_when_it_completes() {
         let mut p = PlayoutPipeline::new(
-            Box::new(Playout::Immediate),
+            Playout::Immediate.build(),
             DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
         );
         for id in 0..10 {
@@ -294,7 +525,19 @@ mod tests {
             p.on_frame(f.complete_at, f);
             assert_eq!(
                 p.poll_event(),
-                Some(EndpointEvent::FrameDisplayed { delay: TimeDelta::from_millis(40) })
+                Some(EndpointEvent::FrameDisplayed {
+                    delay: TimeDelta::from_millis(40),
+                    stages: FrameStages([
+                        TimeDelta::ZERO,
+                        TimeDelta::ZERO,
+                        TimeDelta::ZERO,
+                        TimeDelta::ZERO,
+                        TimeDelta::from_millis(40),
+                        TimeDelta::ZERO,
+                        TimeDelta::ZERO,
+                        TimeDelta::ZERO
+                    ])
+                })
             );
         }
         assert_eq!(p.stats.displayed, 10);
@@ -305,7 +548,7 @@ mod tests {
     #[test]
     fn a_freeze_is_reported_when_it_starts_and_when_it_ends() {
         let mut p = PlayoutPipeline::new(
-            Box::new(Playout::Immediate),
+            Playout::Immediate.build(),
             DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
         );
         let show = |p: &mut PlayoutPipeline, id: u64, at: u64| {
@@ -350,7 +593,7 @@ mod tests {
     #[test]
     fn a_missing_reference_makes_delta_frames_undecodable_until_the_next_key_frame() {
         let mut p = PlayoutPipeline::new(
-            Box::new(Playout::Immediate),
+            Playout::Immediate.build(),
             DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
         );
         for id in [0, 1, 2, 4, 5, 6, 7, 8, 9, 10] {
@@ -369,7 +612,7 @@ mod tests {
     fn a_slow_decoder_queues_frames_and_delays_display() {
         // 30 fps in, 50 ms per frame out: the queue grows by one frame every ~100 ms.
         let mut p = PlayoutPipeline::new(
-            Box::new(Playout::Immediate),
+            Playout::Immediate.build(),
             DecodeTime::Fixed(TimeDelta::from_millis(50))
                 .model(rtclab_core::RngStream::from_seed(1)),
         );
@@ -391,7 +634,7 @@ mod tests {
     #[test]
     fn a_fixed_playout_delay_holds_early_frames() {
         let mut p = PlayoutPipeline::new(
-            Box::new(Playout::Fixed(TimeDelta::from_millis(100))),
+            Playout::Fixed(TimeDelta::from_millis(100)).build(),
             DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(1)),
         );
         let f = frame(0, true, 40);

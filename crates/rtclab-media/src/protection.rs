@@ -52,6 +52,14 @@ impl Default for ProtectionSpec {
 }
 
 impl ProtectionSpec {
+    /// Whether the sender resends lost packets (the receiver then waits for them).
+    pub fn retransmits(&self) -> bool {
+        match self {
+            ProtectionSpec::Auto { rtx } | ProtectionSpec::Fixed { rtx, .. } => rtx.is_some(),
+            ProtectionSpec::None => false,
+        }
+    }
+
     pub fn build(&self) -> Box<dyn ProtectionPolicy> {
         match self {
             ProtectionSpec::Auto { rtx } => {
@@ -109,6 +117,8 @@ mod tests {
             size: 1000,
             rtx: false,
             key: false,
+            encode_ns: 0,
+            first_sent: None,
         }
     }
 

@@ -83,7 +83,7 @@ impl MediaReceiver {
             pending: VecDeque::new(),
             frames: FrameAssembler::new(stall_threshold),
             playout: PlayoutPipeline::new(
-                Box::new(Playout::Immediate),
+                Playout::Immediate.build(),
                 DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(0)),
             ),
             abs_last: None,
@@ -96,6 +96,13 @@ impl MediaReceiver {
             last_key_request: None,
             key_frame_requests: 0,
         }
+    }
+
+    /// How long complete frames wait for a missing earlier frame's retransmission
+    /// (`frames::GIVE_UP` when the sender retransmits; zero by default).
+    pub fn with_frame_wait(mut self, wait: TimeDelta) -> Self {
+        self.frames.set_wait(wait);
+        self
     }
 
     /// Whether (and how often) the receiver asks for a key frame when it cannot decode
@@ -126,6 +133,12 @@ impl MediaReceiver {
         decoder: Box<dyn DecoderModel>,
     ) -> Self {
         self.playout = PlayoutPipeline::new(playout, decoder);
+        self
+    }
+
+    /// The stages after assembly, built by the caller (with frame-rate control, say).
+    pub fn with_pipeline(mut self, p: PlayoutPipeline) -> Self {
+        self.playout = p;
         self
     }
 
@@ -175,15 +188,39 @@ impl MediaReceiver {
             self.received_in_interval += 1;
         }
         match pkt.info {
-            PacketInfo::Media { frame_id, count, key, .. } => {
-                let id = frame_id as u64;
-                let delay = self.frames.on_packet(now, id, pkt.echo, count as u32)?;
-                let f = AssembledFrame { id, capture: pkt.echo, complete_at: now, key };
-                self.playout.on_frame(now, f);
-                self.request_key_frame_if_needed(now);
-                Some(delay)
+            PacketInfo::Media { frame_id, count, key, encode_ns, rtx_wait_ns, .. } => {
+                let f = AssembledFrame {
+                    encoded: pkt.echo + TimeDelta::from_nanos(encode_ns as i64),
+                    first_sent: pkt.sent_at - TimeDelta::from_nanos(rtx_wait_ns as i64),
+                    sent: pkt.sent_at,
+                    queued: pkt.queue_delay,
+                    ..AssembledFrame::at(frame_id as u64, pkt.echo, now, key)
+                };
+                let delay = self.frames.on_packet(now, f, count as u32, pkt.size);
+                self.frames_to_playout(now);
+                delay
             }
             _ => None,
+        }
+    }
+
+    /// Frames the frame buffer let go, into the jitter buffer.
+    fn frames_to_playout(&mut self, now: Time) {
+        let mut any = false;
+        while let Some(f) = self.frames.poll_frame() {
+            self.playout.on_frame(now, f);
+            any = true;
+        }
+        if any {
+            self.request_key_frame_if_needed(now);
+        }
+        self.request_frame_rate();
+    }
+
+    /// A frame-rate change the playout's frame-rate control decided, to the sender.
+    fn request_frame_rate(&mut self) {
+        if let Some(fps) = self.playout.take_frame_rate_request() {
+            self.pending.push_back(MediaFeedback::FrameRate { fps });
         }
     }
 
@@ -193,8 +230,13 @@ impl MediaReceiver {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.frames.poll_timeout().is_some_and(|t| t <= now) {
+            self.frames.handle_timeout(now);
+            self.frames_to_playout(now);
+        }
         if self.playout.poll_timeout().is_some_and(|t| t <= now) {
             self.playout.handle_timeout(now);
+            self.request_frame_rate();
         }
         self.request_key_frame_if_needed(now);
         if let Some(t) = self.next_rr {
@@ -232,6 +274,7 @@ impl MediaReceiver {
             self.twcc.as_ref().and_then(|g| g.poll_timeout()),
             self.ccfb.as_ref().and_then(|g| g.poll_timeout()),
             self.next_rr,
+            self.frames.poll_timeout(),
             self.playout.poll_timeout(),
             // The next repeat of a key-frame request while the decoder still waits.
             match (self.key_request_interval, self.last_key_request) {
@@ -292,6 +335,7 @@ pub fn feedback_wire_size(fb: &MediaFeedback) -> u32 {
             return 28 + 32; // RR with one report block
         }
         MediaFeedback::KeyFrameRequest => return 28 + 12, // PLI: header + two SSRCs
+        MediaFeedback::FrameRate { .. } => return 28 + 16, // APP: header, SSRC, name, value
     };
     let mut bytes = Vec::new();
     let _ = rtcp.write(&mut bytes);

@@ -4,11 +4,17 @@
 //! (transport-wide feedback, RFC 8888, REMB, receiver reports) through `rtclab-wire`.
 //!
 //! Size: the packet's `size` is its IPv4 length, as in the simulator; the UDP payload is
-//! `size − 28`. The RTP payload starts with a 17-byte descriptor the receiver needs to rebuild
+//! `size − 28`. The RTP payload starts with a 33-byte descriptor the receiver needs to rebuild
 //! the frame bookkeeping the simulator carries in `PacketInfo` (a real stream would carry
 //! codec payload instead): kind (1 = media, 2 = padding, 3 = media of a key frame), frame id
-//! (u32), index and count
-//! (u16 each), capture time (u64 ns); the rest is filler.
+//! (u32), index and count (u16 each), capture time (u64 ns), send time (u64 ns, the full
+//! value behind the 24-bit abs-send-time), encode time and retransmission wait (u32 ns each,
+//! for the latency breakdown); the rest is filler.
+//!
+//! Ground truth of the network: every data packet carries an 8-byte header extension
+//! (id [`EXT_QUEUE_DELAY`]) that leaves the sender zero and into which the emulator's
+//! forwarder writes the time the packet spent in its queues ([`stamp_queue_delay`]), as the
+//! simulator's packets carry `queue_delay`; the receiver's latency breakdown reads it.
 
 use crate::sender::MediaFeedback;
 use rtclab_core::{FlowId, Packet, PacketInfo, Time};
@@ -25,18 +31,25 @@ use rtclab_wire::WireError;
 /// Extension ids (libwebrtc's defaults in its own tests: abs-send-time 3, transport-cc 5).
 pub const EXT_ABS_SEND_TIME: u8 = 3;
 pub const EXT_TRANSPORT_SEQ: u8 = 5;
+/// rtclab's ground-truth queueing-delay slot (u64 ns), filled in by the emulator.
+pub const EXT_QUEUE_DELAY: u8 = 14;
 pub const PAYLOAD_TYPE: u8 = 96;
 /// IPv4 (20) + UDP (8) header bytes.
 pub const IP_UDP_OVERHEAD: u32 = 28;
-const DESCRIPTOR: usize = 17;
+const DESCRIPTOR: usize = 33;
 /// Descriptor kinds: media of a delta frame, padding, media of a key frame.
 const KIND_MEDIA: u8 = 1;
 const KIND_PADDING: u8 = 2;
 const KIND_KEY: u8 = 3;
-/// RTP header (12) + extension header (4) + transport seq (3) + abs-send-time (4) + pad (1).
-const RTP_HEADER: usize = 24;
+/// RTP header (12) + extension header (4) + transport seq (3) + abs-send-time (4) + queue
+/// delay (9).
+const RTP_HEADER: usize = 32;
 /// The smallest data packet (IPv4 length) this codec can encode.
 pub const MIN_PACKET: u32 = IP_UDP_OVERHEAD + (RTP_HEADER + DESCRIPTOR) as u32;
+
+/// RTCP APP packets (RFC 3550 §6.7), and the name of rtclab's frame-rate request.
+const RTCP_APP: u8 = 204;
+const APP_FRAME_RATE: &[u8; 4] = b"AFRq";
 
 /// RFC 5761 demultiplexing: RTCP packet types 192-223 sit where RTP has its marker bit and
 /// payload type.
@@ -60,11 +73,17 @@ pub fn transport_seq_of_ip(ip: &[u8]) -> Option<u16> {
 
 /// Encodes a data packet the media sender produced (`PacketInfo::Media` or `Padding`).
 pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
-    let (kind, frame, index, count, capture) = match pkt.info {
-        PacketInfo::Media { frame_id, index, count, key } => {
-            (if key { KIND_KEY } else { KIND_MEDIA }, frame_id, index, count, pkt.echo)
-        }
-        _ => (KIND_PADDING, 0, 0, 0, Time::ZERO),
+    let (kind, frame, index, count, capture, encode, rtx_wait) = match pkt.info {
+        PacketInfo::Media { frame_id, index, count, key, encode_ns, rtx_wait_ns } => (
+            if key { KIND_KEY } else { KIND_MEDIA },
+            frame_id,
+            index,
+            count,
+            pkt.echo,
+            encode_ns,
+            rtx_wait_ns,
+        ),
+        _ => (KIND_PADDING, 0, 0, 0, Time::ZERO, 0, 0),
     };
     let udp_len = pkt.size.max(MIN_PACKET) - IP_UDP_OVERHEAD;
     let mut payload = Vec::with_capacity(udp_len as usize);
@@ -73,6 +92,9 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     payload.extend_from_slice(&index.to_be_bytes());
     payload.extend_from_slice(&count.to_be_bytes());
     payload.extend_from_slice(&(capture - Time::ZERO).as_nanos().to_be_bytes());
+    payload.extend_from_slice(&(pkt.sent_at - Time::ZERO).as_nanos().to_be_bytes());
+    payload.extend_from_slice(&encode.to_be_bytes());
+    payload.extend_from_slice(&rtx_wait.to_be_bytes());
     payload.resize(udp_len as usize - RTP_HEADER, 0);
     let ts90k = ((capture - Time::ZERO).as_nanos() as u128 * 90 / 1_000_000) as u32;
     let mut rtp = RtpPacket::new(PAYLOAD_TYPE, pkt.seq as u16, ts90k, ssrc, payload);
@@ -84,8 +106,54 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
             id: EXT_ABS_SEND_TIME,
             data: abs_send_time_bytes(abs_send_time_from_nanos(send_ns)),
         },
+        ExtensionElement { id: EXT_QUEUE_DELAY, data: vec![0; 8] },
     ]));
     rtp.to_bytes()
+}
+
+/// Writes `queue_ns` into the queue-delay extension of an rtclab RTP data packet held as a
+/// whole IPv4/UDP packet (the emulator's forwarder, as a packet leaves its path), and clears
+/// the UDP checksum (optional in IPv4). Returns whether the packet had the slot (other
+/// packets are left untouched).
+pub fn stamp_queue_delay(ip: &mut [u8], queue_ns: u64) -> bool {
+    if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 17 {
+        return false;
+    }
+    let udp = (ip[0] & 0x0f) as usize * 4;
+    let rtp = udp + 8;
+    let Some(b) = ip.get(rtp..) else { return false };
+    if b.len() < 12
+        || b[0] >> 6 != 2
+        || b[0] & 0x10 == 0
+        || is_rtcp(b)
+        || b[1] & 0x7f != PAYLOAD_TYPE
+    {
+        return false;
+    }
+    let ext = 12 + 4 * (b[0] & 0x0f) as usize;
+    if b.len() < ext + 4 || b[ext..ext + 2] != [0xBE, 0xDE] {
+        return false;
+    }
+    let end = ext + 4 + 4 * u16::from_be_bytes([b[ext + 2], b[ext + 3]]) as usize;
+    let mut i = ext + 4;
+    while i < end.min(b.len()) {
+        let (id, len) = (b[i] >> 4, (b[i] & 0x0f) as usize + 1);
+        if id == 0 {
+            i += 1; // padding
+            continue;
+        }
+        if id == 15 || i + 1 + len > end.min(b.len()) {
+            return false;
+        }
+        if id == EXT_QUEUE_DELAY && len == 8 {
+            let at = rtp + i + 1;
+            ip[at..at + 8].copy_from_slice(&queue_ns.to_be_bytes());
+            ip[udp + 6..udp + 8].copy_from_slice(&[0, 0]);
+            return true;
+        }
+        i += 1 + len;
+    }
+    false
 }
 
 /// Unwraps 16-bit transport sequence numbers to the nearest 64-bit value.
@@ -139,7 +207,23 @@ pub fn decode_data(
         });
     }
     let size = bytes.len() as u32 + IP_UDP_OVERHEAD;
-    let sent = Time::ZERO + rtclab_core::TimeDelta::from_nanos(abs_send_time_to_nanos(abs) as i64);
+    let u64_at = |i: usize| u64::from_be_bytes(d[i..i + 8].try_into().expect("8 bytes"));
+    let u32_at = |i: usize| u32::from_be_bytes(d[i..i + 4].try_into().expect("4 bytes"));
+    let ns =
+        |v: u64| Time::ZERO + rtclab_core::TimeDelta::from_nanos(v.min(i64::MAX as u64) as i64);
+    // The descriptor's full send time; the abs-send-time agrees with it to 4 µs (checked so a
+    // foreign stream's bytes are not taken for one).
+    let sent = ns(u64_at(17));
+    let abs_ns = abs_send_time_to_nanos(abs) as i64;
+    let wire_ns =
+        abs_send_time_to_nanos(abs_send_time_from_nanos((sent - Time::ZERO).as_nanos() as u64))
+            as i64;
+    if (abs_ns - wire_ns).abs() > 4_000 {
+        return Err(WireError::Invalid {
+            what: "RTP payload",
+            detail: "the descriptor's send time disagrees with abs-send-time".into(),
+        });
+    }
     let mut p = Packet::data(flow, seqs.unwrap(tseq), size, sent);
     p.info = match d[0] {
         KIND_MEDIA | KIND_KEY => PacketInfo::Media {
@@ -147,11 +231,16 @@ pub fn decode_data(
             index: u16::from_be_bytes([d[5], d[6]]),
             count: u16::from_be_bytes([d[7], d[8]]),
             key: d[0] == KIND_KEY,
+            encode_ns: u32_at(25),
+            rtx_wait_ns: u32_at(29),
         },
         _ => PacketInfo::Padding,
     };
-    let capture = i64::from_be_bytes(d[9..17].try_into().expect("8 bytes"));
-    p.echo = Time::ZERO + rtclab_core::TimeDelta::from_nanos(capture.max(0));
+    p.echo = ns(u64_at(9));
+    if let Some(q) = rtp.extension(EXT_QUEUE_DELAY).filter(|e| e.len() == 8) {
+        let q = u64::from_be_bytes(q.try_into().expect("8 bytes"));
+        p.queue_delay = rtclab_core::TimeDelta::from_nanos(q.min(i64::MAX as u64) as i64);
+    }
     Ok(p)
 }
 
@@ -182,6 +271,13 @@ pub fn encode_feedback(
             })
         }
         MediaFeedback::KeyFrameRequest => RtcpPacket::Pli(Pli { sender_ssrc: ssrc, media_ssrc }),
+        MediaFeedback::FrameRate { fps } => {
+            // RTCP APP (RFC 3550 §6.7), name "AFRq", the rate in millihertz.
+            let mut body = ssrc.to_be_bytes().to_vec();
+            body.extend_from_slice(APP_FRAME_RATE);
+            body.extend_from_slice(&((fps.max(0.0) * 1000.0).round() as u32).to_be_bytes());
+            RtcpPacket::Other { count: 0, packet_type: RTCP_APP, body }
+        }
     };
     write_compound(&[pkt])
 }
@@ -195,6 +291,12 @@ pub fn decode_feedback(bytes: &[u8]) -> Result<Vec<MediaFeedback>, WireError> {
             RtcpPacket::CongestionControlFeedback(c) => Some(MediaFeedback::Ccfb(c)),
             RtcpPacket::Remb(r) => Some(MediaFeedback::Remb(r.bitrate_bps)),
             RtcpPacket::Pli(_) => Some(MediaFeedback::KeyFrameRequest),
+            RtcpPacket::Other { packet_type: RTCP_APP, body, .. }
+                if body.len() >= 12 && &body[4..8] == APP_FRAME_RATE =>
+            {
+                let mhz = u32::from_be_bytes(body[8..12].try_into().expect("4 bytes"));
+                Some(MediaFeedback::FrameRate { fps: mhz as f64 / 1000.0 })
+            }
             RtcpPacket::ReceiverReport(rr) => rr.reports.first().map(|b| {
                 MediaFeedback::ReceiverReport { fraction_lost: b.fraction_lost as f64 / 256.0 }
             }),
@@ -210,7 +312,14 @@ mod tests {
     #[test]
     fn media_packet_round_trip_keeps_size_and_frame_bookkeeping() {
         let mut p = Packet::data(FlowId(3), 70_000, 1248, Time::from_millis(1500));
-        p.info = PacketInfo::Media { frame_id: 42, index: 2, count: 3, key: true };
+        p.info = PacketInfo::Media {
+            frame_id: 42,
+            index: 2,
+            count: 3,
+            key: true,
+            encode_ns: 4_000_000,
+            rtx_wait_ns: 55_000_123,
+        };
         p.echo = Time::from_millis(1490);
         let bytes = encode_data(&p, 7).unwrap();
         assert_eq!(bytes.len() as u32 + IP_UDP_OVERHEAD, 1248);
@@ -219,8 +328,33 @@ mod tests {
         let mut u = SeqUnwrapper { last: Some(69_990) };
         let q = decode_data(&bytes, FlowId(3), &mut u).unwrap();
         assert_eq!((q.seq, q.size, q.info, q.echo), (70_000, 1248, p.info, p.echo));
-        // abs-send-time: 6.18 fixed point, within 4 µs.
-        assert!((q.sent_at - p.sent_at).as_nanos().abs() < 4_000);
+        assert_eq!(q.sent_at, p.sent_at, "the descriptor keeps the full send time");
+        assert_eq!(q.queue_delay, rtclab_core::TimeDelta::ZERO);
+    }
+
+    #[test]
+    fn the_forwarder_stamps_the_queue_delay_into_the_ip_packet() {
+        let mut p = Packet::data(FlowId(0), 5, 300, Time::from_millis(10));
+        p.info = PacketInfo::Padding;
+        let rtp = encode_data(&p, 7).unwrap();
+        // A minimal IPv4 + UDP header around it (checksums as a host would leave them).
+        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0];
+        ip.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        ip.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 0, 0xab, 0xcd]);
+        ip.extend_from_slice(&rtp);
+        assert!(stamp_queue_delay(&mut ip, 12_345_678));
+        assert_eq!(ip[26..28], [0, 0], "UDP checksum cleared");
+        let q = decode_data(&ip[28..], FlowId(0), &mut SeqUnwrapper::default()).unwrap();
+        assert_eq!(q.queue_delay, rtclab_core::TimeDelta::from_nanos(12_345_678));
+        // RTCP and non-UDP packets are left alone.
+        let fb = encode_feedback(&MediaFeedback::KeyFrameRequest, 1, 2).unwrap();
+        let mut ip2 = ip[..28].to_vec();
+        ip2.extend_from_slice(&fb);
+        let before = ip2.clone();
+        assert!(!stamp_queue_delay(&mut ip2, 1));
+        assert_eq!(ip2, before);
+        ip[9] = 6;
+        assert!(!stamp_queue_delay(&mut ip, 1));
     }
 
     #[test]
@@ -233,9 +367,13 @@ mod tests {
 
     #[test]
     fn feedback_round_trips() {
-        for fb in
-            [MediaFeedback::Remb(1_234_000), MediaFeedback::ReceiverReport { fraction_lost: 0.25 }]
-        {
+        for fb in [
+            MediaFeedback::Remb(1_234_000),
+            MediaFeedback::ReceiverReport { fraction_lost: 0.25 },
+            MediaFeedback::FrameRate { fps: 45.0 },
+            MediaFeedback::FrameRate { fps: 0.0 },
+            MediaFeedback::KeyFrameRequest,
+        ] {
             let b = encode_feedback(&fb, 1, 2).unwrap();
             let back = decode_feedback(&b).unwrap();
             match (&fb, &back[0]) {

@@ -51,7 +51,8 @@ impl Retransmitter {
 
     /// A media packet left with transport sequence number `seq`.
     pub fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket) {
-        self.store.push_back((seq, p));
+        // A retransmission keeps its content's first send time.
+        self.store.push_back((seq, MediaPacket { first_sent: p.first_sent.or(Some(now)), ..p }));
         while self.store.front().is_some_and(|(_, f)| now - f.capture_time > self.cfg.max_age) {
             self.store.pop_front();
         }
@@ -92,6 +93,8 @@ mod tests {
             size: 1000,
             rtx: false,
             key: false,
+            encode_ns: 0,
+            first_sent: None,
         }
     }
 

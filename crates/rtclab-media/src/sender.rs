@@ -28,6 +28,8 @@ pub enum MediaFeedback {
     ReceiverReport { fraction_lost: f64 },
     /// A key-frame request (RTCP PLI): the receiver cannot decode until the next key frame.
     KeyFrameRequest,
+    /// A frame-rate request (AFR): encode at `fps` from now on (0 = pause encoding).
+    FrameRate { fps: f64 },
 }
 
 /// The sender acts on at most one key-frame request per 300 ms (libwebrtc
@@ -62,6 +64,8 @@ pub struct MediaSenderStats {
     pub rtx_bytes: u64,
     /// Key-frame requests (PLI) received.
     pub key_frame_requests: u64,
+    /// Frame-rate requests (AFR) received.
+    pub frame_rate_requests: u64,
 }
 
 pub struct MediaSender {
@@ -136,6 +140,9 @@ impl MediaSender {
     pub fn controller(&self) -> &AnyController {
         &self.cc
     }
+    pub fn encoder_config(&self) -> &EncoderConfig {
+        self.encoder.config()
+    }
     pub fn encoder_rate(&self) -> Rate {
         self.encoder.output_rate()
     }
@@ -152,6 +159,11 @@ impl MediaSender {
     /// Key frames the encoder made (periodic and requested).
     pub fn key_frames(&self) -> u64 {
         self.encoder.key_frames
+    }
+
+    /// Frames the encoder skipped while paused by the receiver.
+    pub fn frames_skipped(&self) -> u64 {
+        self.encoder.frames_skipped
     }
 
     pub fn frames_dropped(&self) -> u64 {
@@ -212,6 +224,10 @@ impl MediaSender {
             MediaFeedback::ReceiverReport { fraction_lost } => {
                 self.cc.on_loss_report(now, *fraction_lost, None)
             }
+            MediaFeedback::FrameRate { fps } => {
+                self.stats.frame_rate_requests += 1;
+                self.encoder.set_frame_rate(now, *fps);
+            }
             MediaFeedback::KeyFrameRequest => {
                 self.stats.key_frame_requests += 1;
                 if self.last_key_request.is_none_or(|t| now >= t + MIN_KEY_FRAME_INTERVAL) {
@@ -222,6 +238,11 @@ impl MediaSender {
         }
         self.apply_target();
         self.take_probes(now);
+    }
+
+    /// The encoder's frame rate in force (fps).
+    pub fn frame_rate(&self) -> f64 {
+        self.encoder.frame_rate()
     }
 
     fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult]) {
@@ -316,11 +337,14 @@ impl MediaSender {
                     self.stats.rtx_bytes += size as u64;
                 }
                 p.echo = mp.capture_time;
+                let rtx_wait = mp.first_sent.map_or(0, |t| (now - t).as_nanos());
                 p.info = PacketInfo::Media {
                     frame_id: mp.frame_id as u32,
                     index: mp.index.min(u16::MAX as u32) as u16,
                     count: mp.count.min(u16::MAX as u32) as u16,
                     key: mp.key,
+                    encode_ns: mp.encode_ns,
+                    rtx_wait_ns: rtx_wait.clamp(0, u32::MAX as i64) as u32,
                 };
             }
             None => {

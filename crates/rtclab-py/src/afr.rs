@@ -5,11 +5,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rtclab_media::afr::clients::{category, ClientSession, CATEGORIES};
-use rtclab_media::afr::controller::{Afr, AfrConfig, FrameRatePolicy, OutlierRule, TransientRule};
+use rtclab_media::afr::controller::FrameRatePolicy;
 use rtclab_media::afr::decoder_queue::{simulate, stall_ratio, stats};
-
-const POLICIES: &str =
-    "droptail, 60fps, qlen-s, qwait-s, afr-qlen, afr-qwait, afr-tx, afr-kingman, afr";
 
 fn policy(
     name: &str,
@@ -17,53 +14,7 @@ fn policy(
     rho: f64,
     dissertation: bool,
 ) -> PyResult<(FrameRatePolicy, Option<usize>)> {
-    if !(w0_ms.is_finite() && w0_ms > 0.0) {
-        return Err(PyValueError::new_err(format!("w0_ms must be a number > 0, got {w0_ms}")));
-    }
-    if !(rho.is_finite() && rho > 0.0 && rho <= 1.0) {
-        return Err(PyValueError::new_err(format!("rho must be in (0, 1], got {rho}")));
-    }
-    let mut cfg = AfrConfig { w0: w0_ms / 1e3, ..AfrConfig::default() };
-    if dissertation {
-        cfg.outlier = OutlierRule::Jump(0.050);
-        cfg.transient = TransientRule::Deadline { q1: 0.014, deadline: 0.100 };
-    } else {
-        cfg.outlier = OutlierRule::Absolute(0.050);
-    }
-    let afr = || Box::new(Afr::new(cfg));
-    let cap = Some(16);
-    Ok(match name {
-        "droptail" => (FrameRatePolicy::Constant { fps: 60.0 }, cap),
-        "60fps" => (FrameRatePolicy::Constant { fps: 60.0 }, None),
-        "qlen-s" => (
-            FrameRatePolicy::Skip {
-                by_wait: false,
-                pause_at: 1.0,
-                resume_below: 1.0,
-                paused: false,
-            },
-            cap,
-        ),
-        "qwait-s" => (
-            FrameRatePolicy::Skip {
-                by_wait: true,
-                pause_at: 0.032,
-                resume_below: 0.004,
-                paused: false,
-            },
-            cap,
-        ),
-        "afr-qlen" => (FrameRatePolicy::QLenMap, cap),
-        "afr-qwait" => (FrameRatePolicy::QWaitMap, cap),
-        "afr-tx" => (FrameRatePolicy::Tx { rho, afr: afr() }, cap),
-        "afr-kingman" => (FrameRatePolicy::Afr { afr: afr(), transient: false }, cap),
-        "afr" => (FrameRatePolicy::Afr { afr: afr(), transient: true }, cap),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown AFR policy {other:?} (accepted: {POLICIES})"
-            )))
-        }
-    })
+    FrameRatePolicy::by_name(name, w0_ms, rho, dissertation).map_err(PyValueError::new_err)
 }
 
 /// Runs `policy` over `sessions` synthetic sessions of client category `category` (each

@@ -426,8 +426,18 @@ pub struct MediaParams {
     /// Loss protection (FEC, retransmission), separate from congestion control.
     pub protection: Option<ProtectionConfig>,
     /// Receiver: hold each frame until capture time + this (a fixed playout delay); default
-    /// none (shown as soon as decoded).
+    /// none (shown as soon as decoded). With `jitter_buffer = "adaptive"`: the least delay.
     pub playout_delay: Option<Duration>,
+    /// Receiver: "adaptive" for WebRTC's jitter-estimate playout delay; default none.
+    pub jitter_buffer: Option<String>,
+    /// Sender: capture → encoded frame time (default 0).
+    pub encode_time: Option<Duration>,
+    /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
+    pub resolution: Option<String>,
+    /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the
+    /// AFR chapter ("droptail", "qlen-s", "qwait-s", "afr-qlen", "afr-qwait", "afr-tx",
+    /// "afr-kingman", "60fps"); default none.
+    pub frame_rate_control: Option<String>,
     /// Receiver: decoder time per frame (frames queue behind a slow decoder); default 0.
     pub decode_time: Option<Duration>,
     /// Receiver: a device class's decode-time process instead (AFR chapter's categories).

@@ -163,6 +163,8 @@ pub struct MediaSpec {
     pub decode: rtclab_media::playout::DecodeTime,
     /// The receiver asks for a key frame (RTCP PLI) when it cannot decode (default on).
     pub key_frame_requests: bool,
+    /// Frame-rate control at the receiver (AFR or a baseline, by name; checked).
+    pub frame_rate_control: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -818,6 +820,30 @@ fn media_spec(
         ..EncoderConfig::default()
     };
     let mut encoder = encoder;
+    if let Some(d) = p.and_then(|p| p.encode_time) {
+        if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(1) {
+            return Err(ConfigError::new(at("media.encode_time"), "must be within 0..=1 s"));
+        }
+        encoder.encode_time = d.0;
+    }
+    if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
+        let parsed = r.split_once(['x', 'X']).and_then(|(w, h)| {
+            Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?))
+        });
+        match parsed {
+            Some((w, h)) if (16..=16_384).contains(&w) && (16..=16_384).contains(&h) => {
+                (encoder.width, encoder.height) = (w, h);
+            }
+            _ => {
+                return Err(ConfigError::new(
+                    at("media.resolution"),
+                    format!(
+                    "{r:?} is not WIDTHxHEIGHT with each side in 16..=16384 (e.g. \"1920x1080\")"
+                ),
+                ))
+            }
+        }
+    }
     if let Some(path) = p.and_then(|p| p.frame_sizes.as_deref()) {
         encoder.size_trace = read_frame_sizes(base_dir, path, &at("media.frame_sizes"))?;
         encoder.size_trace_scaled = p.and_then(|p| p.frame_sizes_scaled).unwrap_or(true);
@@ -882,8 +908,17 @@ fn media_spec(
                 d => Ok(d.map(|d| d.0)),
             }
         };
-    let playout = positive(p.and_then(|p| p.playout_delay), "media.playout_delay")?
-        .map_or(Playout::Immediate, Playout::Fixed);
+    let delay = positive(p.and_then(|p| p.playout_delay), "media.playout_delay")?;
+    let playout = match p.and_then(|p| p.jitter_buffer.as_deref()) {
+        None => delay.map_or(Playout::Immediate, Playout::Fixed),
+        Some("adaptive") => Playout::Adaptive { min: delay.unwrap_or(TimeDelta::ZERO) },
+        Some(other) => {
+            return Err(ConfigError::new(
+                at("media.jitter_buffer"),
+                format!("unknown jitter buffer {other:?} (accepted: \"adaptive\"; leave it out for a fixed or no playout delay)"),
+            ))
+        }
+    };
     let mut decode = positive(p.and_then(|p| p.decode_time), "media.decode_time")?
         .map_or(DecodeTime::Zero, DecodeTime::Fixed);
     if let Some(name) = p.and_then(|p| p.decoder.as_deref()) {
@@ -906,6 +941,11 @@ fn media_spec(
         decode = DecodeTime::Device(c);
     }
     let key_frame_requests = p.and_then(|p| p.key_frame_requests).unwrap_or(true);
+    let frame_rate_control = p.and_then(|p| p.frame_rate_control.clone());
+    if let Some(name) = &frame_rate_control {
+        rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)
+            .map_err(|e| ConfigError::new(at("media.frame_rate_control"), e))?;
+    }
     Ok(FlowKindSpec::Media(Box::new(MediaSpec {
         cc: ccspec,
         sender,
@@ -913,6 +953,7 @@ fn media_spec(
         playout,
         decode,
         key_frame_requests,
+        frame_rate_control,
     })))
 }
 

@@ -377,6 +377,32 @@ fn protection_and_receiver_stages_are_checked_where_they_are_written() {
 }
 
 #[test]
+fn receiver_pipeline_settings_are_checked() {
+    for (media, path, says) in [
+        ("jitter_buffer = \"webrtc\"", "flows[0].media.jitter_buffer", "adaptive"),
+        ("encode_time = \"2s\"", "flows[0].media.encode_time", "0..=1 s"),
+        ("resolution = \"1080p\"", "flows[0].media.resolution", "WIDTHxHEIGHT"),
+        ("resolution = \"8x8\"", "flows[0].media.resolution", "16..=16384"),
+        ("frame_rate_control = \"afr2\"", "flows[0].media.frame_rate_control", "qwait-s"),
+    ] {
+        let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    let ok = format!(
+        "{MEDIA}media = {{ jitter_buffer = \"adaptive\", playout_delay = \"20ms\", encode_time = \"4ms\", resolution = \"1920x1080\", frame_rate_control = \"afr\" }}\n"
+    );
+    let s = from_toml_str(&ok, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    use rtclab_core::TimeDelta;
+    use rtclab_media::playout::Playout;
+    assert_eq!(m.playout, Playout::Adaptive { min: TimeDelta::from_millis(20) });
+    assert_eq!(m.sender.encoder.encode_time, TimeDelta::from_millis(4));
+    assert_eq!((m.sender.encoder.width, m.sender.encoder.height), (1920, 1080));
+    assert_eq!(m.frame_rate_control.as_deref(), Some("afr"));
+}
+
+#[test]
 fn ecn_is_a_tcp_setting() {
     let s = from_toml_str(&format!("{BASE}ecn = true\n"), Path::new(".")).unwrap();
     assert!(matches!(s.flows[0].kind, FlowKindSpec::Tcp { ecn: true, .. }));

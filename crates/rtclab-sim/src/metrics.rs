@@ -2,8 +2,8 @@
 //! [warmup, end), delay histograms, and fixed-width time-series bins (RFC 8868 uses 200 ms).
 //! Nothing is stored per packet.
 
-use rtclab_core::{LogHistogram, Packet, Time, TimeDelta};
-use rtclab_harness::media_meter::{self, MediaBins};
+use rtclab_core::{FrameStages, LogHistogram, Packet, Time, TimeDelta};
+use rtclab_harness::media_meter::{self, DisplayMeter, MediaBins};
 use rtclab_net::DropReason;
 
 const N_REASONS: usize = DropReason::ALL.len();
@@ -60,9 +60,8 @@ pub struct FlowMeter {
     /// Media: end-to-end frame delay (ns) and completed frames, in the window.
     pub frame_delay: LogHistogram,
     pub frames: u64,
-    /// Media: capture → display delay (ns) and frames shown, in the window.
-    pub display_delay: LogHistogram,
-    pub displayed: u64,
+    /// Media: frames shown in the window, their delays and latency breakdowns.
+    pub display: DisplayMeter,
     /// Media: per-bin frames and delays, and the display's freezes.
     pub media: MediaBins,
     /// Media, whole run (warm-up included), for step-wise readers (the Gymnasium
@@ -116,7 +115,6 @@ impl Meters {
     pub fn new(n_flows: usize, n_links: usize, bin: TimeDelta, warmup: Time) -> Self {
         let flow = FlowMeter {
             frame_delay: LogHistogram::new(),
-            display_delay: LogHistogram::new(),
             qdelay: LogHistogram::new(),
             owd: LogHistogram::new(),
             ..Default::default()
@@ -202,13 +200,11 @@ impl Meters {
     }
 
     /// A media frame was shown at its receiver.
-    pub fn on_display(&mut self, now: Time, flow: usize, delay: TimeDelta) {
+    pub fn on_display(&mut self, now: Time, flow: usize, delay: TimeDelta, stages: &FrameStages) {
         let b = self.bin_of(now);
-        self.flows[flow].media.on_display(b);
+        self.flows[flow].media.on_display(b, stages);
         if self.in_window(now) {
-            let f = &mut self.flows[flow];
-            f.displayed += 1;
-            f.display_delay.record(delay.as_nanos().max(0) as u64);
+            self.flows[flow].display.record(delay, stages);
         }
     }
 
@@ -356,7 +352,7 @@ impl Meters {
                 if !active(i, t0, t1) {
                     continue;
                 }
-                row[..base].copy_from_slice(&[
+                row[..17].copy_from_slice(&[
                     t1.as_secs_f64(),
                     i as f64,
                     mbps(f.col_recv_bytes[b]),
@@ -375,6 +371,7 @@ impl Meters {
                     f.media.frame_delay_ms(b).1,
                     f.col_state[b],
                 ]);
+                row[17..base].copy_from_slice(&f.media.stage_means_ms(b));
                 for (k, v) in row[base..].iter_mut().enumerate() {
                     *v = f.col_named.get(k).and_then(|c| c.get(b)).copied().unwrap_or(f64::NAN);
                 }
@@ -392,7 +389,7 @@ impl Meters {
     /// Every flow's delay distributions over the window (`distributions.parquet`).
     pub fn distribution_columns(&self) -> Columns {
         media_meter::distribution_columns(self.flows.iter().enumerate().map(|(i, f)| {
-            (i, [Some(&f.qdelay), Some(&f.owd), Some(&f.frame_delay), Some(&f.display_delay)])
+            (i, [Some(&f.qdelay), Some(&f.owd), Some(&f.frame_delay)], Some(&f.display))
         }))
     }
 

@@ -510,7 +510,9 @@ fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: 
         match ev {
             EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
             EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
-            EndpointEvent::FrameDisplayed { delay } => meters.on_display(now, flow, delay),
+            EndpointEvent::FrameDisplayed { delay, stages } => {
+                meters.on_display(now, flow, delay, &stages)
+            }
             EndpointEvent::Freeze { duration } => meters.on_freeze(now, flow, duration),
             EndpointEvent::Stall { duration } => meters.on_stall(now, flow, duration),
             EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}

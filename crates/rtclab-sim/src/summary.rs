@@ -56,12 +56,8 @@ pub fn build(
         out.ecn_marks = fm.ecn_marks;
         out.ack_drops = fm.ack_drops;
         let (snd, rcv) = endpoints[f.id as usize];
-        let frames = FrameCounts {
-            frames: fm.frames,
-            frame_delay: &fm.frame_delay,
-            displayed: fm.displayed,
-            display_delay: &fm.display_delay,
-        };
+        let frames =
+            FrameCounts { frames: fm.frames, frame_delay: &fm.frame_delay, display: &fm.display };
         hs::endpoint_fields(&mut out, snd, rcv, frames, None);
         flows.push(out);
     }

@@ -183,3 +183,95 @@ fn key_frame_requests_end_the_damage_of_a_lost_frame() {
     assert_eq!(n(&clean, "key_frame_requests"), 0);
     assert_eq!(n(&clean, "undecodable_frames"), 0);
 }
+
+/// Where each displayed frame's delay went: encode time, pacing, retransmission waits, the
+/// link's queue, propagation, the jitter buffer, the decoder queue and decoding, each where
+/// the scenario puts it, and the stages adding up to the display delay.
+#[test]
+fn the_latency_breakdown_puts_each_millisecond_where_it_was_spent() {
+    let m = gcc_lossy(
+        0.02,
+        "[metrics]\nwarmup = \"10s\"",
+        "encode_time = \"6ms\", decode_time = \"4ms\", jitter_buffer = \"adaptive\", \
+         protection = { kind = \"fixed\", rtx = true }",
+    );
+    let b = &m["breakdown_ms"];
+    let mean = |s: &str| b[s]["mean"].as_f64().unwrap();
+    let stages = [
+        "encode",
+        "pacing",
+        "retransmission",
+        "queue",
+        "propagation",
+        "jitter_buffer",
+        "decoder_queue",
+        "decode",
+    ];
+    for s in stages {
+        println!("{s:>15}: mean {:7.3} p99 {:7.3}", mean(s), b[s]["p99"].as_f64().unwrap());
+    }
+    // The stage means add up to the mean display delay (each frame's stages sum exactly).
+    let total: f64 = stages.iter().map(|s| mean(s)).sum();
+    let display = m["display_delay_ms"]["mean"].as_f64().unwrap();
+    assert!((total - display).abs() < 1e-6, "{total} vs {display}");
+    // Constants where the scenario set them.
+    assert!((mean("encode") - 6.0).abs() < 1e-9);
+    assert!((mean("decode") - 4.0).abs() < 1e-9);
+    // One-way propagation: 20 ms (rtt/2) plus serialization at 4 Mbit/s (~2.5 ms per packet).
+    assert!((20.0..25.0).contains(&mean("propagation")), "{}", mean("propagation"));
+    // 2 % loss with NACK/RTX: a few frames waited for a retransmission (about an RTT + the
+    // feedback interval), most did not.
+    assert!(b["retransmission"]["p99"].as_f64().unwrap() > 40.0);
+    assert!(b["retransmission"]["p50"].as_f64().unwrap() == 0.0);
+    // The adaptive jitter buffer holds frames (WebRTC's ≥ 10 ms OS-jitter floor).
+    assert!(mean("jitter_buffer") > 5.0, "{}", mean("jitter_buffer"));
+    // Deadline misses and the stall ratio agree.
+    let misses = m["deadline_misses"].as_u64().unwrap() as f64;
+    let shown = m["frames_displayed"].as_u64().unwrap() as f64;
+    assert!((m["stall_ratio"].as_f64().unwrap() - misses / shown).abs() < 1e-12);
+    let q = m["quality"].as_f64().unwrap();
+    assert!((30.0..90.0).contains(&q), "{q}");
+}
+
+/// AFR in the packet pipeline: a 60 fps call whose device-class decoder has slow episodes.
+/// The receiver's AFR asks the encoder for fewer frames while the decoder queue builds up:
+/// the decoder-queue stage's tail collapses at a few percent of the frames shown.
+#[test]
+fn afr_in_the_pipeline_cuts_decoder_queuing_at_a_small_frame_rate_cost() {
+    let call = |control: &str| {
+        let s = parse(&format!(
+            r#"
+duration = "60s"
+[link]
+capacity = "20Mbps"
+queue = {{ limit = "50ms" }}
+[metrics]
+warmup = "10s"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+media = {{ fps = 60, max_bitrate = "8Mbps", start_bitrate = "4Mbps", decoder = "windows-wifi" {control} }}
+"#
+        ));
+        run(s, 1).0.summary["flows"][0]["media"].clone()
+    };
+    let plain = call("");
+    let afr = call(", frame_rate_control = \"afr\"");
+    let p99 = |m: &Value| m["breakdown_ms"]["decoder_queue"]["p99"].as_f64().unwrap();
+    let shown = |m: &Value| m["frames_displayed"].as_f64().unwrap();
+    println!(
+        "decoder queue p99: {:.1} -> {:.1} ms; frames shown {} -> {}; requests {}",
+        p99(&plain),
+        p99(&afr),
+        shown(&plain),
+        shown(&afr),
+        afr["frame_rate_requests"]
+    );
+    assert_eq!(plain["frame_rate_requests"].as_u64(), Some(0));
+    assert!(afr["frame_rate_requests"].as_u64().unwrap() >= 2);
+    assert!(p99(&plain) > 20.0, "{}", p99(&plain));
+    assert!(p99(&afr) < p99(&plain) / 4.0);
+    let cost = 1.0 - shown(&afr) / shown(&plain);
+    assert!((0.0..0.10).contains(&cost), "{cost}");
+}

@@ -149,7 +149,58 @@ pub enum FrameRatePolicy {
     Afr { afr: Box<Afr>, transient: bool },
 }
 
+/// The policies by name, as `rtclab repro afr` and `media.frame_rate_control` accept them.
+pub const POLICY_NAMES: &str =
+    "droptail, 60fps, qlen-s, qwait-s, afr-qlen, afr-qwait, afr-tx, afr-kingman, afr";
+
 impl FrameRatePolicy {
+    /// A policy by name with its §2.7 parameters, and its decoder-queue capacity (16 frames,
+    /// the WebRTC frame buffer's, except `60fps`'s infinite queue). `w0_ms`: Kingman's queueing
+    /// target; `rho`: AFR-TX's utilisation; `dissertation`: the dissertation's outlier and
+    /// transient rules instead of the released code's.
+    pub fn by_name(
+        name: &str,
+        w0_ms: f64,
+        rho: f64,
+        dissertation: bool,
+    ) -> Result<(FrameRatePolicy, Option<usize>), String> {
+        if !(w0_ms.is_finite() && w0_ms > 0.0) {
+            return Err(format!("w0_ms must be a number > 0, got {w0_ms}"));
+        }
+        if !(rho.is_finite() && rho > 0.0 && rho <= 1.0) {
+            return Err(format!("rho must be in (0, 1], got {rho}"));
+        }
+        let mut cfg = AfrConfig { w0: w0_ms / 1e3, ..AfrConfig::default() };
+        if dissertation {
+            cfg.outlier = OutlierRule::Jump(0.050);
+            cfg.transient = TransientRule::Deadline { q1: 0.014, deadline: 0.100 };
+        } else {
+            cfg.outlier = OutlierRule::Absolute(0.050);
+        }
+        let afr = || Box::new(Afr::new(cfg));
+        let skip = |by_wait, pause_at, resume_below| FrameRatePolicy::Skip {
+            by_wait,
+            pause_at,
+            resume_below,
+            paused: false,
+        };
+        let cap = Some(16);
+        Ok(match name {
+            "droptail" => (FrameRatePolicy::Constant { fps: 60.0 }, cap),
+            "60fps" => (FrameRatePolicy::Constant { fps: 60.0 }, None),
+            "qlen-s" => (skip(false, 1.0, 1.0), cap),
+            "qwait-s" => (skip(true, 0.032, 0.004), cap),
+            "afr-qlen" => (FrameRatePolicy::QLenMap, cap),
+            "afr-qwait" => (FrameRatePolicy::QWaitMap, cap),
+            "afr-tx" => (FrameRatePolicy::Tx { rho, afr: afr() }, cap),
+            "afr-kingman" => (FrameRatePolicy::Afr { afr: afr(), transient: false }, cap),
+            "afr" => (FrameRatePolicy::Afr { afr: afr(), transient: true }, cap),
+            other => {
+                return Err(format!("unknown AFR policy {other:?} (accepted: {POLICY_NAMES})"))
+            }
+        })
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             FrameRatePolicy::Constant { .. } => "constant",

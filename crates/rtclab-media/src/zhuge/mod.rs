@@ -389,7 +389,14 @@ mod tests {
             let now = Time::from_millis(t0 + k);
             let mut p = Packet::data(FlowId(flow), k, 1200, now);
             if media {
-                p.info = PacketInfo::Media { frame_id: k as u32, index: 0, count: 1, key: false };
+                p.info = PacketInfo::Media {
+                    frame_id: k as u32,
+                    index: 0,
+                    count: 1,
+                    key: false,
+                    encode_ns: 0,
+                    rtx_wait_ns: 0,
+                };
             }
             z.handle_packet(now, Direction::Forward, p, out);
             queued += 1;
