@@ -17,5 +17,5 @@ pub use endpoint::{
 pub use histogram::LogHistogram;
 pub use packet::{Direction, Ecn, FlowId, Packet, PacketInfo, PacketKind, SackBlocks};
 pub use rng::{RngStream, SeedTree};
-pub use time::{Time, TimeDelta};
+pub use time::{earliest, Time, TimeDelta};
 pub use units::{DataSize, Rate};

@@ -16,6 +16,22 @@ pub struct TimeDelta(i64);
 
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
+/// The earliest of some optional instants (None if all are None). A plain loop: the
+/// `[..].into_iter().flatten().min()` idiom compiles to kilobytes of code on hot paths.
+#[inline]
+#[allow(clippy::manual_flatten)] // the flatten adapter is what this avoids
+pub fn earliest<const N: usize>(ts: [Option<Time>; N]) -> Option<Time> {
+    let mut best: Option<Time> = None;
+    for t in ts {
+        if let Some(t) = t {
+            if best.is_none_or(|b| t < b) {
+                best = Some(t);
+            }
+        }
+    }
+    best
+}
+
 impl Time {
     pub const ZERO: Time = Time(0);
     /// A time that is never reached; used for "no deadline".

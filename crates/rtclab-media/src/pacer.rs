@@ -225,7 +225,7 @@ impl Pacer {
                 Time::from_nanos(if t0 < 0 { 0 } else { (t0 / k + 1) * k } as u64)
             }
         });
-        [probe, media].into_iter().flatten().min()
+        rtclab_core::earliest([probe, media])
     }
 }
 

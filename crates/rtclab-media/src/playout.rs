@@ -376,7 +376,7 @@ impl PlayoutPipeline {
         let j = self.jitter.front().map(|(t, _)| *t);
         let d = self.decoding.map(|(t, ..)| t);
         let tick = self.frame_rate.as_ref().and_then(|c| c.next_tick);
-        [j, d, self.freeze_at, tick].into_iter().flatten().min()
+        rtclab_core::earliest([j, d, self.freeze_at, tick])
     }
 
     /// Moves frames along every stage whose time has come, in time order.

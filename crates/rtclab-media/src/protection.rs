@@ -28,6 +28,13 @@ pub trait ProtectionPolicy: Send + Sync {
     fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket);
     /// Feedback results in; the media packets to resend out (marked `rtx`).
     fn on_results(&mut self, now: Time, results: &[PacketResult]) -> Vec<MediaPacket>;
+    /// The share of the controller's target the encoder gets, the rest paying for the
+    /// protection this policy adds on its own (libwebrtc's `ProtectionBitrateCalculator`
+    /// takes FEC out of the target the same way). 1 when the controller's application model
+    /// already counts it (`auto`).
+    fn media_share(&self) -> f64 {
+        1.0
+    }
 }
 
 /// The built-in policies, as the scenario names them.
@@ -89,6 +96,9 @@ impl ProtectionPolicy for Builtin {
     }
     fn fec_ratio(&mut self, _now: Time, requested: f64) -> f64 {
         self.fec.unwrap_or(requested)
+    }
+    fn media_share(&self) -> f64 {
+        1.0 / (1.0 + self.fec.unwrap_or(0.0))
     }
     fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket) {
         if let Some(r) = &mut self.rtx {

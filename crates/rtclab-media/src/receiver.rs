@@ -270,7 +270,7 @@ impl MediaReceiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
+        rtclab_core::earliest([
             self.twcc.as_ref().and_then(|g| g.poll_timeout()),
             self.ccfb.as_ref().and_then(|g| g.poll_timeout()),
             self.next_rr,
@@ -281,10 +281,7 @@ impl MediaReceiver {
                 (Some(iv), Some(t)) if self.playout.awaiting_key_frame() => Some(t + iv),
                 _ => None,
             },
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        ])
     }
 
     /// The paper receiver's estimator (for time series).

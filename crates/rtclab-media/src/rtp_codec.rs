@@ -190,14 +190,14 @@ pub fn decode_data(
     let rtp = RtpPacket::parse(bytes)?;
     let tseq = rtp
         .extension(EXT_TRANSPORT_SEQ)
-        .ok_or(WireError::Invalid {
+        .ok_or_else(|| WireError::Invalid {
             what: "RTP",
             detail: "no transport-wide sequence number".into(),
         })
         .and_then(parse_transport_seq)?;
     let abs = rtp
         .extension(EXT_ABS_SEND_TIME)
-        .ok_or(WireError::Invalid { what: "RTP", detail: "no abs-send-time".into() })
+        .ok_or_else(|| WireError::Invalid { what: "RTP", detail: "no abs-send-time".into() })
         .and_then(parse_abs_send_time)?;
     let d = &rtp.payload;
     if d.len() < DESCRIPTOR {

@@ -177,7 +177,8 @@ impl MediaSender {
             // controller's rate or 1.25 × cwnd / srtt.
             let srtt = w.srtt().unwrap_or(rtclab_core::TimeDelta::from_millis(100));
             let per_rtt = Rate::from_bytes_per(cwnd, srtt);
-            let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9) as u64);
+            let share = self.protection.media_share();
+            let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9 * share) as u64);
             self.note_target(target.min(self.cfg.encoder.max_bitrate));
             self.encoder.set_target(target.min(self.cfg.encoder.max_bitrate));
             let pacing =
@@ -187,7 +188,10 @@ impl MediaSender {
         }
         let target = t.target_rate.unwrap_or(self.cfg.start_bitrate);
         self.note_target(target);
-        self.encoder.set_target_with_drop(target, t.frame_drop_ratio);
+        // A fixed FEC amount is paid for out of the target (the pacer still paces the whole).
+        let share = self.protection.media_share();
+        let media = Rate::from_bps((target.as_bps() as f64 * share) as u64);
+        self.encoder.set_target_with_drop(media, t.frame_drop_ratio);
         self.pacer.set_rate(t.pacing_rate.unwrap_or(target));
     }
 
@@ -360,10 +364,12 @@ impl MediaSender {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let pacer = if self.window_blocked { None } else { self.pacer.poll_timeout() };
-        [self.encoder.poll_timeout(), pacer, self.cc.poll_timeout(), self.pto_at]
-            .into_iter()
-            .flatten()
-            .min()
+        rtclab_core::earliest([
+            self.encoder.poll_timeout(),
+            pacer,
+            self.cc.poll_timeout(),
+            self.pto_at,
+        ])
     }
 }
 

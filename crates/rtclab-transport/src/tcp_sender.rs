@@ -694,7 +694,7 @@ impl TcpSender {
             Some(r) if self.data_wait => Some(self.written_at(self.snd_nxt, r)),
             _ => None,
         };
-        [self.rto_at, pacing, data].into_iter().flatten().min()
+        rtclab_core::earliest([self.rto_at, pacing, data])
     }
 }
 

@@ -85,7 +85,7 @@ impl TransportFeedback {
                     let ticks = i32::try_from(ticks)
                         .ok()
                         .filter(|d| i16::try_from(*d).is_ok())
-                        .ok_or(WireError::Unrepresentable {
+                        .ok_or_else(|| WireError::Unrepresentable {
                             what: "TWCC receive delta",
                             detail: format!("{} us does not fit 16 bits of 250 us", t - last),
                         })?;
