@@ -116,8 +116,19 @@ pub enum PacketInfo {
     /// the one before it. `encode_ns`: how long the encoder took for the frame;
     /// `rtx_wait_ns`: for a retransmission, the time since the packet's first transmission
     /// (0 otherwise). Both feed the receiver's per-frame latency breakdown (ground truth a
-    /// real stream would carry in a header extension or not at all).
-    Media { frame_id: u32, index: u16, count: u16, key: bool, encode_ns: u32, rtx_wait_ns: u32 },
+    /// real stream would carry in a header extension or not at all). `xor_groups`: the
+    /// frame's FEC code — 0 for an MDS (Reed-Solomon) code, where any `count` of its packets
+    /// recover it; k > 0 for k XOR parity packets, parity j covering the media packets
+    /// i ≡ j (mod k) (FlexFEC-style 1-D interleaved parity).
+    Media {
+        frame_id: u32,
+        index: u16,
+        count: u16,
+        key: bool,
+        xor_groups: u8,
+        encode_ns: u32,
+        rtx_wait_ns: u32,
+    },
     /// Media-path padding (probe clusters with no media to send): counted by transport
     /// feedback, ignored by frame assembly.
     Padding,

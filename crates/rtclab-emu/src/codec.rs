@@ -148,13 +148,22 @@ impl WireCodec for RecordCodec {
             out.extend_from_slice(&((s - pkt.seq) as u32).to_be_bytes());
             out.extend_from_slice(&((e - pkt.seq) as u32).to_be_bytes());
         }
-        if let PacketInfo::Media { frame_id, index, count, key, encode_ns, rtx_wait_ns } = pkt.info
+        if let PacketInfo::Media {
+            frame_id,
+            index,
+            count,
+            key,
+            xor_groups,
+            encode_ns,
+            rtx_wait_ns,
+        } = pkt.info
         {
             if tag == TAG_MEDIA {
                 out.extend_from_slice(&frame_id.to_be_bytes());
                 out.extend_from_slice(&index.to_be_bytes());
                 out.extend_from_slice(&count.to_be_bytes());
                 out.push(key as u8);
+                out.push(xor_groups);
                 out.extend_from_slice(&encode_ns.to_be_bytes());
                 out.extend_from_slice(&rtx_wait_ns.to_be_bytes());
             }
@@ -213,6 +222,7 @@ impl WireCodec for RecordCodec {
                 index: r.u16()?,
                 count: r.u16()?,
                 key: r.u8()? != 0,
+                xor_groups: r.u8()?,
                 encode_ns: r.u32()?,
                 rtx_wait_ns: r.u32()?,
             },
@@ -292,6 +302,7 @@ mod tests {
             index: 1,
             count: 4,
             key: true,
+            xor_groups: 2,
             encode_ns: 3_000_000,
             rtx_wait_ns: 41_000_000,
         };

@@ -1,5 +1,9 @@
 //! Receiver-side frame assembly and video QoE: a frame is complete when all its packets have
-//! arrived (FEC packets count as any packet: MDS recovery); its end-to-end delay is
+//! arrived or FEC recovers the missing ones — with a Reed-Solomon (MDS) code any `n` of the
+//! frame's `n + k` packets do; with k XOR parity packets (FlexFEC-style, parity j over the
+//! media packets i ≡ j mod k) each group may miss one media packet if its parity arrived.
+//! Recovery is decided by which packets arrived (the payload is synthetic, so no parity bytes
+//! are computed); its end-to-end delay is
 //! completion time − capture time. The received frame rate counts completed frames per
 //! second; a stall is a gap between consecutive completed frames longer than
 //! `stall_threshold` (fixed), or, when unset, longer than max(3·mean gap, mean gap + 150 ms)
@@ -34,13 +38,31 @@ pub struct FrameStats {
     pub stall_time: TimeDelta,
 }
 
-/// A frame being assembled: packets received, packet count, bytes; the frame once complete.
-#[derive(Clone, Copy, Debug)]
+/// A frame being assembled: packets received, packet count, bytes; for an XOR-coded frame
+/// which of its media and parity packets arrived; the frame once complete.
+#[derive(Clone, Debug)]
 struct Slot {
     received: u32,
     count: u32,
     bytes: u32,
+    xor: Option<(u8, Vec<bool>)>,
     complete: Option<AssembledFrame>,
+}
+
+impl Slot {
+    /// Whether what arrived recovers the frame.
+    fn recoverable(&self) -> bool {
+        match &self.xor {
+            None => self.received >= self.count,
+            Some((k, got)) => {
+                let (n, k) = (self.count as usize, *k as usize);
+                (0..k).all(|g| {
+                    let missing = (g..n).step_by(k).filter(|&i| !got[i]).count();
+                    missing == 0 || (missing == 1 && got[n + g])
+                })
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -95,17 +117,43 @@ impl FrameAssembler {
         count: u32,
         size: u32,
     ) -> Option<TimeDelta> {
+        self.on_coded_packet(now, f, count, size, 0, 0)
+    }
+
+    /// [`Self::on_packet`] for a packet at `index` of a frame with `xor_groups` XOR parity
+    /// packets (0: a Reed-Solomon or unprotected frame).
+    pub fn on_coded_packet(
+        &mut self,
+        now: Time,
+        f: AssembledFrame,
+        count: u32,
+        size: u32,
+        index: u32,
+        xor_groups: u8,
+    ) -> Option<TimeDelta> {
         if self.next_id.is_some_and(|n| f.id < n) {
             return None; // late packet of a frame already released or given up
         }
-        let slot =
-            self.slots.entry(f.id).or_insert(Slot { received: 0, count, bytes: 0, complete: None });
+        let slot = self.slots.entry(f.id).or_insert_with(|| Slot {
+            received: 0,
+            count,
+            bytes: 0,
+            xor: (xor_groups > 0)
+                .then(|| (xor_groups, vec![false; count as usize + xor_groups as usize])),
+            complete: None,
+        });
         if slot.complete.is_some() {
             return None; // a redundant packet of a complete frame
         }
+        if let Some((_, got)) = &mut slot.xor {
+            match got.get_mut(index as usize) {
+                Some(g) if !*g => *g = true,
+                _ => return None, // a duplicate, or a packet outside the frame's code
+            }
+        }
         slot.received += 1;
         slot.bytes = slot.bytes.saturating_add(size);
-        if slot.received < slot.count {
+        if !slot.recoverable() {
             return None;
         }
         slot.complete = Some(AssembledFrame { bytes: slot.bytes, complete_at: now, ..f });
@@ -293,5 +341,31 @@ mod tests {
         // The redundant packet of a recovered frame is ignored.
         assert!(pkt(&mut a, ms(14), 0, 3, true).is_none());
         assert_eq!(a.stats.completed, 1);
+    }
+
+    #[test]
+    fn xor_parity_recovers_one_loss_per_group_and_reed_solomon_any_k() {
+        // 6 media packets, 2 parity packets: groups {0, 2, 4} (parity 6) and {1, 3, 5} (7).
+        let xor = |arrived: &[u32]| {
+            let mut a = FrameAssembler::new(None);
+            let f = AssembledFrame::at(0, Time::ZERO, Time::from_millis(10), true);
+            arrived
+                .iter()
+                .any(|&i| a.on_coded_packet(Time::from_millis(10), f, 6, 100, i, 2).is_some())
+        };
+        assert!(xor(&[0, 1, 2, 3, 4, 5]));
+        assert!(xor(&[0, 1, 3, 4, 5, 6]), "2 lost, its group's parity 6 arrived");
+        assert!(xor(&[1, 2, 3, 4, 5, 6, 7]) && xor(&[0, 2, 3, 4, 7, 1]));
+        assert!(!xor(&[1, 3, 4, 5, 6, 7]), "0 and 2 lost: one group misses two");
+        assert!(!xor(&[0, 1, 2, 3, 4, 6]), "5 lost, the parity that arrived is the other group's");
+        assert!(!xor(&[0, 0, 1, 2, 3, 4]), "a duplicate counts once");
+        // Reed-Solomon: any 6 of the 8.
+        let mut a = FrameAssembler::new(None);
+        let f = AssembledFrame::at(0, Time::ZERO, Time::from_millis(10), true);
+        let done: Vec<bool> = [1, 3, 4, 5, 6, 7]
+            .iter()
+            .map(|&i| a.on_coded_packet(Time::from_millis(10), f, 6, 100, i, 0).is_some())
+            .collect();
+        assert_eq!(done, [false, false, false, false, false, true]);
     }
 }

@@ -32,6 +32,9 @@ pub struct MediaPacket {
     pub key: bool,
     /// The frame's capture → encoded time (ns, saturating).
     pub encode_ns: u32,
+    /// The frame's FEC code: 0 = MDS (any `count` packets recover it), k = k XOR parity
+    /// packets over the media packets interleaved mod k.
+    pub xor_groups: u8,
     /// When this packet's content was first sent (set by the sender's protection on the
     /// first transmission; a retransmission keeps it).
     pub first_sent: Option<rtclab_core::Time>,
@@ -58,17 +61,40 @@ pub fn packetize(frame: &Frame, cfg: PacketizerConfig) -> Vec<MediaPacket> {
             rtx: false,
             key: frame.key,
             encode_ns: frame.encode_time.as_nanos().clamp(0, u32::MAX as i64) as u32,
+            xor_groups: 0,
             first_sent: None,
         })
         .collect()
+}
+
+/// Which erasure code FEC packets carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FecCode {
+    /// Reed-Solomon (MDS): any `n` of a frame's `n + k` packets recover it.
+    #[default]
+    ReedSolomon,
+    /// XOR parity (FlexFEC-style, 1-D interleaved): parity packet j is the XOR of the media
+    /// packets i ≡ j (mod k); it recovers one lost packet of its group.
+    Xor,
 }
 
 /// Appends FEC packets to a frame's `n` media packets: `n × ratio` of them on average, the
 /// fraction carried in `credit` from frame to frame (so one-packet frames do not round a 25 %
 /// ratio up to 100 %; a frame gets a FEC packet whenever the credit reaches one). They carry
 /// the frame's id and media packet count (indices from `n` on), are as large as its largest
-/// media packet, and any `n` of the frame's packets recover it.
+/// media packet; with Reed-Solomon any `n` of the frame's packets recover it, with XOR each
+/// parity packet recovers one loss among the media packets of its group (at most 255 groups).
 pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64) -> u32 {
+    add_fec_coded(packets, ratio, credit, FecCode::ReedSolomon)
+}
+
+/// [`add_fec`] with a choice of code.
+pub fn add_fec_coded(
+    packets: &mut Vec<MediaPacket>,
+    ratio: f64,
+    credit: &mut f64,
+    code: FecCode,
+) -> u32 {
     let Some(first) = packets.first().copied() else { return 0 };
     if ratio.is_nan() || ratio <= 0.0 {
         *credit = 0.0;
@@ -76,8 +102,17 @@ pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64) -> 
     }
     let n = first.count;
     *credit += n as f64 * ratio;
-    let k = credit.floor() as u32;
+    let mut k = credit.floor() as u32;
     *credit -= k as f64;
+    if code == FecCode::Xor {
+        k = k.min(n).min(u8::MAX as u32); // a group holds at least one media packet
+        if k > 0 {
+            for p in packets.iter_mut() {
+                p.xor_groups = k as u8;
+            }
+        }
+    }
+    let first = packets[0];
     let size = packets.iter().map(|p| p.size).max().unwrap_or(first.size);
     for i in 0..k {
         packets.push(MediaPacket { index: n + i, size, ..first });
@@ -126,6 +161,10 @@ mod tests {
         assert!(!p[3].marker() && p[2].marker());
         assert_eq!(add_fec(&mut p, 0.0, &mut credit), 0);
         assert_eq!(credit, 0.0);
+        // XOR: every packet of the frame names the group count.
+        let mut p = packetize(&f, PacketizerConfig::default());
+        assert_eq!(add_fec_coded(&mut p, 0.5, &mut credit, FecCode::Xor), 1);
+        assert!(p.iter().all(|q| q.xor_groups == 1));
     }
 
     #[test]

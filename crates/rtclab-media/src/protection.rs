@@ -12,7 +12,7 @@
 //! Later policies (Hairpin's joint FEC + retransmission, dissertation ch. 5) implement
 //! [`ProtectionPolicy`] and plug in through `MediaSender::with_protection`.
 
-use crate::packetizer::MediaPacket;
+use crate::packetizer::{FecCode, MediaPacket};
 use crate::rtx::{Retransmitter, RtxConfig};
 use rtclab_cc::PacketResult;
 use rtclab_core::Time;
@@ -35,6 +35,10 @@ pub trait ProtectionPolicy: Send + Sync {
     fn media_share(&self) -> f64 {
         1.0
     }
+    /// The erasure code of the FEC packets (Reed-Solomon unless the policy says otherwise).
+    fn fec_code(&self) -> FecCode {
+        FecCode::ReedSolomon
+    }
 }
 
 /// The built-in policies, as the scenario names them.
@@ -49,6 +53,7 @@ pub enum ProtectionSpec {
     Fixed {
         fec_ratio: f64,
         rtx: Option<RtxConfig>,
+        code: FecCode,
     },
 }
 
@@ -69,14 +74,23 @@ impl ProtectionSpec {
 
     pub fn build(&self) -> Box<dyn ProtectionPolicy> {
         match self {
-            ProtectionSpec::Auto { rtx } => {
-                Box::new(Builtin { name: "auto", fec: None, rtx: rtx.map(Retransmitter::new) })
-            }
-            ProtectionSpec::None => Box::new(Builtin { name: "none", fec: Some(0.0), rtx: None }),
-            ProtectionSpec::Fixed { fec_ratio, rtx } => Box::new(Builtin {
+            ProtectionSpec::Auto { rtx } => Box::new(Builtin {
+                name: "auto",
+                fec: None,
+                rtx: rtx.map(Retransmitter::new),
+                code: FecCode::ReedSolomon,
+            }),
+            ProtectionSpec::None => Box::new(Builtin {
+                name: "none",
+                fec: Some(0.0),
+                rtx: None,
+                code: FecCode::ReedSolomon,
+            }),
+            ProtectionSpec::Fixed { fec_ratio, rtx, code } => Box::new(Builtin {
                 name: "fixed",
                 fec: Some(*fec_ratio),
                 rtx: rtx.map(Retransmitter::new),
+                code: *code,
             }),
         }
     }
@@ -88,6 +102,7 @@ struct Builtin {
     name: &'static str,
     fec: Option<f64>,
     rtx: Option<Retransmitter>,
+    code: FecCode,
 }
 
 impl ProtectionPolicy for Builtin {
@@ -99,6 +114,9 @@ impl ProtectionPolicy for Builtin {
     }
     fn media_share(&self) -> f64 {
         1.0 / (1.0 + self.fec.unwrap_or(0.0))
+    }
+    fn fec_code(&self) -> FecCode {
+        self.code
     }
     fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket) {
         if let Some(r) = &mut self.rtx {
@@ -128,6 +146,7 @@ mod tests {
             rtx: false,
             key: false,
             encode_ns: 0,
+            xor_groups: 0,
             first_sent: None,
         }
     }
@@ -154,7 +173,8 @@ mod tests {
         assert_eq!(auto.fec_ratio(now, 0.3), 0.3);
         let mut none = ProtectionSpec::None.build();
         assert_eq!(none.fec_ratio(now, 0.3), 0.0);
-        let mut fixed = ProtectionSpec::Fixed { fec_ratio: 0.25, rtx }.build();
+        let mut fixed =
+            ProtectionSpec::Fixed { fec_ratio: 0.25, rtx, code: FecCode::ReedSolomon }.build();
         assert_eq!(fixed.fec_ratio(now, 0.0), 0.25);
         for p in [&mut auto, &mut none, &mut fixed] {
             p.on_sent(Time::from_millis(1), 7, mp());

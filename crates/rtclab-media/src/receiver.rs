@@ -188,7 +188,16 @@ impl MediaReceiver {
             self.received_in_interval += 1;
         }
         match pkt.info {
-            PacketInfo::Media { frame_id, count, key, encode_ns, rtx_wait_ns, .. } => {
+            PacketInfo::Media {
+                frame_id,
+                index,
+                count,
+                key,
+                xor_groups,
+                encode_ns,
+                rtx_wait_ns,
+                ..
+            } => {
                 let f = AssembledFrame {
                     encoded: pkt.echo + TimeDelta::from_nanos(encode_ns as i64),
                     first_sent: pkt.sent_at - TimeDelta::from_nanos(rtx_wait_ns as i64),
@@ -196,7 +205,14 @@ impl MediaReceiver {
                     queued: pkt.queue_delay,
                     ..AssembledFrame::at(frame_id as u64, pkt.echo, now, key)
                 };
-                let delay = self.frames.on_packet(now, f, count as u32, pkt.size);
+                let delay = self.frames.on_coded_packet(
+                    now,
+                    f,
+                    count as u32,
+                    pkt.size,
+                    index as u32,
+                    xor_groups,
+                );
                 self.frames_to_playout(now);
                 delay
             }

@@ -4,12 +4,13 @@
 //! (transport-wide feedback, RFC 8888, REMB, receiver reports) through `rtclab-wire`.
 //!
 //! Size: the packet's `size` is its IPv4 length, as in the simulator; the UDP payload is
-//! `size − 28`. The RTP payload starts with a 33-byte descriptor the receiver needs to rebuild
+//! `size − 28`. The RTP payload starts with a 34-byte descriptor the receiver needs to rebuild
 //! the frame bookkeeping the simulator carries in `PacketInfo` (a real stream would carry
 //! codec payload instead): kind (1 = media, 2 = padding, 3 = media of a key frame), frame id
 //! (u32), index and count (u16 each), capture time (u64 ns), send time (u64 ns, the full
 //! value behind the 24-bit abs-send-time), encode time and retransmission wait (u32 ns each,
-//! for the latency breakdown); the rest is filler.
+//! for the latency breakdown), the frame's XOR group count (0 = Reed-Solomon); the rest is
+//! filler.
 //!
 //! Ground truth of the network: every data packet carries an 8-byte header extension
 //! (id [`EXT_QUEUE_DELAY`]) that leaves the sender zero and into which the emulator's
@@ -36,7 +37,7 @@ pub const EXT_QUEUE_DELAY: u8 = 14;
 pub const PAYLOAD_TYPE: u8 = 96;
 /// IPv4 (20) + UDP (8) header bytes.
 pub const IP_UDP_OVERHEAD: u32 = 28;
-const DESCRIPTOR: usize = 33;
+const DESCRIPTOR: usize = 34;
 /// Descriptor kinds: media of a delta frame, padding, media of a key frame.
 const KIND_MEDIA: u8 = 1;
 const KIND_PADDING: u8 = 2;
@@ -73,8 +74,8 @@ pub fn transport_seq_of_ip(ip: &[u8]) -> Option<u16> {
 
 /// Encodes a data packet the media sender produced (`PacketInfo::Media` or `Padding`).
 pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
-    let (kind, frame, index, count, capture, encode, rtx_wait) = match pkt.info {
-        PacketInfo::Media { frame_id, index, count, key, encode_ns, rtx_wait_ns } => (
+    let (kind, frame, index, count, capture, encode, rtx_wait, groups) = match pkt.info {
+        PacketInfo::Media { frame_id, index, count, key, xor_groups, encode_ns, rtx_wait_ns } => (
             if key { KIND_KEY } else { KIND_MEDIA },
             frame_id,
             index,
@@ -82,8 +83,9 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
             pkt.echo,
             encode_ns,
             rtx_wait_ns,
+            xor_groups,
         ),
-        _ => (KIND_PADDING, 0, 0, 0, Time::ZERO, 0, 0),
+        _ => (KIND_PADDING, 0, 0, 0, Time::ZERO, 0, 0, 0),
     };
     let udp_len = pkt.size.max(MIN_PACKET) - IP_UDP_OVERHEAD;
     let mut payload = Vec::with_capacity(udp_len as usize);
@@ -95,6 +97,7 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     payload.extend_from_slice(&(pkt.sent_at - Time::ZERO).as_nanos().to_be_bytes());
     payload.extend_from_slice(&encode.to_be_bytes());
     payload.extend_from_slice(&rtx_wait.to_be_bytes());
+    payload.push(groups);
     payload.resize(udp_len as usize - RTP_HEADER, 0);
     let ts90k = ((capture - Time::ZERO).as_nanos() as u128 * 90 / 1_000_000) as u32;
     let mut rtp = RtpPacket::new(PAYLOAD_TYPE, pkt.seq as u16, ts90k, ssrc, payload);
@@ -231,6 +234,7 @@ pub fn decode_data(
             index: u16::from_be_bytes([d[5], d[6]]),
             count: u16::from_be_bytes([d[7], d[8]]),
             key: d[0] == KIND_KEY,
+            xor_groups: d[33],
             encode_ns: u32_at(25),
             rtx_wait_ns: u32_at(29),
         },
@@ -317,6 +321,7 @@ mod tests {
             index: 2,
             count: 3,
             key: true,
+            xor_groups: 3,
             encode_ns: 4_000_000,
             rtx_wait_ns: 55_000_123,
         };

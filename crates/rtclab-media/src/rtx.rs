@@ -94,6 +94,7 @@ mod tests {
             rtx: false,
             key: false,
             encode_ns: 0,
+            xor_groups: 0,
             first_sent: None,
         }
     }

@@ -301,7 +301,9 @@ impl MediaSender {
             let mut packets = packetize(&frame, self.cfg.packetizer);
             let n = packets.len();
             let ratio = self.protection.fec_ratio(now, self.cc.target().fec_ratio);
-            let fec = crate::packetizer::add_fec(&mut packets, ratio, &mut self.fec_credit);
+            let code = self.protection.fec_code();
+            let fec =
+                crate::packetizer::add_fec_coded(&mut packets, ratio, &mut self.fec_credit, code);
             self.stats.fec_packets += fec as u64;
             self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
             for p in packets {
@@ -347,6 +349,7 @@ impl MediaSender {
                     index: mp.index.min(u16::MAX as u32) as u16,
                     count: mp.count.min(u16::MAX as u32) as u16,
                     key: mp.key,
+                    xor_groups: mp.xor_groups,
                     encode_ns: mp.encode_ns,
                     rtx_wait_ns: rtx_wait.clamp(0, u32::MAX as i64) as u32,
                 };

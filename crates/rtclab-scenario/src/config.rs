@@ -453,6 +453,8 @@ pub struct ProtectionConfig {
     pub fec: Option<f64>,
     /// kind = "fixed": retransmit packets the feedback reports lost (NACK + RTX).
     pub rtx: Option<bool>,
+    /// kind = "fixed": the FEC code, "rs" (Reed-Solomon, default) or "xor" (FlexFEC-style).
+    pub code: Option<String>,
     /// No retransmission at or above this smoothed RTT (default 400 ms).
     pub rtx_max_rtt: Option<Duration>,
 }

@@ -975,9 +975,11 @@ fn protection_spec(
         d => d.map(|d| d.0),
     };
     if kind != ProtectionKind::Fixed {
-        for (k, given) in
-            [("fec", p.and_then(|p| p.fec).is_some()), ("rtx", p.and_then(|p| p.rtx).is_some())]
-        {
+        for (k, given) in [
+            ("fec", p.and_then(|p| p.fec).is_some()),
+            ("rtx", p.and_then(|p| p.rtx).is_some()),
+            ("code", p.and_then(|p| p.code.as_ref()).is_some()),
+        ] {
             if given {
                 return Err(ConfigError::new(
                     at(&format!("media.protection.{k}")),
@@ -1011,7 +1013,18 @@ fn protection_spec(
                 max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
                 ..Default::default()
             });
-            ProtectionSpec::Fixed { fec_ratio: fec, rtx }
+            use rtclab_media::packetizer::FecCode;
+            let code = match p.and_then(|p| p.code.as_deref()) {
+                None | Some("rs") => FecCode::ReedSolomon,
+                Some("xor") => FecCode::Xor,
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        at("media.protection.code"),
+                        format!("unknown FEC code {other:?} (accepted: \"rs\", \"xor\")"),
+                    ))
+                }
+            };
+            ProtectionSpec::Fixed { fec_ratio: fec, rtx, code }
         }
     })
 }

@@ -372,7 +372,7 @@ fn protection_and_receiver_stages_are_checked_where_they_are_written() {
     assert_eq!(m.playout, Playout::Fixed(rtclab_core::TimeDelta::from_millis(80)));
     assert_eq!(m.decode, DecodeTime::Fixed(rtclab_core::TimeDelta::from_millis(5)));
     assert!(
-        matches!(m.sender.protection, ProtectionSpec::Fixed { fec_ratio, rtx: Some(_) } if fec_ratio == 0.25)
+        matches!(m.sender.protection, ProtectionSpec::Fixed { fec_ratio, rtx: Some(_), .. } if fec_ratio == 0.25)
     );
 }
 

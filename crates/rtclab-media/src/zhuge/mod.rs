@@ -394,6 +394,7 @@ mod tests {
                     index: 0,
                     count: 1,
                     key: false,
+                    xor_groups: 0,
                     encode_ns: 0,
                     rtx_wait_ns: 0,
                 };
