@@ -161,6 +161,7 @@ def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
             assert get("Offline table", f"λ = {lam}", "cells equal to the published table") == 462825
     assert get("Acceptance", "Hairpin", "DMR") < get("Acceptance", "RTX (dup-ACK)", "DMR")
     assert get("Acceptance", "Hairpin", "BWC") < 0.5 * get("Acceptance", "FEC 100 % + RTX", "BWC")
+    assert get("Acceptance", "Hairpin", "BWC") < get("Acceptance", "WebRTC_NOW + PTO", "BWC")
     lam = [get("λ sensitivity", f"λ = 1e-{e}", "DMR") for e in range(1, 8)]
     assert lam[0] > lam[-1]
     assert (tmp_path / "h" / "pareto.png").is_file()

@@ -401,7 +401,9 @@ def test_emu_capture_decodes_as_rtp_and_rtcp(cli, tmp_path):
     shown = f[f.time_s > 2]
     assert shown["rendered_fps"].gt(0).mean() > 0.9 and shown["frame_delay_ms_mean"].notna().mean() > 0.9
     d = pd.read_parquet(out / "distributions.parquet")
-    assert set(d[d.flow == 0]["metric"]) == {"queuing_delay", "one_way_delay", "frame_delay", "display_delay"}
+    from rtclab.runner import FRAME_STAGES
+    want = {"queuing_delay", "one_way_delay", "frame_delay", "display_delay"} | {f"stage_{s}" for s in FRAME_STAGES}
+    assert set(d[d.flow == 0]["metric"]) == want
     # The capture is the output directory's: no temporary capture is left behind.
     assert not list(tmp_path.glob("rtclab-capture-*"))
 

@@ -15,7 +15,9 @@
 //! - `edge_rtx`: retransmission only;
 //! - `edge_fixed`: a fixed redundancy `beta` on first transmissions;
 //! - `edge_fixedrtx`: a fixed redundancy `beta` on retransmissions only;
-//! - `edge_bolot`, `edge_usf`: the adaptive-FEC baselines of spec §3.7 (Bolot, USF).
+//! - `edge_bolot`, `edge_usf`: the adaptive-FEC baselines of spec §3.7 (Bolot, USF);
+//! - `edge_webrtc`, `edge_awebrtc`: WebRTC_NOW and WebRTC14, WebRTC's table-driven FEC
+//!   (`webrtc.rs`).
 //!
 //! The flow's summary carries the figures the chapter reports in `flows[].metrics`:
 //! `dmr` (deadline miss rate), `bwc` (bandwidth cost: parity + retransmitted data over first
@@ -24,6 +26,7 @@
 pub mod policy;
 pub mod receiver;
 pub mod sender;
+pub mod webrtc;
 pub mod wire;
 
 use crate::flows::{FlowArgs, FlowKindEntry};
@@ -213,4 +216,27 @@ pub static FIXED: FlowKindEntry = FlowKindEntry {
     help: "edge game streaming with a fixed FEC redundancy on first transmissions, then retransmission",
     params: || describe(FIXED_PARAMS, &EdgeStreamConfig::default()),
     build: |a| build(a, FIXED_PARAMS, |c| Ok(RecoveryPolicy::Fixed { beta: c.beta })),
+};
+
+pub static WEBRTC: FlowKindEntry = FlowKindEntry {
+    name: "edge_webrtc",
+    help: "edge game streaming with WebRTC's table-driven FEC (WebRTC_NOW, Chromium m88)",
+    params: || describe(RTX_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| {
+        build(a, RTX_PARAMS, |_| {
+            Ok(RecoveryPolicy::WebRtc { hybrid: false, filter: Default::default() })
+        })
+    },
+};
+
+pub static AWEBRTC: FlowKindEntry = FlowKindEntry {
+    name: "edge_awebrtc",
+    help:
+        "edge game streaming with WebRTC's FEC scaled by the hybrid NACK/FEC RTT sigmoid (WebRTC14)",
+    params: || describe(RTX_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| {
+        build(a, RTX_PARAMS, |_| {
+            Ok(RecoveryPolicy::WebRtc { hybrid: true, filter: Default::default() })
+        })
+    },
 };

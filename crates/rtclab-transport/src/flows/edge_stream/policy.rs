@@ -19,6 +19,9 @@ pub struct BatchContext {
     /// RTT the policy plans with: ⌈srtt + rttvar⌉ ms.
     pub rtt_ms: u32,
     pub retransmission: bool,
+    /// When (ms since the start), and the frame's data in kbit.
+    pub now_ms: i64,
+    pub frame_kbits: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +41,9 @@ pub enum RecoveryPolicy {
     /// loss / reward > 3 %, down when loss < 3 % and it fell by more than 3 points since the
     /// last frame, back to 0 when loss < 1 %.
     Usf { comb: usize, previous: f64 },
+    /// WebRTC's table-driven FEC (`webrtc.rs`): WebRTC_NOW (Chromium m88), or WebRTC14 with
+    /// the hybrid NACK/FEC RTT scaling (`hybrid`).
+    WebRtc { hybrid: bool, filter: super::webrtc::MaxLossFilter },
 }
 
 const BOLOT_RATE: [f64; 10] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 4.0];
@@ -57,6 +63,8 @@ impl RecoveryPolicy {
             RecoveryPolicy::FixedRtx { .. } => "fixedrtx",
             RecoveryPolicy::Bolot { .. } => "bolot",
             RecoveryPolicy::Usf { .. } => "usf",
+            RecoveryPolicy::WebRtc { hybrid: false, .. } => "webrtc",
+            RecoveryPolicy::WebRtc { hybrid: true, .. } => "awebrtc",
         }
     }
 
@@ -118,6 +126,17 @@ impl RecoveryPolicy {
                 }
                 (USF_RATE[*comb] * n).round() as u32
             }
+            RecoveryPolicy::WebRtc { hybrid, filter } => {
+                use super::webrtc::{code_rate, parity_packets, protection_factor};
+                let loss = filter.update(c.now_ms, c.loss);
+                if c.retransmission {
+                    return 0;
+                }
+                let loss255 = (loss * 255.0).round().clamp(0.0, 255.0) as u32;
+                let rtt = hybrid.then_some(c.rtt_ms);
+                let delta = code_rate(c.frame_kbits, loss255, c.frame_packets, rtt);
+                parity_packets(c.batch_packets, protection_factor(delta))
+            }
         }
     }
 }
@@ -143,6 +162,8 @@ mod tests {
             ddl_left_ms: 100,
             rtt_ms: 20,
             retransmission: false,
+            now_ms: 0,
+            frame_kbits: 233.0,
         };
         // (100 − 20) / 20 = 4 layers.
         assert_eq!(p.parity(&c), 4);
@@ -169,6 +190,8 @@ mod tests {
             ddl_left_ms: 100,
             rtt_ms: 20,
             retransmission: false,
+            now_ms: 0,
+            frame_kbits: 233.0,
         };
         // 20 % loss: 0.2/1 > 3 % → comb 1 (rate 1.0); 0.2/4 > 3 % → 2; 0.2/4 → 3 (rate 2);
         // 0.2/8 = 2.5 % stays.

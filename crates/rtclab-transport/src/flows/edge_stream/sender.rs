@@ -176,6 +176,8 @@ impl EdgeStreamSender {
             ddl_left_ms: ddl_left.as_nanos().div_euclid(1_000_000),
             rtt_ms: (rtt.as_nanos() as u64).div_ceil(1_000_000) as u32,
             retransmission: rtx,
+            now_ms: (now.as_nanos() / 1_000_000) as i64,
+            frame_kbits: self.cfg.frame_bytes(self.packet_size) as f64 * 8.0 / 1e3,
         }
     }
 
