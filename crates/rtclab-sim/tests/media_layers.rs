@@ -197,16 +197,8 @@ fn the_latency_breakdown_puts_each_millisecond_where_it_was_spent() {
     );
     let b = &m["breakdown_ms"];
     let mean = |s: &str| b[s]["mean"].as_f64().unwrap();
-    let stages = [
-        "encode",
-        "pacing",
-        "retransmission",
-        "queue",
-        "propagation",
-        "jitter_buffer",
-        "decoder_queue",
-        "decode",
-    ];
+    let stages = rtclab_core::FRAME_STAGES;
+    assert_eq!(b.as_object().unwrap().len(), stages.len());
     for s in stages {
         println!("{s:>15}: mean {:7.3} p99 {:7.3}", mean(s), b[s]["p99"].as_f64().unwrap());
     }

@@ -19,7 +19,7 @@ macro_rules! register {
             $(&$m::KIND,)*
             &edge_stream::HAIRPIN, &edge_stream::HAIRPIN_ONE, &edge_stream::RTX, &edge_stream::FIXED,
             &edge_stream::FIXED_RTX, &edge_stream::BOLOT, &edge_stream::USF,
-            &edge_stream::WEBRTC, &edge_stream::AWEBRTC,
+            &edge_stream::WEBRTC, &edge_stream::AWEBRTC, &edge_stream::LIN,
         ];
     };
 }

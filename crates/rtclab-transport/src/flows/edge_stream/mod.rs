@@ -17,7 +17,9 @@
 //! - `edge_fixedrtx`: a fixed redundancy `beta` on retransmissions only;
 //! - `edge_bolot`, `edge_usf`: the adaptive-FEC baselines of spec §3.7 (Bolot, USF);
 //! - `edge_webrtc`, `edge_awebrtc`: WebRTC_NOW and WebRTC14, WebRTC's table-driven FEC
-//!   (`webrtc.rs`).
+//!   (`webrtc.rs`);
+//! - `edge_lin`: Hairpin-lin, the chapter's naive scheme (eq. 7.2): WebRTC's redundancy scaled
+//!   by k · RTT / time left, on first transmissions and retransmissions.
 //!
 //! The flow's summary carries the figures the chapter reports in `flows[].metrics`:
 //! `dmr` (deadline miss rate), `bwc` (bandwidth cost: parity + retransmitted data over first
@@ -51,6 +53,8 @@ pub struct EdgeStreamConfig {
     pub default_rtt_ms: f64,
     pub lambda_exp: f64,
     pub beta: f64,
+    /// Hairpin-lin's coefficient k (eq. 7.2).
+    pub k: f64,
 }
 
 impl Default for EdgeStreamConfig {
@@ -65,6 +69,7 @@ impl Default for EdgeStreamConfig {
             default_rtt_ms: 20.0,
             lambda_exp: 4.0,
             beta: 0.2,
+            k: 1.0,
         }
     }
 }
@@ -133,6 +138,17 @@ static FIXED_PARAMS: &[Param<EdgeStreamConfig>] = common_params!(param!(
     5.0,
     |c| c.beta,
     |c, v| c.beta = v
+),);
+
+static LIN_PARAMS: &[Param<EdgeStreamConfig>] = common_params!(param!(
+    EdgeStreamConfig,
+    "k",
+    "Hairpin-lin's coefficient: redundancy k · RTT / time left × WebRTC's (1)",
+    Real,
+    0.01,
+    100.0,
+    |c| c.k,
+    |c, v| c.k = v
 ),);
 
 /// Hairpin tables solved in this process, by λ (solving takes about a second).
@@ -238,5 +254,14 @@ pub static AWEBRTC: FlowKindEntry = FlowKindEntry {
         build(a, RTX_PARAMS, |_| {
             Ok(RecoveryPolicy::WebRtc { hybrid: true, filter: Default::default() })
         })
+    },
+};
+
+pub static LIN: FlowKindEntry = FlowKindEntry {
+    name: "edge_lin",
+    help: "edge game streaming with Hairpin-lin: WebRTC's FEC scaled by k · RTT / time left, on every round",
+    params: || describe(LIN_PARAMS, &EdgeStreamConfig::default()),
+    build: |a| {
+        build(a, LIN_PARAMS, |c| Ok(RecoveryPolicy::Linear { k: c.k, filter: Default::default() }))
     },
 };

@@ -44,6 +44,9 @@ pub enum RecoveryPolicy {
     /// WebRTC's table-driven FEC (`webrtc.rs`): WebRTC_NOW (Chromium m88), or WebRTC14 with
     /// the hybrid NACK/FEC RTT scaling (`hybrid`).
     WebRtc { hybrid: bool, filter: super::webrtc::MaxLossFilter },
+    /// Hairpin-lin (dissertation eq. 7.2): β = min(k · RTT / t · β₀, 1) with β₀ WebRTC_NOW's
+    /// redundancy and t the time left to the deadline, on every round.
+    Linear { k: f64, filter: super::webrtc::MaxLossFilter },
 }
 
 const BOLOT_RATE: [f64; 10] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 4.0];
@@ -65,6 +68,7 @@ impl RecoveryPolicy {
             RecoveryPolicy::Usf { .. } => "usf",
             RecoveryPolicy::WebRtc { hybrid: false, .. } => "webrtc",
             RecoveryPolicy::WebRtc { hybrid: true, .. } => "awebrtc",
+            RecoveryPolicy::Linear { .. } => "lin",
         }
     }
 
@@ -137,6 +141,23 @@ impl RecoveryPolicy {
                 let delta = code_rate(c.frame_kbits, loss255, c.frame_packets, rtt);
                 parity_packets(c.batch_packets, protection_factor(delta))
             }
+            RecoveryPolicy::Linear { k, filter } => {
+                use super::webrtc::{code_rate, protection_factor};
+                let loss = filter.update(c.now_ms, c.loss);
+                let loss255 = (loss * 255.0).round().clamp(0.0, 255.0) as u32;
+                let beta0 =
+                    protection_factor(code_rate(c.frame_kbits, loss255, c.frame_packets, None))
+                        as f64
+                        / 256.0;
+                // No time left: as much as the formula allows (β = 1).
+                let scale = if c.ddl_left_ms > 0 {
+                    *k * c.rtt_ms.max(1) as f64 / c.ddl_left_ms as f64
+                } else {
+                    f64::INFINITY
+                };
+                let beta = if beta0 > 0.0 { (scale * beta0).min(1.0) } else { 0.0 };
+                (beta * n).round() as u32
+            }
         }
     }
 }
@@ -179,6 +200,39 @@ mod tests {
         assert_eq!(RecoveryPolicy::FixedRtx { beta: 0.2 }.parity(&c), 0);
         let rtx = BatchContext { retransmission: true, ..c };
         assert_eq!(RecoveryPolicy::FixedRtx { beta: 0.2 }.parity(&rtx), 5);
+    }
+
+    #[test]
+    fn hairpin_lin_scales_webrtc_by_the_rounds_left() {
+        let c = BatchContext {
+            loss: 0.2,
+            frame_packets: 25,
+            batch_packets: 25,
+            ddl_left_ms: 80,
+            rtt_ms: 20,
+            retransmission: false,
+            now_ms: 0,
+            frame_kbits: 233.0,
+        };
+        let mut w = RecoveryPolicy::WebRtc { hybrid: false, filter: Default::default() };
+        let web = w.parity(&c);
+        // k = 1, RTT / t = 1/4: a quarter of WebRTC's redundancy on the first round...
+        let mut lin = RecoveryPolicy::Linear { k: 1.0, filter: Default::default() };
+        let first = lin.parity(&c);
+        assert!(first > 0 && first < web, "{first} vs {web}");
+        // ...and more as the deadline nears, retransmissions included; β ≤ 1.
+        let late = lin.parity(&BatchContext {
+            ddl_left_ms: 10,
+            batch_packets: 4,
+            retransmission: true,
+            ..c
+        });
+        assert_eq!(late, 4);
+        let mut lin4 = RecoveryPolicy::Linear { k: 4.0, filter: Default::default() };
+        assert!(lin4.parity(&c) > first);
+        // No loss, no parity.
+        let mut lin = RecoveryPolicy::Linear { k: 1.0, filter: Default::default() };
+        assert_eq!(lin.parity(&BatchContext { loss: 0.0, ..c }), 0);
     }
 
     #[test]
