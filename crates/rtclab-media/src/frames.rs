@@ -212,7 +212,12 @@ impl FrameAssembler {
                     if !(c.key || now >= c.complete_at + self.wait) {
                         return;
                     }
-                    let skipped = cid - self.next_id.unwrap_or(cid);
+                    // Frames skipped: every id from the next expected one, or (before any
+                    // frame was released) the frames already seen before this one.
+                    let skipped = match self.next_id {
+                        Some(n) => cid - n,
+                        None => self.slots.range(..cid).count() as u64,
+                    };
                     self.stats.incomplete += skipped;
                     self.slots.retain(|&k, _| k >= cid);
                     self.next_id = Some(cid);
@@ -322,11 +327,17 @@ mod tests {
         assert_eq!(released(&mut a), vec![(4, ms(173))]);
         assert_eq!(a.stats.incomplete, 2);
         assert_eq!(a.poll_timeout(), None);
-        // Without retransmission there is nothing to wait for: frame 6 goes at once.
+        // Without retransmission there is nothing to wait for: frame 2 goes at once.
         let mut a = FrameAssembler::new(None);
         pkt(&mut a, ms(40), 0, 1, true);
         pkt(&mut a, ms(106), 2, 1, false);
         assert_eq!(released(&mut a), vec![(0, ms(40)), (2, ms(106))]);
+        assert_eq!(a.stats.incomplete, 1);
+        // A first frame that never completes is counted too.
+        let mut a = FrameAssembler::new(None);
+        pkt(&mut a, ms(40), 0, 2, true);
+        pkt(&mut a, ms(73), 1, 1, false);
+        assert_eq!(released(&mut a), vec![(1, ms(73))]);
         assert_eq!(a.stats.incomplete, 1);
     }
 
