@@ -106,23 +106,12 @@ impl FrameAssembler {
         self.wait = wait;
     }
 
-    /// A packet of frame `f.id` (one of `count`, `size` bytes) arrived at `now`; `f` carries
-    /// the frame's details as this packet knows them (its send instants, queueing). Returns
-    /// the frame's delay if the packet completed the frame; the frames it lets go in order
-    /// are then in [`Self::poll_frame`].
+    /// A packet of frame `f.id` (packet `index` of `count` media packets, `size` bytes; the
+    /// frame has `xor_groups` XOR parity packets, 0 for a Reed-Solomon or unprotected frame)
+    /// arrived at `now`; `f` carries the frame's details as this packet knows them (its send
+    /// instants, queueing). Returns the frame's delay if the packet completed the frame; the
+    /// frames it lets go in order are then in [`Self::poll_frame`].
     pub fn on_packet(
-        &mut self,
-        now: Time,
-        f: AssembledFrame,
-        count: u32,
-        size: u32,
-    ) -> Option<TimeDelta> {
-        self.on_coded_packet(now, f, count, size, 0, 0)
-    }
-
-    /// [`Self::on_packet`] for a packet at `index` of a frame with `xor_groups` XOR parity
-    /// packets (0: a Reed-Solomon or unprotected frame).
-    pub fn on_coded_packet(
         &mut self,
         now: Time,
         f: AssembledFrame,
@@ -257,7 +246,7 @@ mod tests {
 
     fn pkt(a: &mut FrameAssembler, at: Time, id: u64, count: u32, key: bool) -> Option<TimeDelta> {
         let f = AssembledFrame::at(id, Time::from_millis(id * 33), at, key);
-        a.on_packet(at, f, count, 1000)
+        a.on_packet(at, f, count, 1000, 0, 0)
     }
 
     fn released(a: &mut FrameAssembler) -> Vec<(u64, Time)> {
@@ -360,9 +349,7 @@ mod tests {
         let xor = |arrived: &[u32]| {
             let mut a = FrameAssembler::new(None);
             let f = AssembledFrame::at(0, Time::ZERO, Time::from_millis(10), true);
-            arrived
-                .iter()
-                .any(|&i| a.on_coded_packet(Time::from_millis(10), f, 6, 100, i, 2).is_some())
+            arrived.iter().any(|&i| a.on_packet(Time::from_millis(10), f, 6, 100, i, 2).is_some())
         };
         assert!(xor(&[0, 1, 2, 3, 4, 5]));
         assert!(xor(&[0, 1, 3, 4, 5, 6]), "2 lost, its group's parity 6 arrived");
@@ -375,7 +362,7 @@ mod tests {
         let f = AssembledFrame::at(0, Time::ZERO, Time::from_millis(10), true);
         let done: Vec<bool> = [1, 3, 4, 5, 6, 7]
             .iter()
-            .map(|&i| a.on_coded_packet(Time::from_millis(10), f, 6, 100, i, 0).is_some())
+            .map(|&i| a.on_packet(Time::from_millis(10), f, 6, 100, i, 0).is_some())
             .collect();
         assert_eq!(done, [false, false, false, false, false, true]);
     }

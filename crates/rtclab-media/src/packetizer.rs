@@ -84,17 +84,7 @@ pub enum FecCode {
 /// the frame's id and media packet count (indices from `n` on), are as large as its largest
 /// media packet; with Reed-Solomon any `n` of the frame's packets recover it, with XOR each
 /// parity packet recovers one loss among the media packets of its group (at most 255 groups).
-pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64) -> u32 {
-    add_fec_coded(packets, ratio, credit, FecCode::ReedSolomon)
-}
-
-/// [`add_fec`] with a choice of code.
-pub fn add_fec_coded(
-    packets: &mut Vec<MediaPacket>,
-    ratio: f64,
-    credit: &mut f64,
-    code: FecCode,
-) -> u32 {
+pub fn add_fec(packets: &mut Vec<MediaPacket>, ratio: f64, credit: &mut f64, code: FecCode) -> u32 {
     let Some(first) = packets.first().copied() else { return 0 };
     if ratio.is_nan() || ratio <= 0.0 {
         *credit = 0.0;
@@ -153,17 +143,17 @@ mod tests {
         };
         let mut p = packetize(&f, PacketizerConfig::default());
         let mut credit = 0.5;
-        assert_eq!(add_fec(&mut p, 0.3, &mut credit), 1); // 0.5 + 3 × 0.3 = 1.4
+        assert_eq!(add_fec(&mut p, 0.3, &mut credit, FecCode::ReedSolomon), 1); // 0.5 + 3 × 0.3 = 1.4
         assert!((credit - 0.4).abs() < 1e-9);
         assert_eq!(p.len(), 4);
         assert_eq!((p[3].index, p[3].count, p[3].frame_id), (3, 3, 3));
         assert_eq!(p[3].size, p[0].size);
         assert!(!p[3].marker() && p[2].marker());
-        assert_eq!(add_fec(&mut p, 0.0, &mut credit), 0);
+        assert_eq!(add_fec(&mut p, 0.0, &mut credit, FecCode::ReedSolomon), 0);
         assert_eq!(credit, 0.0);
         // XOR: every packet of the frame names the group count.
         let mut p = packetize(&f, PacketizerConfig::default());
-        assert_eq!(add_fec_coded(&mut p, 0.5, &mut credit, FecCode::Xor), 1);
+        assert_eq!(add_fec(&mut p, 0.5, &mut credit, FecCode::Xor), 1);
         assert!(p.iter().all(|q| q.xor_groups == 1));
     }
 
@@ -178,7 +168,14 @@ mod tests {
         };
         let mut credit = 0.0;
         let fec: u32 = (0..100)
-            .map(|_| add_fec(&mut packetize(&f, PacketizerConfig::default()), 0.25, &mut credit))
+            .map(|_| {
+                add_fec(
+                    &mut packetize(&f, PacketizerConfig::default()),
+                    0.25,
+                    &mut credit,
+                    FecCode::ReedSolomon,
+                )
+            })
             .sum();
         assert_eq!(fec, 25, "one-packet frames at 25 %: one FEC packet every fourth frame");
     }

@@ -9,9 +9,7 @@
 use crate::ccfb::{CcfbConfig, CcfbGenerator};
 use crate::feedback::TwccGenerator;
 use crate::frames::FrameAssembler;
-use crate::playout::{
-    AssembledFrame, DecodeTime, DecoderModel, Playout, PlayoutPipeline, PlayoutPolicy,
-};
+use crate::playout::{AssembledFrame, DecodeTime, Playout, PlayoutPipeline};
 use crate::sender::MediaFeedback;
 use rtclab_cc::gcc::{GccPaperConfig, GccPaperReceiver};
 use rtclab_core::{
@@ -125,18 +123,9 @@ impl MediaReceiver {
         }
     }
 
-    /// The stages after assembly: a playout policy and a decoder model (built-in ones in
-    /// `playout.rs`, or any implementation of the traits).
-    pub fn with_playout(
-        mut self,
-        playout: Box<dyn PlayoutPolicy>,
-        decoder: Box<dyn DecoderModel>,
-    ) -> Self {
-        self.playout = PlayoutPipeline::new(playout, decoder);
-        self
-    }
-
-    /// The stages after assembly, built by the caller (with frame-rate control, say).
+    /// The stages after assembly, built by the caller: a playout policy and a decoder model
+    /// (built-in ones in `playout.rs`, or any implementation of the traits), frame-rate
+    /// control.
     pub fn with_pipeline(mut self, p: PlayoutPipeline) -> Self {
         self.playout = p;
         self
@@ -205,14 +194,8 @@ impl MediaReceiver {
                     queued: pkt.queue_delay,
                     ..AssembledFrame::at(frame_id as u64, pkt.echo, now, key)
                 };
-                let delay = self.frames.on_coded_packet(
-                    now,
-                    f,
-                    count as u32,
-                    pkt.size,
-                    index as u32,
-                    xor_groups,
-                );
+                let delay =
+                    self.frames.on_packet(now, f, count as u32, pkt.size, index as u32, xor_groups);
                 self.frames_to_playout(now);
                 delay
             }

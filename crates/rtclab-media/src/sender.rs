@@ -302,8 +302,7 @@ impl MediaSender {
             let n = packets.len();
             let ratio = self.protection.fec_ratio(now, self.cc.target().fec_ratio);
             let code = self.protection.fec_code();
-            let fec =
-                crate::packetizer::add_fec_coded(&mut packets, ratio, &mut self.fec_credit, code);
+            let fec = crate::packetizer::add_fec(&mut packets, ratio, &mut self.fec_credit, code);
             self.stats.fec_packets += fec as u64;
             self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
             for p in packets {
