@@ -9,7 +9,9 @@
 use crate::engine::{BinCounters, EngineStats};
 use crate::FlowResult;
 use rtclab_core::{Time, TimeDelta};
-use rtclab_harness::measure::{CcSample, Columns, FLOW_COLUMNS, STANDARD_CC_SERIES};
+use rtclab_harness::measure::{
+    CcSample, Columns, FLOW_COLUMNS, STAGE_COLUMNS_AT, STANDARD_CC_SERIES,
+};
 use rtclab_harness::media_meter::{self, MediaBins};
 use rtclab_scenario::Scenario;
 
@@ -75,7 +77,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 _ => &no_media,
             };
             let (delay_mean, delay_max) = media.frame_delay_ms(i);
-            row[..17].copy_from_slice(&[
+            row[..STAGE_COLUMNS_AT].copy_from_slice(&[
                 t1.as_secs_f64(),
                 f.id as f64,
                 mbps(b.out_bytes, bin),
@@ -94,7 +96,7 @@ pub fn flow_columns(s: &Scenario, st: &EngineStats, received: &[FlowResult]) -> 
                 delay_max,
                 cc.state,
             ]);
-            row[17..FLOW_COLUMNS.len()].copy_from_slice(&media.stage_means_ms(i));
+            row[STAGE_COLUMNS_AT..FLOW_COLUMNS.len()].copy_from_slice(&media.stage_means_ms(i));
             for (k, n) in names.iter().enumerate() {
                 row[FLOW_COLUMNS.len() + k] = if *n == "queue_class" {
                     classes

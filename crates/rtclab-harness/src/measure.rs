@@ -74,6 +74,9 @@ pub const FLOW_COLUMNS: [&str; 25] = [
     "stage_decode_ms",
 ];
 
+/// Where the `stage_*` columns begin in [`FLOW_COLUMNS`] (they end it).
+pub const STAGE_COLUMNS_AT: usize = FLOW_COLUMNS.len() - rtclab_core::FRAME_STAGES.len();
+
 /// Controller series every `flows.parquet` has (NaN where no controller reports them), so the
 /// schema does not depend on which controllers ran or which engine ran them.
 pub const STANDARD_CC_SERIES: [&str; 8] = [

@@ -281,11 +281,10 @@ impl PlayoutPolicy for AdaptivePlayout {
             // As libwebrtc's frame buffer: no estimate update from a resent frame; it keeps
             // the schedule of the others (and goes at once when that has passed).
             let off = self.offset_ms.unwrap_or(delay_ms);
-            let cur = self.current_ms.unwrap_or(0.0);
-            return (f.capture + TimeDelta::from_secs_f64((off + cur).max(0.0) / 1e3)).max(now);
+            return release(f, off, self.current_ms.unwrap_or(0.0), now);
         }
-        // Frames complete in capture order here (the assembler drops older ones), so the
-        // variation is taken against the previous complete frame.
+        // Frames reach the jitter buffer in frame order (the frame buffer releases them so),
+        // so the variation is taken against the previous one.
         if let Some((pc, pa)) = self.prev {
             if f.capture > pc {
                 let d = (now - pa).as_millis_f64() - (f.capture - pc).as_millis_f64();
@@ -311,9 +310,14 @@ impl PlayoutPolicy for AdaptivePlayout {
         };
         self.current_ms = Some(cur);
         self.last_capture = Some(f.capture);
-        let at = f.capture + TimeDelta::from_secs_f64((off + cur).max(0.0) / 1e3);
-        at.max(now)
+        release(f, off, cur, now)
     }
+}
+
+/// Capture + the expected frame delay (`off_ms`) + the jitter delay (`cur_ms`), never before
+/// `now` (the frame is there already).
+fn release(f: &AssembledFrame, off_ms: f64, cur_ms: f64, now: Time) -> Time {
+    (f.capture + TimeDelta::from_secs_f64((off_ms + cur_ms).max(0.0) / 1e3)).max(now)
 }
 
 #[cfg(test)]

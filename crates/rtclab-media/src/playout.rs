@@ -66,9 +66,7 @@ impl AssembledFrame {
     pub fn delayed_by_retransmission(&self) -> bool {
         self.sent > self.first_sent || self.in_order > self.complete_at
     }
-}
 
-impl AssembledFrame {
     /// A frame with no sender-side detail (every sender-side stage folds into propagation).
     pub fn at(id: u64, capture: Time, complete_at: Time, key: bool) -> Self {
         AssembledFrame {
@@ -280,21 +278,25 @@ impl PlayoutPipeline {
         self
     }
 
+    /// How long the decoder queue's head has waited at `t` (s; 0 when the queue is empty).
+    fn head_wait(&self, t: Time) -> f64 {
+        self.decode_queue.front().map_or(0.0, |(released, _)| (t - *released).as_secs_f64())
+    }
+
     /// The pause baselines' periodic re-evaluation (see `FrameRateControl::next_tick`).
     fn frame_rate_tick(&mut self, now: Time) {
-        let Some(c) = self.frame_rate.as_deref_mut() else { return };
-        while let Some(t) = c.next_tick.filter(|t| *t <= now) {
+        while let Some(t) = self.frame_rate.as_ref().and_then(|c| c.next_tick).filter(|t| *t <= now)
+        {
+            let qwait = self.head_wait(t);
+            let qlen = self.decode_queue.len();
+            let c = self.frame_rate.as_deref_mut().expect("a tick belongs to frame-rate control");
             let slot = TimeDelta::from_secs_f64(1.0 / c.max_fps);
             c.next_tick = Some(t + slot);
-            let qwait = self
-                .decode_queue
-                .front()
-                .map_or(0.0, |(released, _)| (t - *released).as_secs_f64());
             let o = crate::afr::controller::Observation {
                 now: t.as_secs_f64(),
                 interarrival: slot.as_secs_f64(),
                 decoded: Vec::new(),
-                qlen: self.decode_queue.len(),
+                qlen,
                 qwait,
                 rtt: 0.0,
             };
@@ -330,14 +332,13 @@ impl PlayoutPipeline {
     /// A frame leaves the jitter buffer for the decoder queue at `now`: the frame-rate policy
     /// observes the arrival, and a full queue drops the frame. Returns whether it joins.
     fn decoder_arrival(&mut self, now: Time) -> bool {
+        let (head_wait, qlen) = (self.head_wait(now), self.decode_queue.len());
         let Some(c) = self.frame_rate.as_deref_mut() else { return true };
-        let head_wait =
-            self.decode_queue.front().map_or(0.0, |(released, _)| (now - *released).as_secs_f64());
         let o = crate::afr::controller::Observation {
             now: now.as_secs_f64(),
             interarrival: c.last_arrival.map_or(0.0, |t| (now - t).as_secs_f64()),
             decoded: std::mem::take(&mut c.decoded),
-            qlen: self.decode_queue.len(),
+            qlen,
             qwait: c.max_wait.max(head_wait),
             // No RTT at the receiver in our RTCP subset: the ≤ 100 ms branch of the rules.
             rtt: 0.0,
@@ -351,7 +352,7 @@ impl PlayoutPipeline {
         }
         let target = c.policy.on_arrival(&o);
         Self::note_target(c, target, &mut self.stats);
-        if c.capacity.is_some_and(|cap| self.decode_queue.len() >= cap) {
+        if c.capacity.is_some_and(|cap| qlen >= cap) {
             self.stats.decoder_drops += 1;
             return false;
         }

@@ -9,7 +9,9 @@ use rtclab_net::DropReason;
 const N_REASONS: usize = DropReason::ALL.len();
 
 pub use rtclab_harness::link_meter::{LinkMeter, QUEUE_SAMPLE_INTERVAL};
-pub use rtclab_harness::measure::{jain, CcSample, Columns, FLOW_COLUMNS, STANDARD_CC_SERIES};
+pub use rtclab_harness::measure::{
+    jain, CcSample, Columns, FLOW_COLUMNS, STAGE_COLUMNS_AT, STANDARD_CC_SERIES,
+};
 
 /// Everything a finished run produced.
 #[derive(Clone, Debug)]
@@ -352,7 +354,7 @@ impl Meters {
                 if !active(i, t0, t1) {
                     continue;
                 }
-                row[..17].copy_from_slice(&[
+                row[..STAGE_COLUMNS_AT].copy_from_slice(&[
                     t1.as_secs_f64(),
                     i as f64,
                     mbps(f.col_recv_bytes[b]),
@@ -371,7 +373,7 @@ impl Meters {
                     f.media.frame_delay_ms(b).1,
                     f.col_state[b],
                 ]);
-                row[17..base].copy_from_slice(&f.media.stage_means_ms(b));
+                row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
                 for (k, v) in row[base..].iter_mut().enumerate() {
                     *v = f.col_named.get(k).and_then(|c| c.get(b)).copied().unwrap_or(f64::NAN);
                 }

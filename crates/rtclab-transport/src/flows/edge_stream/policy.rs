@@ -131,24 +131,31 @@ impl RecoveryPolicy {
                 (USF_RATE[*comb] * n).round() as u32
             }
             RecoveryPolicy::WebRtc { hybrid, filter } => {
-                use super::webrtc::{code_rate, parity_packets, protection_factor};
-                let loss = filter.update(c.now_ms, c.loss);
+                use super::webrtc::{frame_protection_factor, parity_packets};
+                let rtt = hybrid.then_some(c.rtt_ms);
+                let pf = frame_protection_factor(
+                    filter,
+                    c.now_ms,
+                    c.loss,
+                    c.frame_kbits,
+                    c.frame_packets,
+                    rtt,
+                );
                 if c.retransmission {
                     return 0;
                 }
-                let loss255 = (loss * 255.0).round().clamp(0.0, 255.0) as u32;
-                let rtt = hybrid.then_some(c.rtt_ms);
-                let delta = code_rate(c.frame_kbits, loss255, c.frame_packets, rtt);
-                parity_packets(c.batch_packets, protection_factor(delta))
+                parity_packets(c.batch_packets, pf)
             }
             RecoveryPolicy::Linear { k, filter } => {
-                use super::webrtc::{code_rate, protection_factor};
-                let loss = filter.update(c.now_ms, c.loss);
-                let loss255 = (loss * 255.0).round().clamp(0.0, 255.0) as u32;
-                let beta0 =
-                    protection_factor(code_rate(c.frame_kbits, loss255, c.frame_packets, None))
-                        as f64
-                        / 256.0;
+                let beta0 = super::webrtc::frame_protection_factor(
+                    filter,
+                    c.now_ms,
+                    c.loss,
+                    c.frame_kbits,
+                    c.frame_packets,
+                    None,
+                ) as f64
+                    / 256.0;
                 // No time left: as much as the formula allows (β = 1).
                 let scale = if c.ddl_left_ms > 0 {
                     *k * c.rtt_ms.max(1) as f64 / c.ddl_left_ms as f64

@@ -94,6 +94,21 @@ pub fn parity_packets(n: u32, pf: u32) -> u32 {
         .sum()
 }
 
+/// The protection factor WebRTC gives a frame of `kbit_per_frame` over `packets` media
+/// packets, the sender's loss estimate `loss` (at `now_ms`) taken into `filter` first;
+/// `rtt_ms` for WebRTC14's scaling.
+pub fn frame_protection_factor(
+    filter: &mut MaxLossFilter,
+    now_ms: i64,
+    loss: f64,
+    kbit_per_frame: f64,
+    packets: u32,
+    rtt_ms: Option<u32>,
+) -> u32 {
+    let loss255 = (filter.update(now_ms, loss) * 255.0).round().clamp(0.0, 255.0) as u32;
+    protection_factor(code_rate(kbit_per_frame, loss255, packets, rtt_ms))
+}
+
 /// The loss filter: the maximum of the 1-second averages of the last ten seconds and the
 /// current second's.
 #[derive(Clone, Debug, Default)]
