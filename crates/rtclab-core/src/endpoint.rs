@@ -138,6 +138,11 @@ pub trait Endpoint {
     fn metrics(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The sender's current target media rate, if a controller sets one (sampled into the
+    /// `target_mbps` series of endpoints the harness does not know otherwise).
+    fn target_rate(&self) -> Option<crate::Rate> {
+        None
+    }
 }
 
 /// Payloads of packets in flight, by id (a slab: ids are reused in a deterministic order).

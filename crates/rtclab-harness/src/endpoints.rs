@@ -231,6 +231,10 @@ pub fn sample_flow(snd: &AnyEndpoint, rcv: Option<&AnyEndpoint>, packet_size: u3
             sample_media_sender(sender, &mut c);
             return c;
         }
+        AnyEndpoint::Other(e) => {
+            c.target_mbps = e.target_rate().map_or(f64::NAN, |r| r.as_mbps_f64());
+            None
+        }
         snd => snd.controller(),
     };
     if let Some(cc) = cc {

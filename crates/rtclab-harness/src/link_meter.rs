@@ -85,9 +85,12 @@ impl LinkMeter {
         }
     }
 
-    /// The queue holds `b` from `now` on.
+    /// The queue holds `b` from `now` on. The emulator's path may report an element's
+    /// timer (due a moment ago) after a packet handled at the present: such a report counts
+    /// from the last change, so time in the integral never runs backwards.
     #[inline]
     pub fn on_backlog(&mut self, now: Time, b: Backlog) {
+        let now = now.max(self.last_change);
         if b.bytes != self.cur_bytes {
             self.sample_to(now);
             self.b_area += self.cur_bytes as u128 * (now - self.last_change).as_nanos() as u128;
@@ -217,5 +220,18 @@ mod tests {
         assert_eq!(m.q_samples.len(), 20);
         assert_eq!(m.q_samples.iter().filter(|&&b| b == 1000).count(), 5);
         assert!(m.q_samples[5..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn a_backlog_reported_out_of_order_counts_from_the_last_change() {
+        // The emulator's path reports a timer due at 40 ms after a packet handled at 50 ms.
+        let mut m = LinkMeter::default();
+        m.on_backlog(Time::from_millis(0), Backlog { packets: 1, bytes: 1000 });
+        m.on_backlog(Time::from_millis(50), Backlog { packets: 2, bytes: 2000 });
+        m.on_backlog(Time::from_millis(40), Backlog { packets: 0, bytes: 0 });
+        m.close_bin(Time::from_millis(100), TimeDelta::from_millis(100), 1.0);
+        // 1000 B for 50 ms, then empty from 50 ms (not from 40 ms, not a negative span).
+        assert_eq!(m.col_q_mean[0], 500.0);
+        assert_eq!(m.col_q_max[0], 2000);
     }
 }

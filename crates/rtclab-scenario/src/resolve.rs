@@ -1531,6 +1531,8 @@ fn registered_flow(
         build(std::slice::from_ref(p))
             .map_err(|e| ConfigError::new(at(&format!("params.{}", p.0)), e))?;
     }
+    // Constraints between parameters (each alone was accepted above).
+    build(&params).map_err(|e| ConfigError::new(at("params"), e))?;
     Ok(FlowKindSpec::Registered { kind, params, packet_size })
 }
 

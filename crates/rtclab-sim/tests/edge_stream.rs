@@ -106,3 +106,54 @@ rtt = "0.1ms"
     assert_eq!(e.path, "reverse_link.conditions");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The chapter's GCC integration (`gcc = true`): GCC finds the link from a 300 kbit/s start
+/// (its probes go out as padding), the encoder gets half the target, the frames follow the
+/// target, the queue stays short and the deadline is met on a clean path; with the link cut to
+/// a third mid-run, the target follows it down.
+#[test]
+fn gcc_sets_the_edge_encoder_rate_from_the_link() {
+    let toml = |capacity: &str| {
+        format!(
+            r#"duration = "40s"
+[link]
+capacity = {capacity}
+queue = {{ limit = "1000pkt" }}
+[[flows]]
+kind = "edge_hairpin"
+rtt = "20ms"
+params = {{ gcc = true, deadline_ms = 100 }}
+"#
+        )
+    };
+    let (out, _) = run(parse(&toml("\"15Mbps\"")), 1);
+    let m = &out.summary["flows"][0]["metrics"];
+    let f = |k: &str| m[k].as_f64().unwrap_or_else(|| panic!("{k}: {m}"));
+    println!("{m}");
+    let target = f("cc_target_mbps");
+    assert!((6.0..=16.5).contains(&target), "target {target} Mbit/s on a 15 Mbit/s link");
+    // The encoder gets half the target (averaged over the ramp-up, so somewhat less).
+    let enc = f("encoder_mbps_mean");
+    assert!(enc > 2.0 && enc < 0.5 * 16.5, "encoder {enc}");
+    assert!(f("padding_packets") > 0.0 && f("padding_packets") == f("padding_packets_received"));
+    assert!(f("dmr") < 0.005, "{}", f("dmr"));
+    let q = out.summary["link"]["queuing_delay_ms"]["p99"].as_f64().unwrap();
+    assert!(q < 60.0, "queue p99 {q} ms");
+    // Capacity falls from 15 to 5 Mbit/s at 20 s: the target ends below the new capacity.
+    let (out, _) = run(
+        parse(&toml(
+            r#"{ schedule = [{ at = "0s", rate = "15Mbps" }, { at = "20s", rate = "5Mbps" }] }"#,
+        )),
+        1,
+    );
+    let m = &out.summary["flows"][0]["metrics"];
+    let t2 = m["cc_target_mbps"].as_f64().unwrap();
+    assert!(t2 < 5.5 && t2 > 1.0, "target after the cut {t2}: {m}");
+}
+
+#[test]
+fn gcc_start_above_its_maximum_is_refused() {
+    let t = scenario("edge_hairpin", ", gcc = true, gcc_start_mbps = 40");
+    let x = rtclab_scenario::from_toml_str(&t, &builtin_dir()).unwrap_err();
+    assert!(x.message.contains("gcc_start_mbps 40 is above gcc_max_mbps 30"), "{x}");
+}

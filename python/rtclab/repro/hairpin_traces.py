@@ -79,3 +79,51 @@ def write_sets(out: Path, sessions: int, seconds: float = 60.0, seed: int = 1) -
                          + "\n".join(session(ts, seconds, rng)) + "\n", encoding="utf-8")
             paths[name].append(p)
     return paths
+
+
+#: Bandwidth range of the GCC-integration runs (dissertation §7.4.5.4: 2-30 Mbit/s).
+CC_BANDWIDTH = (2.0, 30.0)
+#: The released set-up limits the link to this multiple of the trace bandwidth with a CC.
+CC_LINK_FACTOR = 1.5
+
+
+def cc_session(seconds: float, rng: random.Random) -> list[str]:
+    """A Wi-Fi session whose bandwidth moves: a per-session level drawn log-uniformly in
+    `CC_BANDWIDTH`, then a multiplicative random walk (σ 10 % per second, clamped to the range)
+    sampled every frame; RTT and loss as the `wifi` set."""
+    lines = session(SETS["wifi"], seconds, rng)
+    lo, hi = CC_BANDWIDTH
+    bw = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+    per_line = 0.10 * math.sqrt(FRAME_MS / 1000)
+    out = []
+    for line in lines:
+        bw = min(hi, max(lo, bw * math.exp(rng.gauss(0.0, per_line))))
+        _, rtt, loss = line.split()
+        out.append(f"{bw:.2f}Mbps {rtt} {loss}")
+    return out
+
+
+def write_cc_set(out: Path, sessions: int, seconds: float = 60.0, seed: int = 1,
+                 wide: float = 10.0) -> list[tuple[Path, Path, Path]]:
+    """Writes `sessions` Wi-Fi sessions with moving bandwidth under `out/wifi-cc/` and, for each,
+    the link's capacity trace (`CC_LINK_FACTOR` × the bandwidth, `bandwidth` format) and a wide
+    one (`wide` × the bandwidth, to separate self-congestion from loss); returns
+    (session, capacity, wide capacity) paths."""
+    d = out / "wifi-cc"
+    d.mkdir(parents=True, exist_ok=True)
+    pairs = []
+    for i in range(sessions):
+        rng = random.Random(f"{seed}-wifi-cc-{i}")
+        lines = cc_session(seconds, rng)
+        p = d / f"session-{i}.tr"
+        p.write_text(f"# rtclab synthetic wifi session {i} with moving bandwidth (seed {seed}), {FRAME_MS} ms per line\n"
+                     + "\n".join(lines) + "\n", encoding="utf-8")
+        caps = []
+        for suffix, factor in (("capacity", CC_LINK_FACTOR), ("capacity-wide", wide)):
+            cap = d / f"session-{i}.{suffix}"
+            cap.write_text(f"# link capacity = {factor} x bandwidth of {p.name}: <time s> <Mbit/s>\n"
+                           + "\n".join(f"{k * FRAME_MS / 1000:.3f} {float(line.split()[0][:-4]) * factor:.3f}"
+                                       for k, line in enumerate(lines)) + "\n", encoding="utf-8")
+            caps.append(cap)
+        pairs.append((p, caps[0], caps[1]))
+    return pairs

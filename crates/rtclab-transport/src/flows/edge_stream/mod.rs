@@ -21,11 +21,16 @@
 //! - `edge_lin`: Hairpin-lin, the chapter's naive scheme (eq. 7.2): WebRTC's redundancy scaled
 //!   by k · RTT / time left, on first transmissions and retransmissions.
 //!
+//! Every kind takes `gcc = true`: the chapter's GCC integration (§7.4.5.4, Fig 7.16), where
+//! send-side GCC sets the encoder's rate to half its target and the rest caps parity and
+//! retransmissions (`rate.rs`).
+//!
 //! The flow's summary carries the figures the chapter reports in `flows[].metrics`:
 //! `dmr` (deadline miss rate), `bwc` (bandwidth cost: parity + retransmitted data over first
 //! transmitted data), frame delays, packet counts.
 
 pub mod policy;
+pub mod rate;
 pub mod receiver;
 pub mod sender;
 pub mod webrtc;
@@ -35,6 +40,7 @@ use crate::flows::{FlowArgs, FlowKindEntry};
 use crate::hairpin::Table;
 use policy::RecoveryPolicy;
 use receiver::EdgeStreamReceiver;
+use rtclab_cc::gcc::GccConfig;
 use rtclab_core::params::{apply, describe, param, Param};
 use rtclab_core::TimeDelta;
 use sender::{EdgeStreamSender, OVERHEAD};
@@ -55,7 +61,18 @@ pub struct EdgeStreamConfig {
     pub beta: f64,
     /// Hairpin-lin's coefficient k (eq. 7.2).
     pub k: f64,
+    /// Send-side GCC sets the encoder's rate (`rate.rs`), from `gcc_start_mbps` up to
+    /// `gcc_max_mbps`.
+    pub gcc: bool,
+    pub gcc_start_mbps: f64,
+    pub gcc_max_mbps: f64,
+    /// libwebrtc's periodic probing in application-limited periods (its screenshare
+    /// setting): this sender is application-limited by design.
+    pub gcc_alr_probing: bool,
 }
+
+/// Data packets per frame at most (the wire format's one-byte count).
+pub const MAX_FRAME_PACKETS: u32 = 255;
 
 impl Default for EdgeStreamConfig {
     fn default() -> Self {
@@ -70,6 +87,10 @@ impl Default for EdgeStreamConfig {
             lambda_exp: 4.0,
             beta: 0.2,
             k: 1.0,
+            gcc: false,
+            gcc_start_mbps: 0.3,
+            gcc_max_mbps: 30.0,
+            gcc_alr_probing: true,
         }
     }
 }
@@ -87,6 +108,23 @@ impl EdgeStreamConfig {
         self.frame_bytes(packet_size).div_ceil(packet_size - OVERHEAD).max(1)
     }
 
+    /// The controller of `gcc = true`: libwebrtc's defaults but the start and maximum rates
+    /// (the maximum also bounds probes, as a transport's configured maximum does) and
+    /// periodic ALR probing.
+    pub fn gcc_config(&self) -> GccConfig {
+        let d = GccConfig::default();
+        GccConfig {
+            start_bitrate_bps: self.gcc_start_mbps * 1e6,
+            max_bitrate_bps: self.gcc_max_mbps * 1e6,
+            max_probe_bitrate_bps: self.gcc_max_mbps * 1e6,
+            probe: rtclab_cc::gcc::probe_controller::ProbeConfig {
+                periodic_alr_probing: self.gcc_alr_probing,
+                ..d.probe
+            },
+            ..d
+        }
+    }
+
     fn check(&self, packet_size: u32) -> Result<(), String> {
         if packet_size <= OVERHEAD {
             return Err(format!(
@@ -100,8 +138,14 @@ impl EdgeStreamConfig {
                 self.deadline_ms, self.fps
             ));
         }
+        if self.gcc && self.gcc_start_mbps > self.gcc_max_mbps {
+            return Err(format!(
+                "gcc_start_mbps {} is above gcc_max_mbps {}",
+                self.gcc_start_mbps, self.gcc_max_mbps
+            ));
+        }
         let f = self.frame_packets(packet_size);
-        if f > 255 {
+        if !self.gcc && f > MAX_FRAME_PACKETS {
             return Err(format!(
                 "{f} data packets per frame: at most 255 (raise packet_size or lower bitrate_mbps)"
             ));
@@ -120,6 +164,10 @@ macro_rules! common_params {
             param!(EdgeStreamConfig, "window_ms", "loss estimator window, ms (34: two frames at 60 fps)", Real, 1.0, 10_000.0, |c| c.window_ms, |c, v| c.window_ms = v),
             param!(EdgeStreamConfig, "pto", "retransmit on a probe timeout max(srtt+4 rttvar, 2 srtt) besides ACK holes; false = holes with a 1 s backstop (false)", Bool, 0.0, 1.0, |c| c.pto as u8 as f64, |c, v| c.pto = v != 0.0),
             param!(EdgeStreamConfig, "default_rtt_ms", "RTT assumed before the first sample, ms (20)", Real, 0.1, 10_000.0, |c| c.default_rtt_ms, |c, v| c.default_rtt_ms = v),
+            param!(EdgeStreamConfig, "gcc", "send-side GCC sets the encoder's rate to half its target, the rest caps parity (the chapter's GCC integration); bitrate_mbps and frame_packets are then unused (false)", Bool, 0.0, 1.0, |c| c.gcc as u8 as f64, |c, v| c.gcc = v != 0.0),
+            param!(EdgeStreamConfig, "gcc_start_mbps", "GCC's start rate, Mbit/s (0.3, libwebrtc's)", Real, 0.01, 1000.0, |c| c.gcc_start_mbps, |c, v| c.gcc_start_mbps = v),
+            param!(EdgeStreamConfig, "gcc_max_mbps", "GCC's maximum rate and probe rate, Mbit/s (30: the chapter's 2-30 Mbit/s)", Real, 0.05, 1000.0, |c| c.gcc_max_mbps, |c, v| c.gcc_max_mbps = v),
+            param!(EdgeStreamConfig, "gcc_alr_probing", "GCC probes every 5 s at 2× its estimate while application-limited (libwebrtc's screenshare setting; this sender leaves half the target unused by design) (true)", Bool, 0.0, 1.0, |c| c.gcc_alr_probing as u8 as f64, |c, v| c.gcc_alr_probing = v != 0.0),
             $($extra),*
         ]
     };

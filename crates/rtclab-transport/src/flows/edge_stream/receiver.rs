@@ -10,7 +10,7 @@
 //! frame none of whose packets arrived still counts, in its bin. Frames whose deadline falls
 //! after the last arrival (still in flight at the end) are not counted.
 
-use super::wire::{Chunk, ChunkAck};
+use super::wire::{is_padding, Chunk, ChunkAck};
 use rtclab_core::{
     Endpoint, EndpointEvent, FlowId, LogHistogram, Packet, Payload, Time, TimeDelta, Transmit,
 };
@@ -42,6 +42,8 @@ pub struct EdgeStreamReceiver {
     delay_hist: LogHistogram,
     pub packets: u64,
     pub recovered_by_fec: u64,
+    /// Padding packets (a congestion controller's probes), acknowledged and otherwise ignored.
+    pub padding: u64,
     /// Packets whose payload was not an edge-stream chunk.
     pub undecodable: u64,
 }
@@ -62,6 +64,7 @@ impl EdgeStreamReceiver {
             delay_hist: LogHistogram::new(),
             packets: 0,
             recovered_by_fec: 0,
+            padding: 0,
             undecodable: 0,
         }
     }
@@ -157,15 +160,30 @@ impl EdgeStreamReceiver {
         }
         Some(frame)
     }
+
+    fn ack(&mut self, now: Time, pkt: &Packet, ack: ChunkAck) {
+        let p = Packet::ack(self.flow, pkt.seq, pkt.sent_at, ACK_SIZE, now);
+        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(ack.encode())) });
+    }
 }
 
 impl Endpoint for EdgeStreamReceiver {
     fn handle_packet(&mut self, now: Time, pkt: &Packet, payload: Option<Payload>) {
-        let Some(c) = payload
-            .as_ref()
-            .and_then(|p| p.downcast_ref::<Vec<u8>>())
-            .and_then(|b| Chunk::decode(b))
-        else {
+        let bytes = payload.as_ref().and_then(|p| p.downcast_ref::<Vec<u8>>());
+        let arrival_ns = now.as_nanos();
+        if bytes.is_some_and(|b| is_padding(b)) {
+            self.padding += 1;
+            let ack = ChunkAck {
+                seq: pkt.seq,
+                data: None,
+                frame_done: None,
+                dispersion_ns: 0,
+                arrival_ns,
+            };
+            self.ack(now, pkt, ack);
+            return;
+        }
+        let Some(c) = bytes.and_then(|b| Chunk::decode(b)) else {
             self.undecodable += 1;
             return;
         };
@@ -188,9 +206,9 @@ impl Endpoint for EdgeStreamReceiver {
             data: c.data_index.map(|i| (c.frame, i)),
             frame_done,
             dispersion_ns: self.dispersion.map_or(0, |d| d.as_nanos().max(0) as u64),
+            arrival_ns,
         };
-        let p = Packet::ack(self.flow, pkt.seq, pkt.sent_at, ACK_SIZE, now);
-        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(ack.encode())) });
+        self.ack(now, pkt, ack);
     }
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_transmit(&mut self, _now: Time) -> Option<Transmit> {
@@ -213,6 +231,7 @@ impl Endpoint for EdgeStreamReceiver {
             ("frame_delay_p50_ms", q(0.5)),
             ("frame_delay_p99_ms", q(0.99)),
             ("packets_recovered_by_fec", self.recovered_by_fec as f64),
+            ("padding_packets_received", self.padding as f64),
             ("undecodable_packets", self.undecodable as f64),
         ]
     }

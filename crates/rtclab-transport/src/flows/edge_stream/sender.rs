@@ -4,8 +4,11 @@
 //! §3.5, after the released `game-server.cc` of hkust-spark/hairpin).
 //!
 //! Every millisecond (`check_rtx_interval`):
-//! 1. packets whose frame will miss the deadline (now − encode + minRTT/2 > deadline) are
-//!    forgotten;
+//! 1. packets that will miss the deadline (now − encode + minRTT/2 > deadline) are forgotten,
+//!    from the front of the history (oldest transmission first) only, as the released sender
+//!    does: a resent packet sits behind younger frames, and taking it out there would leave a
+//!    gap that the dup-ACK rule below reads as a hole (spuriously resending every frame once
+//!    a queue holds packets past the deadline);
 //! 2. groups whose delayed retransmission is due are resent;
 //! 3. going from the newest unacknowledged data packet to the oldest, the first one with a
 //!    newer data packet acknowledged at least two sequence numbers above it, and every older
@@ -16,12 +19,20 @@
 //!    (`pto`, RFC 8985's probe timeout); Hairpin's packets sent three times or more use
 //!    max(srtt + 4·rttvar, 1.5·srtt); all plus the dispersion + 0.5 ms.
 //!
+//! With `gcc = true` a congestion controller sets the encoder's rate and caps the parity
+//! (`rate.rs`); frames then vary in size.
+//!
 //! Loss estimate: data packets retransmitted / packets sent over the last `window_ms`
 //! (released `LossEstimator`). Not modelled: the released sender's loss detection on parity
 //! sequence gaps in "recovery", and Hairpin's hold-back of retransmissions when the smoothed
-//! RTT doubles (both narrow heuristics of the code, not of the paper).
+//! RTT doubles (both narrow heuristics of the code, not of the paper). Where the released
+//! sender keeps packets of completed frames as placeholders (`RCVD_PREV_DATA`), ours drops
+//! them at once: a placeholder just above a lost packet hides its hole from the dup-ACK rule
+//! (the released code finds such losses with the parity-gap rule instead), and on a path that
+//! does not reorder, packets received above a gap still prove what is below it lost.
 
 use super::policy::{BatchContext, RecoveryPolicy};
+use super::rate::RateControl;
 use super::wire::{Chunk, ChunkAck};
 use super::EdgeStreamConfig;
 use crate::RttEstimator;
@@ -33,6 +44,15 @@ use std::sync::Arc;
 pub const OVERHEAD: u32 = 48;
 const CHECK_EVERY: TimeDelta = TimeDelta::from_millis(1);
 
+/// A frame as its batches need it: id, encode time, data packets, payload bytes.
+#[derive(Clone, Copy, Debug)]
+struct FrameRef {
+    id: u64,
+    encode: Time,
+    packets: u32,
+    bytes: u32,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
     frame: u64,
@@ -42,6 +62,10 @@ struct Outstanding {
     round: u8,
     /// Packets (data + parity) in its batch.
     batch_size: u32,
+    /// Data packets and payload bytes of its frame, and its size on the wire.
+    frame_packets: u32,
+    frame_bytes: u32,
+    size: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -64,7 +88,6 @@ pub struct EdgeStreamSender {
     policy: RecoveryPolicy,
     packet_size: u32,
     interval: TimeDelta,
-    frame_packets: u32,
     next_frame: Option<Time>,
     next_check: Option<Time>,
     frame_id: u64,
@@ -85,6 +108,8 @@ pub struct EdgeStreamSender {
     dispersion: TimeDelta,
     loss_sent: VecDeque<(Time, u32)>,
     loss_rtx: VecDeque<(Time, u32)>,
+    /// The congestion controller setting the encoder's rate (`gcc = true`).
+    rate: Option<RateControl>,
     pub stats: EdgeStreamSenderStats,
 }
 
@@ -96,13 +121,12 @@ impl EdgeStreamSender {
         policy: RecoveryPolicy,
     ) -> Self {
         let interval = TimeDelta::from_secs_f64(1.0 / cfg.fps);
-        let frame_packets = cfg.frame_packets(packet_size);
+        let rate = cfg.gcc.then(|| RateControl::new(packet_size, cfg.gcc_config()));
         EdgeStreamSender {
             flow,
             policy,
             packet_size,
             interval,
-            frame_packets,
             next_frame: None,
             next_check: None,
             frame_id: 0,
@@ -123,6 +147,7 @@ impl EdgeStreamSender {
             dispersion: TimeDelta::ZERO,
             loss_sent: VecDeque::new(),
             loss_rtx: VecDeque::new(),
+            rate,
             stats: EdgeStreamSenderStats::default(),
             cfg,
         }
@@ -165,19 +190,26 @@ impl EdgeStreamSender {
         }
     }
 
-    fn context(&mut self, now: Time, batch: u32, ddl_left: TimeDelta, rtx: bool) -> BatchContext {
+    fn context(
+        &mut self,
+        now: Time,
+        (frame_packets, frame_bytes): (u32, u32),
+        batch: u32,
+        ddl_left: TimeDelta,
+        rtx: bool,
+    ) -> BatchContext {
         let rtt = self.srtt() + self.rtt.rttvar();
         let loss = self.loss_estimate(now);
         self.stats.loss_estimate_sum += loss;
         BatchContext {
             loss,
-            frame_packets: self.frame_packets,
+            frame_packets,
             batch_packets: batch,
             ddl_left_ms: ddl_left.as_nanos().div_euclid(1_000_000),
             rtt_ms: (rtt.as_nanos() as u64).div_ceil(1_000_000) as u32,
             retransmission: rtx,
             now_ms: (now.as_nanos() / 1_000_000) as i64,
-            frame_kbits: self.cfg.frame_bytes(self.packet_size) as f64 * 8.0 / 1e3,
+            frame_kbits: frame_bytes as f64 * 8.0 / 1e3,
         }
     }
 
@@ -186,31 +218,37 @@ impl EdgeStreamSender {
             .min(self.interval)
     }
 
-    fn data_size(&self, index: u32) -> u32 {
+    /// Wire size of data packet `index` of a frame of `packets` packets and `bytes` bytes.
+    fn data_size(&self, (packets, bytes): (u32, u32), index: u32) -> u32 {
         let payload = self.packet_size - OVERHEAD;
-        let bytes = self.cfg.frame_bytes(self.packet_size);
-        let last = bytes - payload * (self.frame_packets - 1);
-        if index + 1 == self.frame_packets {
-            last + OVERHEAD
+        if index + 1 == packets {
+            bytes - payload * (packets - 1) + OVERHEAD
         } else {
             self.packet_size
         }
     }
 
+    /// Sends `members` (data index, wire size) of `fr` and `parity` parity packets (capped by
+    /// the rate controller's quota) as one FEC block.
     fn send_batch(
         &mut self,
         now: Time,
-        frame: u64,
-        encode: Time,
-        indices: Vec<u32>,
+        fr: FrameRef,
+        members: Vec<(u32, u32)>,
         parity: u32,
         round: u8,
     ) {
+        let (frame, encode, frame_packets) = (fr.id, fr.encode, fr.packets);
         let batch = self.batch_id;
         self.batch_id += 1;
-        let n = indices.len() as u32;
-        let members: Arc<[u32]> = indices.into();
-        let (frame_packets, interval_ns) = (self.frame_packets, self.interval.as_nanos() as u64);
+        let n = members.len() as u32;
+        let parity = match &mut self.rate {
+            Some(r) => r.cap_parity(n, parity),
+            None => parity,
+        };
+        let sizes: Vec<u32> = members.iter().map(|m| m.1).collect();
+        let members: Arc<[u32]> = members.iter().map(|m| m.0).collect();
+        let interval_ns = self.interval.as_nanos() as u64;
         let chunk = |data_index, members: &Arc<[u32]>| Chunk {
             frame,
             encode,
@@ -221,9 +259,8 @@ impl EdgeStreamSender {
             data_index,
             round,
         };
-        for &i in members.iter() {
+        for (&i, size) in members.iter().zip(sizes) {
             let c = chunk(Some(i), &members);
-            let size = self.data_size(i);
             self.history.insert(
                 self.data_seq,
                 Outstanding {
@@ -233,6 +270,9 @@ impl EdgeStreamSender {
                     sent_at: now,
                     round,
                     batch_size: n + parity,
+                    frame_packets,
+                    frame_bytes: fr.bytes,
+                    size,
                 },
             );
             self.by_packet.insert((frame, i), self.data_seq);
@@ -259,35 +299,47 @@ impl EdgeStreamSender {
     }
 
     fn emit(&mut self, now: Time, size: u32, c: Chunk, rtx: bool) {
+        self.emit_bytes(now, size, c.encode(), rtx, None);
+    }
+
+    fn emit_bytes(&mut self, now: Time, size: u32, bytes: Vec<u8>, rtx: bool, probe: Option<u32>) {
         let mut p = Packet::data(self.flow, self.seq, size, now);
         p.set_retransmit(rtx);
+        if let Some(r) = &mut self.rate {
+            r.on_sent(now, self.seq, size, probe);
+        }
         self.seq += 1;
-        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(c.encode())) });
+        self.out.push_back(Transmit { pkt: p, payload: Some(Payload::bytes(bytes)) });
     }
 
     fn send_frame(&mut self, now: Time) {
         let frame = self.frame_id;
         self.frame_id += 1;
         self.stats.frames += 1;
-        let f = self.frame_packets;
+        let payload = self.packet_size - OVERHEAD;
+        let bytes = match &mut self.rate {
+            Some(r) => r.frame_bytes(self.cfg.fps, payload),
+            None => self.cfg.frame_bytes(self.packet_size),
+        };
+        let f = bytes.div_ceil(payload).clamp(1, super::MAX_FRAME_PACKETS);
+        let bytes = bytes.min(f * payload);
         let left = self.deadline() - self.dispersion.mul_f64(f as f64);
-        let ctx = self.context(now, f, left, false);
+        let ctx = self.context(now, (f, bytes), f, left, false);
         let k = self.policy.parity(&ctx);
-        self.send_batch(now, frame, now, (0..f).collect(), k, 0);
+        let members = (0..f).map(|i| (i, self.data_size((f, bytes), i))).collect();
+        let fr = FrameRef { id: frame, encode: now, packets: f, bytes };
+        self.send_batch(now, fr, members, k, 0);
     }
 
     /// Takes a frame's outstanding packets out of the history, with any delayed
     /// retransmission of it.
     fn take_frame(&mut self, frame: u64) -> Vec<Outstanding> {
         self.delayed.remove(&frame);
-        let seqs: Vec<u64> =
-            self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(_, s)| *s).collect();
-        seqs.into_iter()
-            .map(|s| {
-                let o = self.history.remove(&s).expect("by_packet mirrors history");
-                self.by_packet.remove(&(o.frame, o.index));
-                o
-            })
+        let keys: Vec<(u64, u32)> =
+            self.by_packet.range((frame, 0)..=(frame, u32::MAX)).map(|(k, _)| *k).collect();
+        keys.iter()
+            .filter_map(|k| self.by_packet.remove(k))
+            .map(|s| self.history.remove(&s).expect("by_packet mirrors history"))
             .collect()
     }
 
@@ -296,33 +348,38 @@ impl EdgeStreamSender {
         if taken.is_empty() {
             return;
         }
-        let mut indices = Vec::with_capacity(taken.len());
-        let (mut encode, mut round) = (now, 0);
+        let mut members = Vec::with_capacity(taken.len());
+        let mut fr = FrameRef { id: frame, encode: now, packets: 0, bytes: 0 };
+        let mut round = 0;
         for o in taken {
-            indices.push(o.index);
-            encode = o.encode;
+            members.push((o.index, o.size));
+            (fr.encode, fr.packets, fr.bytes) = (o.encode, o.frame_packets, o.frame_bytes);
             round = round.max(o.round);
         }
-        let n = indices.len() as u32;
+        let n = members.len() as u32;
         self.loss_rtx.push_back((now, n));
-        let left = self.deadline() - (now - encode);
-        let ctx = self.context(now, n, left, true);
+        let left = self.deadline() - (now - fr.encode);
+        let ctx = self.context(now, (fr.packets, fr.bytes), n, left, true);
         let k = self.policy.parity(&ctx);
-        self.send_batch(now, frame, encode, indices, k, round.saturating_add(1));
+        self.send_batch(now, fr, members, k, round.saturating_add(1));
     }
 
     fn check(&mut self, now: Time) {
         let ddl = self.deadline();
         let half_min = TimeDelta::from_nanos(self.min_rtt().as_nanos() / 2);
-        // 1. Packets that will miss the deadline.
-        let doomed: BTreeSet<u64> = self
-            .history
-            .values()
-            .filter(|o| now - o.encode + half_min > ddl)
-            .map(|o| o.frame)
-            .collect();
-        for f in doomed {
-            self.stats.given_up_packets += self.take_frame(f).len() as u64;
+        // 1. Packets that will miss the deadline, from the front only: taking one out behind
+        //    a younger unacknowledged packet would open a gap that step 3 reads as a hole.
+        while let Some(e) = self.history.first_entry() {
+            let o = *e.get();
+            if now - o.encode + half_min <= ddl {
+                break;
+            }
+            e.remove();
+            self.by_packet.remove(&(o.frame, o.index));
+            self.stats.given_up_packets += 1;
+            if !self.by_packet.range((o.frame, 0)..=(o.frame, u32::MAX)).any(|_| true) {
+                self.delayed.remove(&o.frame);
+            }
         }
         // 2. Delayed retransmissions now due.
         let mut resend: BTreeSet<u64> =
@@ -373,6 +430,9 @@ impl EdgeStreamSender {
 impl Endpoint for EdgeStreamSender {
     fn start(&mut self, now: Time) {
         self.next_frame = Some(now);
+        if let Some(r) = &mut self.rate {
+            r.start(now);
+        }
     }
     fn stop(&mut self) {
         self.next_frame = None;
@@ -385,6 +445,9 @@ impl Endpoint for EdgeStreamSender {
         else {
             return;
         };
+        if let Some(r) = &mut self.rate {
+            r.on_ack(ack.seq, Time::from_nanos(ack.arrival_ns));
+        }
         if let Some((sent_at, data_seq)) = self.sent.remove(&ack.seq) {
             self.rtt.on_sample(now - sent_at);
             if let Some(d) = data_seq {
@@ -409,6 +472,9 @@ impl Endpoint for EdgeStreamSender {
         }
     }
     fn handle_timeout(&mut self, now: Time) {
+        if let Some(r) = &mut self.rate {
+            r.handle_timeout(now);
+        }
         while let Some(t) = self.next_frame.filter(|t| *t <= now) {
             self.send_frame(now);
             self.next_frame = Some(t + self.interval);
@@ -418,20 +484,25 @@ impl Endpoint for EdgeStreamSender {
             self.next_check =
                 (!self.history.is_empty() || !self.delayed.is_empty()).then_some(now + CHECK_EVERY);
         }
+        while let Some((id, bytes)) = self.rate.as_mut().and_then(|r| r.poll_padding(now)) {
+            self.sent.insert(self.seq, (now, None));
+            self.emit_bytes(now, self.packet_size, bytes, false, Some(id));
+        }
     }
     fn poll_transmit(&mut self, _now: Time) -> Option<Transmit> {
         self.out.pop_front()
     }
+    fn target_rate(&self) -> Option<rtclab_core::Rate> {
+        self.rate.as_ref().map(|r| rtclab_core::Rate::from_bps(r.controller().target_bps() as u64))
+    }
     fn poll_timeout(&self) -> Option<Time> {
-        match (self.next_frame, self.next_check) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let rate = self.rate.as_ref().and_then(RateControl::poll_timeout);
+        [self.next_frame, self.next_check, rate].into_iter().flatten().min()
     }
     fn metrics(&self) -> Vec<(&'static str, f64)> {
         let s = &self.stats;
         let first = s.data_packets.max(1) as f64;
-        vec![
+        let mut m = vec![
             ("bwc", (s.parity_packets + s.rtx_data_packets) as f64 / first),
             ("frames_sent", s.frames as f64),
             ("data_packets", s.data_packets as f64),
@@ -441,7 +512,11 @@ impl Endpoint for EdgeStreamSender {
             ("given_up_packets", s.given_up_packets as f64),
             ("rtx_timeouts", s.timeouts as f64),
             ("loss_estimate_mean", s.loss_estimate_sum / (s.frames + s.rtx_batches).max(1) as f64),
-        ]
+        ];
+        if let Some(r) = &self.rate {
+            m.extend(r.metrics());
+        }
+        m
     }
 }
 
@@ -464,6 +539,7 @@ mod tests {
             data: c.data_index.map(|i| (c.frame, i)),
             frame_done: done.then_some(c.frame),
             dispersion_ns: 100_000,
+            arrival_ns: now.as_nanos(),
         };
         let p = Packet::ack(FlowId(0), seq, Time::ZERO, 64, now);
         s.handle_packet(now, &p, Some(Payload::bytes(a.encode())));
@@ -508,6 +584,47 @@ mod tests {
         // BWC = 2 resent / 5 first sent.
         let m: BTreeMap<_, _> = s.metrics().into_iter().collect();
         assert!((m["bwc"] - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_doomed_retransmission_behind_younger_frames_opens_no_hole() {
+        // Frames of 2 packets every 10 ms, deadline 50 ms, dup-ACK holes only. Frame 0's
+        // packet 0 is lost: the ACK of its packet 1 at 12 ms makes it a hole, resent after
+        // frame 1 (data seq 4, behind frame 1's 2 and 3; frame 2 follows with 5 and 6). At
+        // 44 ms the resent packet will miss the deadline, but it is not at the front: taking
+        // it out would leave a gap between frame 1 and frame 2 that reads as a hole and
+        // resends frame 1 for nothing (the released sender removes only from the front).
+        let cfg = EdgeStreamConfig {
+            frame_packets: 2,
+            fps: 100.0,
+            deadline_ms: 50.0,
+            ..Default::default()
+        };
+        let mut s = EdgeStreamSender::new(FlowId(0), 1248, cfg, RecoveryPolicy::Rtx);
+        s.start(Time::ZERO);
+        let mut sent = Vec::new();
+        let mut acked = false;
+        let mut t = Time::ZERO;
+        while t < Time::from_millis(53) {
+            t = s.poll_timeout().unwrap();
+            s.handle_timeout(t);
+            sent.extend(take(&mut s, t));
+            if t >= Time::from_millis(25) {
+                s.stop();
+            }
+            if !acked && t >= Time::from_millis(12) {
+                acked = true;
+                let (seq, c) = sent[1].clone();
+                ack(&mut s, Time::from_millis(12), seq, &c, false);
+            }
+        }
+        let resent: Vec<(u64, Option<u32>)> = sent
+            .iter()
+            .filter(|(_, c)| c.round > 0)
+            .map(|(_, c)| (c.frame, c.data_index))
+            .collect();
+        assert_eq!(resent, vec![(0, Some(0))]);
+        assert_eq!(s.stats.rtx_data_packets, 1);
     }
 
     #[test]

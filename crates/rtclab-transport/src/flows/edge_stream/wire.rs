@@ -6,7 +6,8 @@
 //! frame interval ns (u64), batch (u64), round (u8), data index (u16, 0xFFFF = parity),
 //! member count (u8), members (u8 each).
 //! Ack: type 2 (u8), seq (u64), flags (u8: 1 = data, 2 = frame done), frame (u64), index
-//! (u16), done frame (u64), dispersion ns (u64).
+//! (u16), done frame (u64), dispersion ns (u64), arrival ns (u64, the receiver's clock).
+//! Padding (a congestion controller's bandwidth probe): type 3 (u8), nothing else.
 
 use rtclab_core::Time;
 use std::sync::Arc;
@@ -39,10 +40,24 @@ pub struct ChunkAck {
     pub frame_done: Option<u64>,
     /// Smoothed spacing of consecutive packets of one batch at the receiver (ns).
     pub dispersion_ns: u64,
+    /// When the packet arrived, on the receiver's clock (ns): per-packet transport feedback
+    /// for a send-side congestion controller, which uses only differences of it.
+    pub arrival_ns: u64,
+}
+
+/// The payload of a padding packet.
+pub fn padding() -> Vec<u8> {
+    vec![PADDING]
+}
+
+/// Whether `bytes` is a padding packet's payload.
+pub fn is_padding(bytes: &[u8]) -> bool {
+    bytes == [PADDING]
 }
 
 const CHUNK: u8 = 1;
 const ACK: u8 = 2;
+const PADDING: u8 = 3;
 const PARITY: u16 = 0xFFFF;
 
 struct Reader<'a>(&'a [u8]);
@@ -109,7 +124,7 @@ impl Chunk {
 
 impl ChunkAck {
     pub fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(44);
+        let mut b = Vec::with_capacity(52);
         b.push(ACK);
         b.extend(self.seq.to_be_bytes());
         b.push(self.data.is_some() as u8 | (self.frame_done.is_some() as u8) << 1);
@@ -118,6 +133,7 @@ impl ChunkAck {
         b.extend((i as u16).to_be_bytes());
         b.extend(self.frame_done.unwrap_or(0).to_be_bytes());
         b.extend(self.dispersion_ns.to_be_bytes());
+        b.extend(self.arrival_ns.to_be_bytes());
         b
     }
 
@@ -131,6 +147,7 @@ impl ChunkAck {
         let (f, i) = (r.u64()?, r.u16()? as u32);
         let done = r.u64()?;
         let dispersion_ns = r.u64()?;
+        let arrival_ns = r.u64()?;
         if !r.0.is_empty() {
             return None;
         }
@@ -139,6 +156,7 @@ impl ChunkAck {
             data: (flags & 1 != 0).then_some((f, i)),
             frame_done: (flags & 2 != 0).then_some(done),
             dispersion_ns,
+            arrival_ns,
         })
     }
 }
@@ -162,7 +180,13 @@ mod tests {
         assert_eq!(Chunk::decode(&c.encode()), Some(c.clone()));
         let parity = Chunk { data_index: None, ..c.clone() };
         assert_eq!(Chunk::decode(&parity.encode()), Some(parity));
-        let a = ChunkAck { seq: 5, data: Some((7, 4)), frame_done: Some(7), dispersion_ns: 10_000 };
+        let a = ChunkAck {
+            seq: 5,
+            data: Some((7, 4)),
+            frame_done: Some(7),
+            dispersion_ns: 10_000,
+            arrival_ns: 42,
+        };
         assert_eq!(ChunkAck::decode(&a.encode()), Some(a));
         let b = ChunkAck { data: None, frame_done: None, ..a };
         assert_eq!(ChunkAck::decode(&b.encode()), Some(b));
@@ -170,6 +194,9 @@ mod tests {
         let bytes = c.encode();
         assert_eq!(Chunk::decode(&bytes[..bytes.len() - 1]), None);
         assert_eq!(ChunkAck::decode(&bytes), None);
+        assert!(
+            is_padding(&padding()) && !is_padding(&bytes) && Chunk::decode(&padding()).is_none()
+        );
         let bad = Chunk { data_index: Some(30), ..c };
         assert_eq!(Chunk::decode(&bad.encode()), None);
     }
