@@ -548,3 +548,30 @@ def test_emu_latency_breakdown_and_frame_rate_requests_cross_real_sockets():
         assert b["propagation"]["p50"] >= 20.0, (engine, b)  # rtt/2 + serialization
         assert b["queue"]["p99"] > 1.0, (engine, b)  # GCC at 2.5 of 3 Mbit/s queues at times
         assert m["frame_rate_requests"] >= 1 and m["final_fps"] < 60.0, (engine, m["final_fps"])
+
+
+FEC_MEDIA = """
+duration = "8s"
+[link]
+capacity = "5Mbps"
+loss = {{ model = "iid", rate = 0.05 }}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+media = {{ start_bitrate = "1Mbps", max_bitrate = "1Mbps", protection = {{ kind = "fixed", fec = 0.3, code = "{code}" }} }}
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("code", ["rs", "xor"])
+def test_emu_fec_packets_carry_real_parity_that_rebuilds_lost_media(code):
+    """In the emulator FEC packets carry real Reed-Solomon (the reed-solomon-erasure crate) or
+    XOR parity of the frame's media payloads; the receiving end rebuilds lost media payloads
+    from what arrived, and each rebuilt payload is the bytes that were sent (5 % loss, 8 s:
+    23 rebuilt with RS, 25 with XOR, all verified)."""
+    import rtclab
+    m = rtclab.run(FEC_MEDIA.format(code=code), seed=1, progress=False, engine="emu").summary["flows"][0]
+    mx = m["metrics"]
+    assert mx["fec_rebuilt_packets"] > 10, mx
+    assert mx["fec_rebuilt_verified"] == mx["fec_rebuilt_packets"] and mx["fec_rebuild_failures"] == 0, mx

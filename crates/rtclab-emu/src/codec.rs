@@ -14,8 +14,9 @@
 //! becomes a 56-byte datagram, 80 with three SACK blocks).
 
 use rtclab_core::{FlowId, Packet, PacketInfo, PacketKind, Payload, SackBlocks, Time, TimeDelta};
+use rtclab_media::fec_bytes::{FecDecoder, FecEncoder};
 use rtclab_media::rtp_codec::{
-    decode_data, decode_feedback, encode_data, encode_feedback, is_rtcp, SeqUnwrapper,
+    decode_data, decode_feedback, encode_data, encode_feedback, is_rtcp, SeqUnwrapper, REGION_AT,
 };
 use rtclab_media::sender::MediaFeedback;
 
@@ -39,17 +40,32 @@ pub trait WireCodec: Send {
         now: Time,
         out: &mut Vec<(Packet, Option<Payload>)>,
     ) -> Result<(), String>;
+    /// What the codec itself measured, for the flow's `metrics` (none by default).
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
-/// Media over RTP/RTCP: data packets are RTP, feedback is RTCP.
+/// Media over RTP/RTCP: data packets are RTP, feedback is RTCP. Media payloads carry
+/// stand-in codec bytes and FEC packets real parity of them (`rtclab_media::fec_bytes`); the
+/// receiving end rebuilds lost media bytes from parity and counts what it rebuilt.
 pub struct RtpCodec {
     ssrc: u32,
     seqs: SeqUnwrapper,
+    fec_out: FecEncoder,
+    fec_in: FecDecoder,
+    parity_seen: bool,
 }
 
 impl RtpCodec {
     pub fn new(ssrc: u32) -> Self {
-        RtpCodec { ssrc, seqs: SeqUnwrapper::default() }
+        RtpCodec {
+            ssrc,
+            seqs: SeqUnwrapper::default(),
+            fec_out: FecEncoder::default(),
+            fec_in: FecDecoder::default(),
+            parity_seen: false,
+        }
     }
 }
 
@@ -61,7 +77,22 @@ impl WireCodec for RtpCodec {
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
         let bytes = match pkt.kind {
-            PacketKind::Data => encode_data(pkt, self.ssrc),
+            PacketKind::Data => encode_data(pkt, self.ssrc).map(|mut b| {
+                if let PacketInfo::Media { frame_id, index, count, xor_groups, .. } = pkt.info {
+                    if let Some(region) = b.get_mut(REGION_AT..) {
+                        let len = region.len();
+                        let bytes = if index < count {
+                            Some(self.fec_out.media(self.ssrc, frame_id, index, count, len))
+                        } else {
+                            self.fec_out.parity(frame_id, index, count, xor_groups, len)
+                        };
+                        if let Some(r) = bytes {
+                            region.copy_from_slice(&r);
+                        }
+                    }
+                }
+                b
+            }),
             PacketKind::Ack => {
                 let fb = payload
                     .and_then(|p| p.downcast_ref::<MediaFeedback>())
@@ -87,9 +118,25 @@ impl WireCodec for RtpCodec {
                 out.push((pkt, Some(Payload::structured(fb))));
             }
         } else {
-            out.push((decode_data(bytes, flow, &mut self.seqs).map_err(|e| e.to_string())?, None));
+            let p = decode_data(bytes, flow, &mut self.seqs).map_err(|e| e.to_string())?;
+            if let PacketInfo::Media { frame_id, index, count, xor_groups, .. } = p.info {
+                let ssrc =
+                    bytes.get(8..12).map_or(0, |b| u32::from_be_bytes(b.try_into().expect("4")));
+                let region = bytes.get(REGION_AT..).unwrap_or_default();
+                self.parity_seen |= index >= count;
+                self.fec_in.on_packet(ssrc, frame_id, index, count, xor_groups, region);
+            }
+            out.push((p, None));
         }
         Ok(())
+    }
+
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        if self.parity_seen {
+            self.fec_in.metrics()
+        } else {
+            Vec::new()
+        }
     }
 }
 

@@ -525,6 +525,9 @@ fn summarize(
                 };
                 let errors = media.then_some(rx.decode_errors + r.sender.decode_errors);
                 hs::endpoint_fields(&mut out, &r.sender.endpoint, &rx.endpoint, frames, errors);
+                for (k, v) in &rx.codec_metrics {
+                    out.metrics.insert(k.to_string(), *v);
+                }
             }
             FlowResult::Failed => out.connected = false,
         }

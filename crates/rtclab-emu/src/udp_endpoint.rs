@@ -60,6 +60,8 @@ pub struct EndOut {
     /// Datagrams the codec could not read, and packets the socket refused (full buffers).
     pub decode_errors: u64,
     pub send_drops: u64,
+    /// What the codec measured (the receiver's FEC rebuilds on real bytes).
+    pub codec_metrics: Vec<(&'static str, f64)>,
 }
 
 /// One flow's two ends.
@@ -184,6 +186,7 @@ fn drive(
         frame_delay: LogHistogram::new(),
         display: Default::default(),
         decode_errors: 0,
+        codec_metrics: Vec::new(),
         send_drops: 0,
     };
     let sample = |ep: &AnyEndpoint| match side {
@@ -315,6 +318,7 @@ fn drive(
         }
     }
     out.endpoint = ep;
+    out.codec_metrics = codec.metrics();
     Ok(out)
 }
 

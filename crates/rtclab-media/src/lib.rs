@@ -27,6 +27,7 @@
 pub mod afr;
 pub mod ccfb;
 pub mod encoder;
+pub mod fec_bytes;
 pub mod feedback;
 pub mod feedback_access;
 pub mod frames;

@@ -45,6 +45,9 @@ const KIND_KEY: u8 = 3;
 /// RTP header (12) + extension header (4) + transport seq (3) + abs-send-time (4) + queue
 /// delay (9).
 const RTP_HEADER: usize = 32;
+/// Where a data packet's payload region (after the descriptor; codec bytes in a real stream,
+/// `fec_bytes` content here) starts in the RTP packet.
+pub const REGION_AT: usize = RTP_HEADER + DESCRIPTOR;
 /// The smallest data packet (IPv4 length) this codec can encode.
 pub const MIN_PACKET: u32 = IP_UDP_OVERHEAD + (RTP_HEADER + DESCRIPTOR) as u32;
 
