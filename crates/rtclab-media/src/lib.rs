@@ -43,5 +43,6 @@ pub mod receiver;
 pub mod rtp_codec;
 pub mod rtx;
 pub mod sender;
+pub mod table_protection;
 pub mod window;
 pub mod zhuge;

@@ -8,9 +8,11 @@
 //!   neither.
 //! - `none`: no FEC, no retransmission.
 //! - `fixed`: a constant FEC ratio and, optionally, NACK/RTX (`rtx.rs`).
+//! - `webrtc`, `hairpin`: the per-frame FEC of WebRTC's protection tables or Hairpin's solved
+//!   table, with NACK/RTX (`table_protection.rs`).
 //!
-//! Later policies (Hairpin's joint FEC + retransmission, dissertation ch. 5) implement
-//! [`ProtectionPolicy`] and plug in through `MediaSender::with_protection`.
+//! Other policies implement [`ProtectionPolicy`] and plug in through
+//! `MediaSender::with_protection`.
 
 use crate::packetizer::{FecCode, MediaPacket};
 use crate::rtx::{Retransmitter, RtxConfig};
@@ -24,6 +26,11 @@ pub trait ProtectionPolicy: Send + Sync {
     /// FEC packets per media packet for the frame being packetized; `requested` is what the
     /// controller's application model asks for (0 for plain congestion controllers).
     fn fec_ratio(&mut self, now: Time, requested: f64) -> f64;
+    /// Policies that decide per frame: the FEC packets for a frame of `packets` media packets
+    /// and `bytes` bytes (None: `fec_ratio` decides).
+    fn fec_packets(&mut self, _now: Time, _packets: u32, _bytes: u64) -> Option<u32> {
+        None
+    }
     /// A media packet left with transport sequence number `seq`.
     fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket);
     /// Feedback results in; the media packets to resend out (marked `rtx`).
@@ -55,6 +62,16 @@ pub enum ProtectionSpec {
         rtx: Option<RtxConfig>,
         code: FecCode,
     },
+    /// WebRTC's table FEC; with `rtx`, the hybrid NACK/FEC method.
+    WebRtc {
+        rtx: Option<RtxConfig>,
+    },
+    /// Hairpin's table for first transmissions (λ = 10^−`lambda_exp`), NACK/RTX after.
+    Hairpin {
+        lambda_exp: f64,
+        deadline: rtclab_core::TimeDelta,
+        rtx: RtxConfig,
+    },
 }
 
 impl Default for ProtectionSpec {
@@ -67,13 +84,49 @@ impl ProtectionSpec {
     /// Whether the sender resends lost packets (the receiver then waits for them).
     pub fn retransmits(&self) -> bool {
         match self {
-            ProtectionSpec::Auto { rtx } | ProtectionSpec::Fixed { rtx, .. } => rtx.is_some(),
+            ProtectionSpec::Auto { rtx }
+            | ProtectionSpec::Fixed { rtx, .. }
+            | ProtectionSpec::WebRtc { rtx } => rtx.is_some(),
+            ProtectionSpec::Hairpin { .. } => true,
             ProtectionSpec::None => false,
         }
     }
 
+    /// The policy. Fails only where Hairpin's table cannot be solved for `lambda_exp`.
+    pub fn try_build(&self) -> Result<Box<dyn ProtectionPolicy>, String> {
+        use crate::table_protection::TableProtection;
+        use rtclab_core::TimeDelta;
+        use rtclab_transport::flows::edge_stream::{hairpin_table, policy::RecoveryPolicy};
+        Ok(match self {
+            ProtectionSpec::WebRtc { rtx } => Box::new(TableProtection::new(
+                if rtx.is_some() { "webrtc-nack-fec" } else { "webrtc-fec" },
+                RecoveryPolicy::WebRtc { hybrid: rtx.is_some(), filter: Default::default() },
+                *rtx,
+                TimeDelta::from_millis(100),
+                TimeDelta::from_secs(1),
+            )),
+            ProtectionSpec::Hairpin { lambda_exp, deadline, rtx } => {
+                Box::new(TableProtection::new(
+                    "hairpin",
+                    RecoveryPolicy::Hairpin {
+                        table: hairpin_table(10f64.powf(-lambda_exp))?,
+                        one_layer: false,
+                    },
+                    Some(*rtx),
+                    *deadline,
+                    TimeDelta::from_millis(500),
+                ))
+            }
+            other => other.build(),
+        })
+    }
+
+    /// The built-in policy (`webrtc`/`hairpin` through [`Self::try_build`]).
     pub fn build(&self) -> Box<dyn ProtectionPolicy> {
         match self {
+            ProtectionSpec::WebRtc { .. } | ProtectionSpec::Hairpin { .. } => {
+                self.try_build().expect("Hairpin's table solves for a validated lambda_exp")
+            }
             ProtectionSpec::Auto { rtx } => Box::new(Builtin {
                 name: "auto",
                 fec: None,

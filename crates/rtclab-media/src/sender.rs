@@ -300,9 +300,18 @@ impl MediaSender {
             self.stats.frames += 1;
             let mut packets = packetize(&frame, self.cfg.packetizer);
             let n = packets.len();
-            let ratio = self.protection.fec_ratio(now, self.cc.target().fec_ratio);
             let code = self.protection.fec_code();
-            let fec = crate::packetizer::add_fec(&mut packets, ratio, &mut self.fec_credit, code);
+            let fec = match self.protection.fec_packets(now, n as u32, frame.size as u64) {
+                // An exact count: k + ½ packets' worth over a fresh credit floors to k.
+                Some(k) => {
+                    let ratio = (k as f64 + 0.5) / n.max(1) as f64;
+                    crate::packetizer::add_fec(&mut packets, ratio, &mut 0.0, code)
+                }
+                None => {
+                    let ratio = self.protection.fec_ratio(now, self.cc.target().fec_ratio);
+                    crate::packetizer::add_fec(&mut packets, ratio, &mut self.fec_credit, code)
+                }
+            };
             self.stats.fec_packets += fec as u64;
             self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
             for p in packets {

@@ -447,16 +447,20 @@ pub struct MediaParams {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtectionConfig {
-    /// "auto" (the application model's own: Zoom-like FEC and RTX), "none", "fixed".
+    /// "auto" (the application model's own: Zoom-like FEC and RTX), "none", "fixed",
+    /// "webrtc" (WebRTC's protection tables), "hairpin" (Hairpin's table + NACK/RTX).
     pub kind: ProtectionKind,
     /// kind = "fixed": FEC packets per media packet (0..=1).
     pub fec: Option<f64>,
-    /// kind = "fixed": retransmit packets the feedback reports lost (NACK + RTX).
+    /// kind = "fixed" or "webrtc": retransmit packets the feedback reports lost (NACK + RTX).
     pub rtx: Option<bool>,
     /// kind = "fixed": the FEC code, "rs" (Reed-Solomon, default) or "xor" (FlexFEC-style).
     pub code: Option<String>,
     /// No retransmission at or above this smoothed RTT (default 400 ms).
     pub rtx_max_rtt: Option<Duration>,
+    /// kind = "hairpin": λ = 10^−lambda_exp (default 4) and the frame deadline (100 ms).
+    pub lambda_exp: Option<f64>,
+    pub deadline: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -465,6 +469,8 @@ pub enum ProtectionKind {
     Auto,
     None,
     Fixed,
+    Webrtc,
+    Hairpin,
 }
 
 #[derive(Debug, Deserialize)]

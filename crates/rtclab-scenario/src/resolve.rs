@@ -974,19 +974,26 @@ fn protection_spec(
         }
         d => d.map(|d| d.0),
     };
-    if kind != ProtectionKind::Fixed {
-        for (k, given) in [
-            ("fec", p.and_then(|p| p.fec).is_some()),
-            ("rtx", p.and_then(|p| p.rtx).is_some()),
-            ("code", p.and_then(|p| p.code.as_ref()).is_some()),
-        ] {
-            if given {
-                return Err(ConfigError::new(
-                    at(&format!("media.protection.{k}")),
-                    format!("applies to kind = \"fixed\" only ({kind:?} decides it)")
-                        .to_lowercase(),
-                ));
-            }
+    for (k, given, kinds) in [
+        ("fec", p.and_then(|p| p.fec).is_some(), &[ProtectionKind::Fixed][..]),
+        ("code", p.and_then(|p| p.code.as_ref()).is_some(), &[ProtectionKind::Fixed]),
+        ("rtx", p.and_then(|p| p.rtx).is_some(), &[ProtectionKind::Fixed, ProtectionKind::Webrtc]),
+        ("lambda_exp", p.and_then(|p| p.lambda_exp).is_some(), &[ProtectionKind::Hairpin]),
+        ("deadline", p.and_then(|p| p.deadline).is_some(), &[ProtectionKind::Hairpin]),
+    ] {
+        if given && !kinds.contains(&kind) {
+            let names: Vec<String> = kinds
+                .iter()
+                .map(|k| format!("kind = \"{}\"", format!("{k:?}").to_lowercase()))
+                .collect();
+            return Err(ConfigError::new(
+                at(&format!("media.protection.{k}")),
+                format!(
+                    "applies to {} only (kind = \"{}\" decides it)",
+                    names.join(" or "),
+                    format!("{kind:?}").to_lowercase()
+                ),
+            ));
         }
     }
     Ok(match kind {
@@ -1025,6 +1032,31 @@ fn protection_spec(
                 }
             };
             ProtectionSpec::Fixed { fec_ratio: fec, rtx, code }
+        }
+        ProtectionKind::Webrtc => {
+            let rtx = p.and_then(|p| p.rtx).unwrap_or(false).then(|| RtxConfig {
+                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
+                ..Default::default()
+            });
+            ProtectionSpec::WebRtc { rtx }
+        }
+        ProtectionKind::Hairpin => {
+            let lambda_exp = p.and_then(|p| p.lambda_exp).unwrap_or(4.0);
+            if !(-1.0..=12.0).contains(&lambda_exp) {
+                return Err(ConfigError::new(
+                    at("media.protection.lambda_exp"),
+                    format!("{lambda_exp} is out of range: accepted -1..=12 (λ = 10^-lambda_exp)"),
+                ));
+            }
+            let deadline = p.and_then(|p| p.deadline).map_or(TimeDelta::from_millis(100), |d| d.0);
+            if deadline <= TimeDelta::ZERO {
+                return Err(ConfigError::new(at("media.protection.deadline"), "must be positive"));
+            }
+            let rtx = RtxConfig {
+                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
+                ..Default::default()
+            };
+            ProtectionSpec::Hairpin { lambda_exp, deadline, rtx }
         }
     })
 }

@@ -297,3 +297,65 @@ fn reed_solomon_recovers_more_frames_than_xor_parity_at_the_same_overhead() {
     let share = |m: &Value| m["composition"]["fec"].as_f64().unwrap();
     assert!((share(&rs) - share(&xor)).abs() < 0.03, "same overhead");
 }
+
+/// WebRTC's table-driven protection on a media flow (`kind = "webrtc"`): FEC follows the
+/// measured loss (none on a clean path); with NACK on, the hybrid method recovers what FEC
+/// does not, so frames are neither lost nor held as long as retransmission alone holds them.
+/// Hairpin's table (`kind = "hairpin"`) protects first transmissions the same way, at a higher
+/// FEC share on these small frames (the table is solved for 5-55-packet frames). Measured
+/// (5 % loss, 1 Mbit/s, 60 fps): deadline misses 1533 RTX, 101 WebRTC + NACK, 135 Hairpin.
+#[test]
+fn table_driven_protection_follows_the_loss() {
+    let run_p = |loss: f64, p: &str| {
+        gcc_lossy(loss, "[metrics]\nwarmup = \"10s\"", &format!("fps = 60, protection = {{ {p} }}"))
+    };
+    let clean = run_p(0.0, "kind = \"webrtc\"");
+    assert_eq!(clean["composition"]["fec"].as_f64().unwrap(), 0.0, "{}", clean["composition"]);
+    let rtx = run_p(0.05, "kind = \"fixed\", rtx = true");
+    let web = run_p(0.05, "kind = \"webrtc\", rtx = true");
+    let fec_only = run_p(0.05, "kind = \"webrtc\"");
+    let hp = run_p(0.05, "kind = \"hairpin\"");
+    let n = |m: &Value, k: &str| m[k].as_u64().unwrap();
+    let p95 = |m: &Value| m["frame_delay_ms"]["p95"].as_f64().unwrap();
+    for (name, m) in [("rtx", &rtx), ("webrtc+nack", &web), ("webrtc", &fec_only), ("hairpin", &hp)]
+    {
+        println!(
+            "{name}: incomplete {} shown {} misses {} delay p95 {:.0} ms fec share {:.3}",
+            n(m, "incomplete_frames"),
+            n(m, "frames_displayed"),
+            n(m, "deadline_misses"),
+            p95(m),
+            m["composition"]["fec"].as_f64().unwrap()
+        );
+    }
+    assert!(web["composition"]["fec"].as_f64().unwrap() > 0.05);
+    assert!(n(&web, "deadline_misses") * 2 < n(&rtx, "deadline_misses"));
+    assert!(n(&web, "incomplete_frames") < n(&fec_only, "incomplete_frames"));
+    assert!(hp["composition"]["fec"].as_f64().unwrap() > 0.05);
+    assert!(n(&hp, "incomplete_frames") <= n(&rtx, "incomplete_frames"));
+    // Parity, headers and resends are paid out of the target: the pacer keeps up.
+    assert!(n(&hp, "deadline_misses") * 2 < n(&rtx, "deadline_misses"));
+    assert!(p95(&hp) < 200.0 && p95(&web) < 100.0, "{} {}", p95(&hp), p95(&web));
+}
+
+#[test]
+fn table_protection_settings_are_checked() {
+    let e = |p: &str| {
+        rtclab_scenario::from_toml_str(
+            &format!(
+                "duration = \"5s\"\n[link]\ncapacity = \"4Mbps\"\n[[flows]]\nkind = \"media\"\ncc = \"gcc\"\nrtt = \"40ms\"\nmedia = {{ protection = {{ {p} }} }}\n"
+            ),
+            &builtin_dir(),
+        )
+        .unwrap_err()
+    };
+    let x = e("kind = \"webrtc\", fec = 0.2");
+    assert_eq!(x.path, "flows[0].media.protection.fec");
+    assert!(x.message.contains("kind = \"fixed\""), "{x}");
+    let x = e("kind = \"hairpin\", lambda_exp = 20");
+    assert!(x.message.contains("out of range"), "{x}");
+    let x = e("kind = \"hairpin\", rtx = false");
+    assert_eq!(x.path, "flows[0].media.protection.rtx");
+    let x = e("kind = \"fixed\", deadline = \"50ms\"");
+    assert!(x.message.contains("kind = \"hairpin\""), "{x}");
+}
