@@ -47,7 +47,9 @@ def _case_metrics(summaries: list[dict]) -> dict[str, Any]:
             "ratio_median_5s": five.get("ratio_median"),
             "convergence_s": _mean(f["rfc8868"]["convergence_s"] for f in media),
             "oscillations": sum(f["rfc8868"]["oscillations"] for f in media),
-            "cross_traffic_mbps": _mean(f["throughput_mbps"] for f in other),
+            # All cross traffic together, over the run (5.7's short flows are many and brief).
+            "cross_traffic_mbps": (sum(f["throughput_mbps"] * f["active_s"] for f in other) / s["duration_s"]
+                                   if other else None),
         }
     runs = [per_run(s) for s in summaries]
     return {k: _mean(r[k] for r in runs) for k in runs[0]} if runs else {}
