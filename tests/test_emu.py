@@ -575,3 +575,23 @@ def test_emu_fec_packets_carry_real_parity_that_rebuilds_lost_media(code):
     mx = m["metrics"]
     assert mx["fec_rebuilt_packets"] > 10, mx
     assert mx["fec_rebuilt_verified"] == mx["fec_rebuilt_packets"] and mx["fec_rebuild_failures"] == 0, mx
+
+
+@needs_root
+def test_emu_paused_media_flow_stops_and_resumes():
+    """`pauses` in the emulator: the sender is silent between `at` and `until`, then sends again."""
+    import rtclab
+    sc = """
+duration = "9s"
+[link]
+capacity = "4Mbps"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+pauses = [{ at = "3s", until = "6s" }]
+"""
+    fl = rtclab.run(sc, progress=False, engine="emu").flows
+    during = fl[(fl.time_s > 3.4) & (fl.time_s <= 6.0)].sending_rate_mbps.sum()
+    after = fl[fl.time_s > 6.6].sending_rate_mbps.mean()
+    assert during == 0.0 and after > 0.5, (during, after)

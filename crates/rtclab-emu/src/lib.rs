@@ -325,6 +325,7 @@ impl Emulation {
                         t0,
                         start: f.start,
                         stop: f.stop.min(end),
+                        pauses: f.pauses.clone(),
                         end,
                         bin,
                         window_start: Time::ZERO + emu.scenario.metrics.warmup,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// When and how one flow's two ends run.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct UdpFlowSpec {
     pub flow: u32,
     pub port: u16,
@@ -35,6 +35,8 @@ pub struct UdpFlowSpec {
     pub t0: i64,
     pub start: Time,
     pub stop: Time,
+    /// The sender pauses at the first time and resumes at the second.
+    pub pauses: Vec<(Time, Time)>,
     pub end: Time,
     pub bin: TimeDelta,
     /// Start of the measurement window (frame counts and delays cover the window only).
@@ -99,11 +101,12 @@ impl UdpFlow {
     ) -> Result<Self, EmuError> {
         let port = spec.port;
         let stop_r = stop.clone();
+        let spec_r = spec.clone();
         let recv_thread = crate::netns::spawn_in_netns(
             format!("emu-flow-recv-{port}"),
             crate::netns::Topology::netns_path(receiver_ns),
             move || bound((crate::netns::RECEIVER_ADDR, port), None),
-            move |sock| drive(Side::Receiver, spec, receiver, receiver_codec, sock, &stop_r),
+            move |sock| drive(Side::Receiver, spec_r, receiver, receiver_codec, sock, &stop_r),
         )?;
         let send_thread = crate::netns::spawn_in_netns(
             format!("emu-flow-send-{port}"),
@@ -204,6 +207,7 @@ fn drive(
     let mut ready = Vec::new();
     let mut peer: Option<SocketAddr> = None;
     let (mut started, mut stopped) = (side == Side::Receiver, false);
+    let (mut paused, mut pause_at) = (false, 0);
     let mut sampled = 0; // bins whose end has been sampled
     while !stop.load(Ordering::Relaxed) {
         let now = now_at(t0);
@@ -217,6 +221,21 @@ fn drive(
         if side == Side::Sender && started && !stopped && now >= spec.stop {
             ep.stop();
             stopped = true;
+        }
+        // Pauses: stop at the pause, start again at the resume (as the simulator's events).
+        while let Some(&(pause, resume)) =
+            spec.pauses.get(pause_at).filter(|_| side == Side::Sender && started && !stopped)
+        {
+            if !paused && now >= pause {
+                ep.stop();
+                paused = true;
+            } else if paused && now >= resume {
+                ep.start(now);
+                paused = false;
+                pause_at += 1;
+            } else {
+                break;
+            }
         }
         // Bins that ended before this instant's inputs: sample the state they ended in.
         let i = bin_of(now).min(nb);
@@ -302,6 +321,9 @@ fn drive(
         let next = [
             if started { ep.poll_timeout() } else { Some(spec.start) },
             (side == Side::Sender && !stopped).then_some(spec.stop),
+            (side == Side::Sender)
+                .then(|| spec.pauses.get(pause_at).map(|p| if paused { p.1 } else { p.0 }))
+                .flatten(),
             Some(next_bin),
             Some(last),
         ]

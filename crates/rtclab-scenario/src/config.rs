@@ -463,6 +463,14 @@ pub struct ProtectionConfig {
     pub deadline: Option<Duration>,
 }
 
+/// `{ at = "40s", until = "60s" }`: a sender pause.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseConfig {
+    pub at: Duration,
+    pub until: Duration,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProtectionKind {
@@ -490,6 +498,8 @@ pub struct FlowConfig {
     pub reverse_path: Option<Vec<String>>,
     pub start: Option<Duration>,
     pub stop: Option<Duration>,
+    /// Media and cbr flows: the sender pauses at `at` and resumes at `until` (RFC 8867 §5.8).
+    pub pauses: Option<Vec<PauseConfig>>,
     /// Identical copies of this flow.
     #[serde(default = "one_u32")]
     pub count: u32,

@@ -124,6 +124,8 @@ pub struct FlowSpec {
     pub reverse_path: Vec<usize>,
     pub start: Time,
     pub stop: Time,
+    /// The sender pauses at the first time and resumes at the second, in order.
+    pub pauses: Vec<(Time, Time)>,
     pub jitter: TimeDelta,
 }
 
@@ -421,6 +423,34 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 FlowKindSpec::Cbr { rate: rate.0, packet_size }
             }
         };
+        let mut pauses = Vec::new();
+        for (i, p) in f.pauses.iter().flatten().enumerate() {
+            let at_i = |k: &str| at(&format!("pauses[{i}].{k}"));
+            if !matches!(kind, FlowKindSpec::Media(_) | FlowKindSpec::Cbr { .. }) {
+                return Err(ConfigError::new(
+                    at("pauses"),
+                    format!(
+                        "pauses apply to media and cbr flows (this is a {} flow)",
+                        kind.cc_name()
+                    ),
+                ));
+            }
+            let (a, u) = (Time::ZERO + p.at.0, Time::ZERO + p.until.0);
+            let after = pauses.last().map_or(start, |&(_, u): &(Time, Time)| u);
+            if a <= after {
+                return Err(ConfigError::new(
+                    at_i("at"),
+                    format!("{a} is not after the flow's start or the previous resume ({after})"),
+                ));
+            }
+            if u <= a || u >= stop {
+                return Err(ConfigError::new(
+                    at_i("until"),
+                    format!("{u} must be after the pause ({a}) and before the flow stops ({stop})"),
+                ));
+            }
+            pauses.push((a, u));
+        }
         for k in 0..f.count {
             let id = flows.len() as u32;
             let name = match (&f.name, f.count) {
@@ -438,6 +468,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 reverse_path: reverse_path.clone(),
                 start,
                 stop,
+                pauses: pauses.clone(),
                 jitter: f.jitter.map_or(TimeDelta::ZERO, |d| d.0),
             });
         }

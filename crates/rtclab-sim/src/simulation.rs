@@ -102,6 +102,10 @@ impl Simulation {
             if f.stop < end {
                 queue.push(f.stop, Event::FlowStop { flow: f.id });
             }
+            for &(pause, resume) in &f.pauses {
+                queue.push(pause, Event::FlowStop { flow: f.id });
+                queue.push(resume, Event::FlowStart { flow: f.id });
+            }
         }
         let meters = Meters::new(
             scenario.flows.len(),

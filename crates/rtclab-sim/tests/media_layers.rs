@@ -359,3 +359,41 @@ fn table_protection_settings_are_checked() {
     let x = e("kind = \"fixed\", deadline = \"50ms\"");
     assert!(x.message.contains("kind = \"hairpin\""), "{x}");
 }
+
+/// `pauses` (RFC 8867 §5.8): the sender stops at `at` and starts again at `until`; nothing is
+/// sent in between, frames flow again after; bad pauses are named.
+#[test]
+fn a_paused_media_flow_sends_nothing_until_it_resumes() {
+    let s = parse(
+        r#"
+duration = "30s"
+[link]
+capacity = "4Mbps"
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+pauses = [{ at = "10s", until = "20s" }]
+"#,
+    );
+    let (out, _) = run(s, 1);
+    let (t, sent) = (col(&out.flows, "time_s"), col(&out.flows, "sending_rate_mbps"));
+    let during: f64 =
+        t.iter().zip(sent).filter(|(t, _)| **t > 10.5 && **t <= 20.0).map(|(_, s)| s).sum();
+    let after: f64 = t.iter().zip(sent).filter(|(t, _)| **t > 22.0).map(|(_, s)| s).sum();
+    assert_eq!(during, 0.0);
+    assert!(after > 1.0, "{after}");
+    let e = |pauses: &str, kind: &str| {
+        rtclab_scenario::from_toml_str(
+            &format!("duration = \"30s\"\n[link]\ncapacity = \"4Mbps\"\n[[flows]]\nkind = \"{kind}\"\nrtt = \"40ms\"\npauses = {pauses}\n"),
+            &builtin_dir(),
+        )
+        .unwrap_err()
+    };
+    let x = e("[{ at = \"10s\", until = \"40s\" }]", "media");
+    assert_eq!(x.path, "flows[0].pauses[0].until");
+    let x = e("[{ at = \"10s\", until = \"12s\" }, { at = \"11s\", until = \"15s\" }]", "media");
+    assert_eq!(x.path, "flows[0].pauses[1].at");
+    let x = e("[{ at = \"10s\", until = \"12s\" }]", "tcp");
+    assert!(x.message.contains("media and cbr"), "{x}");
+}

@@ -19,9 +19,12 @@ choices where ns3-rmcat's values were not readable here: the 5 s margin (its
 `RMCAT_TC_SHORT_TCP_TGAP`) and KB = 1000 bytes; and ns3-rmcat's code turns the on/off test
 around (`numInitOnFlows < i`), against its own comment, which we follow.
 
-Cases 5.3 (bi-directional media over a congested feedback link) and 5.8 (pausing and resuming
-a media flow) need a media flow in the reverse direction and flow pauses, which rtclab does not
-have yet: they are listed as not run, with the reason.
+Case 5.8 (pause and resume): three flows from 0 s on 3.5 Mbit/s, the second (ns3-rmcat's
+`fid8 = 1`) pausing at 40 s and resuming at 60 s (`pauses` on the flow: its encoder stops and
+starts again; the controller keeps its state, as ns3-rmcat's `PauseResume`).
+
+Case 5.3 (bi-directional media over a congested feedback link) needs a media flow in the
+reverse direction, which rtclab does not have yet: it is listed as not run, with the reason.
 """
 
 from __future__ import annotations
@@ -119,6 +122,13 @@ def case_5_7(cc: str) -> dict:
             "flows": [_media(cc, "media1", "5s"), _media(cc, "media2", "5s"), *short_tcp_flows(300.0)]}
 
 
+def case_5_8(cc: str) -> dict:
+    flows = [_media(cc, "media1"), {**_media(cc, "media2"), "pauses": [{"at": "40s", "until": "60s"}]},
+             _media(cc, "media3")]
+    return {"name": "rfc8867-5.8", "description": "media pause and resume", "duration": "120s",
+            "link": _link("3.5Mbps"), "flows": flows}
+
+
 CASES = [
     Case("5.1", "Variable available capacity with a single flow", case_5_1),
     Case("5.2", "Variable available capacity with multiple flows", case_5_2),
@@ -126,10 +136,10 @@ CASES = [
     Case("5.5", "Round trip time fairness", case_5_5),
     Case("5.6", "Media flow competing with a long TCP flow", case_5_6),
     Case("5.7", "Media flows competing with short TCP flows", case_5_7),
+    Case("5.8", "Media pause and resume", case_5_8),
 ]
 
 #: The cases not run yet, and why.
 NOT_RUN = {
     "5.3": "congested feedback link with bi-directional media: needs a media flow in the reverse direction",
-    "5.8": "media pause and resume: needs a flow that pauses",
 }
