@@ -595,3 +595,28 @@ pauses = [{ at = "3s", until = "6s" }]
     during = fl[(fl.time_s > 3.4) & (fl.time_s <= 6.0)].sending_rate_mbps.sum()
     after = fl[fl.time_s > 6.6].sending_rate_mbps.mean()
     assert during == 0.0 and after > 0.5, (during, after)
+
+
+@needs_root
+def test_emu_reversed_media_flow_crosses_the_reverse_link():
+    """`direction = "reverse"` in the emulator: the flow's data is limited by the reverse link
+    and metered there, as in the simulator."""
+    import rtclab
+    sc = """
+duration = "6s"
+[link]
+capacity = "3Mbps"
+queue = { limit = "300ms" }
+[reverse_link]
+capacity = "1Mbps"
+queue = { limit = "300ms" }
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+direction = "reverse"
+"""
+    s = rtclab.run(sc, progress=False, engine="emu").summary
+    rev = next(link for link in s["links"] if link["direction"] == "reverse")
+    thr = s["flows"][0]["throughput_mbps"]
+    assert 0.4 < thr < 1.0 and abs(rev["delivered_mbps"] - thr) < 0.1, (thr, rev)

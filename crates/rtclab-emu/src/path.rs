@@ -66,6 +66,11 @@ impl Path {
     /// Per element, the one direction (0 forward, 1 reverse) whose packets it handles, or
     /// `None` if some element serves both. Elements on no route go with the forward side.
     fn direction_of_elements(net: &Network) -> Option<Vec<usize>> {
+        // A reversed flow's data route holds reverse-direction links, which the per-direction
+        // split (and its meter bookkeeping, by link direction) does not expect: one loop.
+        if net.any_reversed {
+            return None;
+        }
         let mut side: Vec<Option<usize>> = vec![None; net.elements.len()];
         let mut claim = |e: usize, d: usize| match side[e] {
             Some(x) if x != d => false,

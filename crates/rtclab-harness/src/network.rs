@@ -10,7 +10,9 @@
 //! ```
 //!
 //! so a middlebox at a hop sits on the sender's side of that link: it sees data before the
-//! link and feedback after the link's reverse direction. The `[link]` shorthand gives exactly
+//! link and feedback after the link's reverse direction. A reversed flow (`direction =
+//! "reverse"`: media from the far end) mirrors both routes: its data crosses the hops' reverse
+//! elements from the last hop to the first, its feedback their forward elements. The `[link]` shorthand gives exactly
 //! the dumbbell rtclab always had (`[loss] -> link -> flow delay`, the same random-stream
 //! labels), so results do not move.
 
@@ -100,6 +102,8 @@ pub struct Network {
     pub entries: Vec<Option<u32>>,
     /// Per link: middleboxes to tell of the forward link's dequeues.
     pub observers: Vec<Vec<u32>>,
+    /// Some flow sends its data through links' reverse direction (`direction = "reverse"`).
+    pub any_reversed: bool,
 }
 
 impl Network {
@@ -113,6 +117,7 @@ impl Network {
             link_elements: vec![None; s.links.len() * 2],
             entries: vec![None; s.links.len() * 2],
             observers: vec![Vec::new(); s.links.len()],
+            any_reversed: s.flows.iter().any(|f| f.reversed),
         };
         // Per (link, direction): its elements in order.
         let mut hop_elements: Vec<Vec<u32>> = vec![Vec::new(); s.links.len() * 2];
@@ -167,16 +172,33 @@ impl Network {
                 )),
                 Role::FlowDelay,
             );
+            // A reversed flow's data takes the links' reverse direction (the path's hops in
+            // reverse order, as feedback would), its feedback their forward direction.
+            let (data_dir, fb_dir) = if f.reversed { (1, 0) } else { (0, 1) };
             let mut fwd = Vec::new();
-            for &hop in &f.path {
-                fwd.extend(&at_hop[hop]);
-                fwd.extend(&hop_elements[hop * 2]);
+            if f.reversed {
+                for &hop in f.path.iter().rev() {
+                    fwd.extend(&hop_elements[hop * 2 + data_dir]);
+                    fwd.extend(&at_hop[hop]);
+                }
+            } else {
+                for &hop in &f.path {
+                    fwd.extend(&at_hop[hop]);
+                    fwd.extend(&hop_elements[hop * 2 + data_dir]);
+                }
             }
             fwd.push(fwd_delay);
             let mut rev = Vec::new();
-            for &hop in &f.reverse_path {
-                rev.extend(&hop_elements[hop * 2 + 1]);
-                rev.extend(&at_hop[hop]);
+            if f.reversed {
+                for &hop in f.reverse_path.iter().rev() {
+                    rev.extend(&at_hop[hop]);
+                    rev.extend(&hop_elements[hop * 2 + fb_dir]);
+                }
+            } else {
+                for &hop in &f.reverse_path {
+                    rev.extend(&hop_elements[hop * 2 + fb_dir]);
+                    rev.extend(&at_hop[hop]);
+                }
             }
             rev.push(rev_delay);
             n.routes.push([fwd, rev]);

@@ -496,6 +496,9 @@ pub struct FlowConfig {
     pub path: Option<Vec<String>>,
     /// Reverse hops by link name, in order (default: the forward path, mirrored).
     pub reverse_path: Option<Vec<String>>,
+    /// "forward" (default) or "reverse": the flow's data crosses its links' reverse
+    /// direction and its feedback their forward direction (media from the far end).
+    pub direction: Option<String>,
     pub start: Option<Duration>,
     pub stop: Option<Duration>,
     /// Media and cbr flows: the sender pauses at `at` and resumes at `until` (RFC 8867 §5.8).

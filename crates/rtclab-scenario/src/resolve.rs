@@ -126,6 +126,8 @@ pub struct FlowSpec {
     pub stop: Time,
     /// The sender pauses at the first time and resumes at the second, in order.
     pub pauses: Vec<(Time, Time)>,
+    /// Data crosses the reverse direction of the path's links, feedback the forward one.
+    pub reversed: bool,
     pub jitter: TimeDelta,
 }
 
@@ -423,6 +425,16 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 FlowKindSpec::Cbr { rate: rate.0, packet_size }
             }
         };
+        let reversed = match f.direction.as_deref() {
+            None | Some("forward") => false,
+            Some("reverse") => true,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    at("direction"),
+                    format!("unknown direction {other:?} (accepted: \"forward\", \"reverse\")"),
+                ))
+            }
+        };
         let mut pauses = Vec::new();
         for (i, p) in f.pauses.iter().flatten().enumerate() {
             let at_i = |k: &str| at(&format!("pauses[{i}].{k}"));
@@ -469,6 +481,7 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 start,
                 stop,
                 pauses: pauses.clone(),
+                reversed,
                 jitter: f.jitter.map_or(TimeDelta::ZERO, |d| d.0),
             });
         }

@@ -397,3 +397,38 @@ pauses = [{ at = "10s", until = "20s" }]
     let x = e("[{ at = \"10s\", until = \"12s\" }]", "tcp");
     assert!(x.message.contains("media and cbr"), "{x}");
 }
+
+/// `direction = "reverse"`: a media flow from the far end — its data crosses the reverse
+/// link (here 1 Mbit/s) and its feedback the forward one, where another flow's data queues.
+#[test]
+fn a_reversed_media_flow_crosses_the_reverse_link() {
+    let toml = |dir: &str| {
+        format!(
+            r#"
+duration = "30s"
+[link]
+capacity = "3Mbps"
+queue = {{ limit = "300ms" }}
+[reverse_link]
+capacity = "1Mbps"
+queue = {{ limit = "300ms" }}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "40ms"
+{dir}
+"#
+        )
+    };
+    let (out, _) = run(parse(&toml("direction = \"reverse\"")), 1);
+    let s = &out.summary;
+    let thr = s["flows"][0]["throughput_mbps"].as_f64().unwrap();
+    assert!(thr > 0.5 && thr < 1.0, "{thr}");
+    let rev = s["links"].as_array().unwrap().iter().find(|l| l["direction"] == "reverse").unwrap();
+    assert!((rev["delivered_mbps"].as_f64().unwrap() - thr).abs() < 0.1, "{rev}");
+    let (fwd_out, _) = run(parse(&toml("")), 1);
+    assert!(fwd_out.summary["flows"][0]["throughput_mbps"].as_f64().unwrap() > 1.2);
+    let x =
+        rtclab_scenario::from_toml_str(&toml("direction = \"up\""), &builtin_dir()).unwrap_err();
+    assert_eq!(x.path, "flows[0].direction");
+}

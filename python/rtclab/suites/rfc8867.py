@@ -23,8 +23,10 @@ Case 5.8 (pause and resume): three flows from 0 s on 3.5 Mbit/s, the second (ns3
 `fid8 = 1`) pausing at 40 s and resuming at 60 s (`pauses` on the flow: its encoder stops and
 starts again; the controller keeps its state, as ns3-rmcat's `PauseResume`).
 
-Case 5.3 (bi-directional media over a congested feedback link) needs a media flow in the
-reverse direction, which rtclab does not have yet: it is listed as not run, with the reason.
+Case 5.3 (bi-directional media, congested feedback link): one media flow each way over the
+same link (`direction = "reverse"` on the second: its data crosses the reverse direction, its
+feedback the forward one, where the first flow's data queues), each direction with its own
+capacity timeline and a 300 ms queue.
 """
 
 from __future__ import annotations
@@ -70,6 +72,14 @@ def case_5_2(cc: str) -> dict:
             "link": _link(_schedule([("0s", "4Mbps"), ("25s", "2Mbps"), ("50s", "3.5Mbps"), ("75s", "1Mbps"),
                                      ("100s", "2Mbps")])),
             "flows": [_media(cc, "media1"), _media(cc, "media2")]}
+
+
+def case_5_3(cc: str) -> dict:
+    return {"name": "rfc8867-5.3", "description": "congested feedback link with bi-directional media",
+            "duration": "100s",
+            "link": _link(_schedule([("0s", "2Mbps"), ("20s", "1Mbps"), ("40s", "0.5Mbps"), ("60s", "2Mbps")])),
+            "reverse_link": _link(_schedule([("0s", "2Mbps"), ("35s", "0.8Mbps"), ("70s", "2Mbps")])),
+            "flows": [_media(cc, "media-forward"), {**_media(cc, "media-backward"), "direction": "reverse"}]}
 
 
 def case_5_4(cc: str) -> dict:
@@ -132,6 +142,7 @@ def case_5_8(cc: str) -> dict:
 CASES = [
     Case("5.1", "Variable available capacity with a single flow", case_5_1),
     Case("5.2", "Variable available capacity with multiple flows", case_5_2),
+    Case("5.3", "Congested feedback link with bi-directional media flows", case_5_3),
     Case("5.4", "Competing media flows with the same congestion control", case_5_4),
     Case("5.5", "Round trip time fairness", case_5_5),
     Case("5.6", "Media flow competing with a long TCP flow", case_5_6),
@@ -141,5 +152,4 @@ CASES = [
 
 #: The cases not run yet, and why.
 NOT_RUN = {
-    "5.3": "congested feedback link with bi-directional media: needs a media flow in the reverse direction",
 }
