@@ -314,22 +314,27 @@ def build(runs: int = 10) -> Reproduction:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
+        def finish(fig, ax, title: str, name: str, legend: int = 8) -> Path:
+            """DMR-vs-BWC axes, the legend, and the file `name` under `out`."""
+            ax.set_xlabel("bandwidth cost (BWC)")
+            ax.set_ylabel("deadline miss rate (DMR)")
+            ax.set_yscale("symlog", linthresh=1e-4)
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=legend)
+            path = out / name
+            fig.tight_layout()
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            return path
+
         fig, ax = plt.subplots(figsize=(6, 4.2))
         for p in POLICIES:
             xs = [statistics.fmean(mean(res, ("grid", p, lo, r), "bwc") for r in RTTS) for lo in LOSSES]
             ys = [statistics.fmean(mean(res, ("grid", p, lo, r), "dmr") for r in RTTS) for lo in LOSSES]
             ax.plot(xs, ys, marker="o", label=p)
-        ax.set_xlabel("bandwidth cost (BWC)")
-        ax.set_ylabel("deadline miss rate (DMR)")
-        ax.set_yscale("symlog", linthresh=1e-4)
-        ax.set_title("DMR vs BWC, loss 1-20 % (mean over RTT 10-40 ms)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        path = out / "pareto.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        out_plots = [("DMR vs BWC (Pareto)", path)]
+        out_plots = [("DMR vs BWC (Pareto)",
+                      finish(fig, ax, "DMR vs BWC, loss 1-20 % (mean over RTT 10-40 ms)", "pareto.png"))]
         fig, axes = plt.subplots(1, len(traces), figsize=(4 * len(traces), 3.6), sharey=True)
         for ax, (set_name, paths) in zip(axes, traces.items()):
             for p in POLICIES:
@@ -353,17 +358,9 @@ def build(runs: int = 10) -> Reproduction:
             ys = [metric(res[("cc", p, i)], "dmr") for i in range(len(cc_traces))]
             ax.scatter([statistics.fmean(xs)], [statistics.fmean(ys)], label=p, s=30,
                        marker="*" if p.startswith("Hairpin") else "o")
-        ax.set_xlabel("bandwidth cost (BWC)")
-        ax.set_ylabel("deadline miss rate (DMR)")
-        ax.set_yscale("symlog", linthresh=1e-4)
-        ax.set_title("With GCC: Wi-Fi sessions, 2-30 Mbit/s (mean over sessions)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        p3 = out / "pareto-gcc.png"
-        fig.savefig(p3, dpi=110)
-        plt.close(fig)
-        out_plots.append(("DMR vs BWC with GCC setting the rate (Fig 7.16)", p3))
+        out_plots.append(("DMR vs BWC with GCC setting the rate (Fig 7.16)",
+                          finish(fig, ax, "With GCC: Wi-Fi sessions, 2-30 Mbit/s (mean over sessions)",
+                                 "pareto-gcc.png", legend=7)))
         # The synthetic sessions the runs replayed, for inspection and reuse.
         shutil.copytree(tdir, out / "traces", dirs_exist_ok=True)
         return out_plots
