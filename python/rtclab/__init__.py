@@ -10,18 +10,20 @@ Quick start::
     rtclab.report(result, "report-dir")       # plots and report.html only
 
 Every CLI command has a function: `validate`, `compare_engines`, `reproduce`, `benchmark`,
-`emu_shell`, `run_sweep` (and `sweep_catalog` to read a sweep's store).
+`emu_shell`, `run_sweep` (and `sweep_catalog` to read a sweep's store), `classify_capture`
+(`rtclab classify`: a capture's traffic composition).
 Scenario errors raise `ConfigError` with `.path` (e.g. "flows[0].cc"), `.value` (what the
 scenario had there) and `.message`.
 """
 
 from rtclab._core import ConfigError, RunTooLarge, __version__
 from rtclab.api import benchmark, compare_engines, emu_shell, report, reproduce, run_sweep, save, sweep_catalog
+from rtclab.classify import classify_capture
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
 from rtclab.output import OutputError
 from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario, validate
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
-           "compare_engines", "reproduce", "benchmark", "emu_shell", "run_sweep", "sweep_catalog", "load_scenario", "builtin_scenarios",
+           "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "sweep_catalog", "load_scenario", "builtin_scenarios",
            "register_controller", "unregister_controller", "registered_controllers", "__version__"]

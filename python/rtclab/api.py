@@ -110,10 +110,12 @@ def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | Non
 
 
 def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed: Optional[int] = None,
-              out: str | os.PathLike | None = None, capture: bool = False) -> tuple[int, RunResult]:
+              out: str | os.PathLike | None = None, capture: bool = False,
+              capture_at: str = "delivered") -> tuple[int, RunResult]:
     """`rtclab emu shell`: runs `command` (and `receiver`) through the scenario's emulated
     network; returns (the command's exit status, the network's RunResult), saved to `out` if
-    given (with the pcap when `capture`)."""
+    given (with the pcap when `capture`: packets as delivered, or as sent with
+    `capture_at="sent"`, what `classify` needs)."""
     import shutil
     import tempfile
 
@@ -123,8 +125,11 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
         raise ValueError("capture needs out (the capture is written into it)")
     tmp = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) if capture else None
     try:
+        if capture_at not in ("delivered", "sent"):
+            raise ValueError(f"capture_at must be 'delivered' or 'sent', got {capture_at!r}")
         rc, result = run_shell(scenario, list(command), receiver=receiver, seed=seed,
-                               capture=str(tmp / "bottleneck.pcap") if tmp else None)
+                               capture=str(tmp / "bottleneck.pcap") if tmp else None,
+                               capture_sent=capture_at == "sent")
         if out is not None:
             save(result, out)
     finally:

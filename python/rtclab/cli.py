@@ -81,7 +81,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
                          engine=args.engine, capture=capture, snaplen=args.snaplen, force=args.force,
-                         max_memory=args.max_memory)
+                         max_memory=args.max_memory, capture_at=args.capture_at)
         except ConfigError as e:
             raise _scenario_error(src.display, e) from e
         except EmulatorUnsupported as e:
@@ -269,7 +269,8 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
     try:
         try:
             rc, result = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed,
-                                   capture=str(capture) if capture else None)
+                                   capture=str(capture) if capture else None,
+                                   capture_sent=args.capture_at == "sent")
         except ConfigError as e:
             raise _scenario_error(src.display, e) from e
         except EmulatorUnavailable as e:
@@ -369,6 +370,34 @@ def cmd_suite(args: argparse.Namespace) -> int:
     for n in notes:
         print(f"not run: {n['case']}: {n['why']}")
     print(f"results in {out} (suite.json, report.html, runs/)")
+    return 0
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from rtclab.classify import CLASSES, CaptureError, classify_capture
+
+    try:
+        r = classify_capture(args.pcap)
+    except OSError as e:
+        raise UserError(f"{args.pcap}: {e.strerror or e}") from e
+    except CaptureError as e:
+        raise UserError(str(e)) from e
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(f"{r['packets']} RTP packets in {r['streams']} stream(s)")
+    rows = [[c, r["counts"].get(c, 0), f"{r['composition'][c]:.3f}"] for c in CLASSES]
+    if r["scores"]:
+        for row, c in zip(rows, CLASSES):
+            sc = r["scores"][c]
+            row += ["n/a" if sc["precision"] is None else f"{sc['precision']:.3f}",
+                    "n/a" if sc["recall"] is None else f"{sc['recall']:.3f}", sc["packets"]]
+    headers = ["class", "packets", "bytes share"] + (["precision", "recall", "true packets"] if r["scores"] else [])
+    print(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    if r["scores"]:
+        print(f"scored against rtclab's own labels ({r['labelled']} packets)")
     return 0
 
 
@@ -542,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--capture", action="store_true",
                    help="emu: write DIR/bottleneck.pcap (both directions, raw IP, ns timestamps)")
     r.add_argument("--snaplen", type=int, default=0, help="emu capture: bytes per packet, 0 = whole (default)")
+    r.add_argument("--capture-at", choices=["delivered", "sent"], default="delivered",
+                   help="emu capture: packets as the link delivered them, or as the hosts sent them "
+                        "(before loss and queue drops; what `rtclab classify` needs) (default: %(default)s)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="run a scenario in the simulator and the emulator and compare")
@@ -560,6 +592,8 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--seed", type=int, help="root random seed (loss, jitter)")
     sh.add_argument("--out", help="write the network's result folder here, as `rtclab run` does")
     sh.add_argument("--capture", action="store_true", help="with --out: write DIR/bottleneck.pcap")
+    sh.add_argument("--capture-at", choices=["delivered", "sent"], default="delivered",
+                    help="the capture's packets as delivered or as the programs sent them (for `rtclab classify`)")
     sh.add_argument("--no-plots", action="store_true", help="with --out: skip PNG plots and the HTML report")
     sh.epilog = "Everything after `--` is the command to run in the sender namespace (default: $SHELL)."
     sh.set_defaults(func=cmd_emu_shell)
@@ -592,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
     su.add_argument("--resume", action="store_true", help="continue a suite in --out: run only what is missing")
     su.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     su.set_defaults(func=cmd_suite)
+
+    cl = sub.add_parser("classify", help="traffic composition of a capture: media, FEC, retransmission, "
+                                         "padding (the fairness study's classifier)")
+    cl.add_argument("pcap", help="a libpcap file of RTP over UDP, taken where the packets are sent")
+    cl.add_argument("--json", action="store_true", help="print the result as JSON")
+    cl.set_defaults(func=cmd_classify)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
     rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis"],

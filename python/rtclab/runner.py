@@ -224,6 +224,7 @@ def run(
     snaplen: int = 0,
     force: bool = False,
     max_memory: int | str | None = None,
+    capture_at: str = "delivered",
 ) -> RunResult:
     """Runs a scenario (path, built-in name, TOML text or dict) in the simulator, or with
     `engine="emu"` through the real-network emulator (root, TUN and network namespaces).
@@ -232,7 +233,9 @@ def run(
     seed give bit-identical results. Long runs release the GIL; Ctrl-C raises
     KeyboardInterrupt and leaves nothing half-done (the emulator removes its namespaces).
     `capture` (emulator only): write a pcap of the bottleneck, both directions, to this path
-    (`snaplen` bytes per packet, 0 = whole packets). A run whose estimated cost is beyond
+    (`snaplen` bytes per packet, 0 = whole packets), the packets as the link delivered them
+    (`capture_at="delivered"`) or as the hosts sent them (`"sent"`: before any loss or queue
+    drop, a sender-side capture such as `rtclab classify` needs). A run whose estimated cost is beyond
     rtclab's limits (`validate(...)["cost"]`) raises `RunTooLarge` (a `ConfigError`) unless
     `force=True`. A run whose memory grows past `max_memory` (bytes or "4GiB"; default
     RTCLAB_MAX_MEMORY, else 75 % of physical memory) stops with `MemoryLimitExceeded`.
@@ -240,8 +243,11 @@ def run(
     bound = memory_bound(max_memory)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise ValueError(f"seed must be a whole number in 0..={MAX_SEED}, got {seed!r}")
+    if capture_at not in ("delivered", "sent"):
+        raise ValueError(f"capture_at must be 'delivered' or 'sent', got {capture_at!r}")
     if engine == "emu":
-        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force, bound)
+        return _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force, bound,
+                        capture_at == "sent")
     if capture is not None:
         raise ValueError("capture needs engine='emu' (the simulator has no packets to capture)")
     if engine != "sim":
@@ -268,11 +274,13 @@ def run(
     return _result(sim.finish(), wall, src)
 
 
-def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False, bound=None) -> RunResult:
+def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False, bound=None,
+             capture_sent=False) -> RunResult:
     src = load_scenario(scenario)
     with config_values(src):
         emu = _core.Emulation(src.text, src.format, src.base_dir, seed, force=force,
-                              capture=str(capture) if capture is not None else None, snaplen=snaplen)
+                              capture=str(capture) if capture is not None else None, snaplen=snaplen,
+                              capture_sent=capture_sent)
     _warn(src, emu.warnings())
     t0 = time.perf_counter()
     emu.start()

@@ -64,14 +64,15 @@ def _stop_group(p: subprocess.Popen, grace: float) -> None:
 
 
 def run_shell(scenario, command: list[str], receiver: str | None = None, seed: int | None = None,
-              capture: str | None = None, grace: float = RECEIVER_GRACE_S):
+              capture: str | None = None, grace: float = RECEIVER_GRACE_S, capture_sent: bool = False):
     """Runs `command` (and `receiver`) through the scenario's emulated network; returns
     (COMMAND's exit status, the `RunResult` of the network: summary, link series, ...)."""
     from rtclab.runner import _result
 
     src = load_scenario(scenario)
     with config_values(src):
-        emu = _core.Emulation(src.text, src.format, src.base_dir, seed, capture=capture, shell=True)
+        emu = _core.Emulation(src.text, src.format, src.base_dir, seed, capture=capture, shell=True,
+                              capture_sent=capture_sent)
     t_wall = time.perf_counter()
     emu.start()
     server = None

@@ -209,8 +209,10 @@ pub struct Forwarder {
     pub window_start: Time,
     /// Time-series bin, ns.
     pub bin_ns: i64,
-    /// Where delivered packets are captured (pcap), per direction, if asked.
+    /// Where packets are captured (pcap), per direction, if asked: as delivered, or as sent
+    /// (`capture_sent`: when the forwarder takes them in).
     pub capture: [Option<crate::capture::PcapSink>; 2],
+    pub capture_sent: bool,
 }
 
 /// Emulated "now" published for progress reports (ns since t0).
@@ -313,7 +315,7 @@ impl Forwarder {
                 st.release_error.record((done - ideal).as_nanos().max(0) as u64);
                 let c = &mut st.flows[p.flow.0 as usize];
                 if ok {
-                    if let Some(cap) = &mut self.capture[d] {
+                    if let Some(cap) = self.capture[d].as_mut().filter(|_| !self.capture_sent) {
                         cap.record(ideal, bytes).map_err(io)?;
                     }
                     c.out_packets += 1;
@@ -362,6 +364,9 @@ impl Forwarder {
                     };
                     let ecn = Ecn::from_bits(buf[1]);
                     let at = sys::now_at(self.t0);
+                    if let Some(cap) = self.capture[d].as_mut().filter(|_| self.capture_sent) {
+                        cap.record(at, buf).map_err(io)?;
+                    }
                     let c = &mut stats[d].flows[flow.0 as usize];
                     c.in_packets += 1;
                     c.in_bytes += len as u64;

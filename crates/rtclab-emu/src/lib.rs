@@ -184,6 +184,9 @@ enum Mode {
 pub struct CaptureSpec {
     pub path: std::path::PathBuf,
     pub snaplen: u32,
+    /// Capture packets as the hosts sent them (entering the emulated path, before any loss or
+    /// queue drop: a sender-side capture, as the fairness study's) instead of as delivered.
+    pub sent: bool,
 }
 
 /// A running emulation. `start` sets up namespaces and threads; `progress` reports emulated
@@ -289,6 +292,7 @@ impl Emulation {
                 window_start: Time::ZERO + emu.scenario.metrics.warmup,
                 bin_ns: emu.scenario.metrics.bin.as_nanos(),
                 capture: [0, 1].map(|d| if reads[d] { sinks[d].take() } else { None }),
+                capture_sent: capture.as_ref().is_some_and(|c| c.sent),
             };
             let stop_f = stop.clone();
             let name = if one_loop { "emu-forwarder".into() } else { format!("emu-forwarder-{i}") };

@@ -83,6 +83,7 @@ fn a_failed_start_leaves_nothing_behind() {
     let capture = rtclab_emu::CaptureSpec {
         path: std::path::PathBuf::from("/nonexistent-dir/for/capture.pcap"),
         snaplen: 0,
+        sent: false,
     };
     let err = match rtclab_emu::Emulation::start(scenario(5), 3, Some(capture)) {
         Err(e) => e.to_string(),

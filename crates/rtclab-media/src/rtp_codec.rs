@@ -101,9 +101,14 @@ pub fn encode_data(pkt: &Packet, ssrc: u32) -> Result<Vec<u8>, WireError> {
     payload.extend_from_slice(&encode.to_be_bytes());
     payload.extend_from_slice(&rtx_wait.to_be_bytes());
     payload.push(groups);
-    payload.resize(udp_len as usize - RTP_HEADER, 0);
+    let room = udp_len as usize - RTP_HEADER;
+    // Padding packets (probes) carry RTP padding (the P bit, RFC 3550 §5.1) after the
+    // descriptor, as libwebrtc's padding-only packets do, so a capture shows what they are.
+    let padding = if kind == KIND_PADDING { (room - DESCRIPTOR).min(255) as u8 } else { 0 };
+    payload.resize(room - padding as usize, 0);
     let ts90k = ((capture - Time::ZERO).as_nanos() as u128 * 90 / 1_000_000) as u32;
     let mut rtp = RtpPacket::new(PAYLOAD_TYPE, pkt.seq as u16, ts90k, ssrc, payload);
+    rtp.padding = padding;
     rtp.marker = kind != KIND_PADDING && index + 1 == count;
     let send_ns = (pkt.sent_at - Time::ZERO).as_nanos() as u64;
     rtp.extensions = Some(HeaderExtensions::Elements(vec![
@@ -338,6 +343,14 @@ mod tests {
         assert_eq!((q.seq, q.size, q.info, q.echo), (70_000, 1248, p.info, p.echo));
         assert_eq!(q.sent_at, p.sent_at, "the descriptor keeps the full send time");
         assert_eq!(q.queue_delay, rtclab_core::TimeDelta::ZERO);
+        // A padding packet: the P bit, the same size, decoded as padding.
+        let mut pad = Packet::data(FlowId(3), 70_001, 1000, Time::from_millis(1500));
+        pad.info = PacketInfo::Padding;
+        let bytes = encode_data(&pad, 7).unwrap();
+        assert_eq!(bytes.len() as u32 + IP_UDP_OVERHEAD, 1000);
+        assert!(RtpPacket::parse(&bytes).unwrap().padding > 0 && bytes[0] & 0x20 != 0);
+        let q = decode_data(&bytes, FlowId(3), &mut u).unwrap();
+        assert_eq!((q.size, q.info), (1000, PacketInfo::Padding));
     }
 
     #[test]

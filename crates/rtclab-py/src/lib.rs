@@ -301,7 +301,7 @@ struct Emulation {
 impl Emulation {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0, shell = false, force = false))]
+    #[pyo3(signature = (text, format = "toml", base_dir = ".", seed = None, capture = None, snaplen = 0, shell = false, force = false, capture_sent = false))]
     fn new(
         text: &str,
         format: &str,
@@ -311,6 +311,7 @@ impl Emulation {
         snaplen: u32,
         shell: bool,
         force: bool,
+        capture_sent: bool,
     ) -> PyResult<Self> {
         let s = parse(text, format, base_dir)?;
         if !shell {
@@ -320,7 +321,8 @@ impl Emulation {
             rtclab_emu::check_scenario(&s).map_err(emu_err)?;
         }
         let seed = seed.or(s.seed).unwrap_or(1);
-        let capture = capture.map(|path| rtclab_emu::CaptureSpec { path, snaplen });
+        let capture =
+            capture.map(|path| rtclab_emu::CaptureSpec { path, snaplen, sent: capture_sent });
         // The shell runs the user's programs, not the scenario's flows: flow warnings do not apply.
         let warnings = if shell { Vec::new() } else { warning_texts(&s) };
         Ok(Emulation { scenario: Some(s), seed, inner: None, capture, shell, warnings })
