@@ -173,33 +173,28 @@ impl Network {
                 Role::FlowDelay,
             );
             // A reversed flow's data takes the links' reverse direction (the path's hops in
-            // reverse order, as feedback would), its feedback their forward direction.
+            // reverse order, as feedback would), its feedback their forward direction. In the
+            // forward direction a hop's middleboxes come before its elements, in the reverse
+            // direction after them.
+            let route = |hops: &[usize], dir: usize| {
+                let mut r = Vec::new();
+                let ordered: Vec<usize> =
+                    if f.reversed { hops.iter().rev().copied().collect() } else { hops.to_vec() };
+                for hop in ordered {
+                    if dir == 0 {
+                        r.extend(&at_hop[hop]);
+                        r.extend(&hop_elements[hop * 2]);
+                    } else {
+                        r.extend(&hop_elements[hop * 2 + 1]);
+                        r.extend(&at_hop[hop]);
+                    }
+                }
+                r
+            };
             let (data_dir, fb_dir) = if f.reversed { (1, 0) } else { (0, 1) };
-            let mut fwd = Vec::new();
-            if f.reversed {
-                for &hop in f.path.iter().rev() {
-                    fwd.extend(&hop_elements[hop * 2 + data_dir]);
-                    fwd.extend(&at_hop[hop]);
-                }
-            } else {
-                for &hop in &f.path {
-                    fwd.extend(&at_hop[hop]);
-                    fwd.extend(&hop_elements[hop * 2 + data_dir]);
-                }
-            }
+            let mut fwd = route(&f.path, data_dir);
             fwd.push(fwd_delay);
-            let mut rev = Vec::new();
-            if f.reversed {
-                for &hop in f.reverse_path.iter().rev() {
-                    rev.extend(&at_hop[hop]);
-                    rev.extend(&hop_elements[hop * 2 + fb_dir]);
-                }
-            } else {
-                for &hop in &f.reverse_path {
-                    rev.extend(&hop_elements[hop * 2 + fb_dir]);
-                    rev.extend(&at_hop[hop]);
-                }
-            }
+            let mut rev = route(&f.reverse_path, fb_dir);
             rev.push(rev_delay);
             n.routes.push([fwd, rev]);
         }

@@ -74,6 +74,11 @@ pub struct EdgeStreamConfig {
 /// Data packets per frame at most (the wire format's one-byte count).
 pub const MAX_FRAME_PACKETS: u32 = 255;
 
+/// Data packets that carry `bytes` of frame in packets of `packet_size` (at least one).
+pub fn packets_for(bytes: u32, packet_size: u32) -> u32 {
+    bytes.div_ceil(packet_size - OVERHEAD).max(1)
+}
+
 impl Default for EdgeStreamConfig {
     fn default() -> Self {
         EdgeStreamConfig {
@@ -105,7 +110,7 @@ impl EdgeStreamConfig {
     }
 
     pub fn frame_packets(&self, packet_size: u32) -> u32 {
-        self.frame_bytes(packet_size).div_ceil(packet_size - OVERHEAD).max(1)
+        packets_for(self.frame_bytes(packet_size), packet_size)
     }
 
     /// The controller of `gcc = true`: libwebrtc's defaults but the start and maximum rates

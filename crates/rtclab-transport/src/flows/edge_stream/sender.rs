@@ -321,7 +321,7 @@ impl EdgeStreamSender {
             Some(r) => r.frame_bytes(self.cfg.fps, payload),
             None => self.cfg.frame_bytes(self.packet_size),
         };
-        let f = bytes.div_ceil(payload).clamp(1, super::MAX_FRAME_PACKETS);
+        let f = super::packets_for(bytes, self.packet_size).min(super::MAX_FRAME_PACKETS);
         let bytes = bytes.min(f * payload);
         let left = self.deadline() - self.dispersion.mul_f64(f as f64);
         let ctx = self.context(now, (f, bytes), f, left, false);
@@ -377,7 +377,7 @@ impl EdgeStreamSender {
             e.remove();
             self.by_packet.remove(&(o.frame, o.index));
             self.stats.given_up_packets += 1;
-            if !self.by_packet.range((o.frame, 0)..=(o.frame, u32::MAX)).any(|_| true) {
+            if self.by_packet.range((o.frame, 0)..=(o.frame, u32::MAX)).next().is_none() {
                 self.delayed.remove(&o.frame);
             }
         }
