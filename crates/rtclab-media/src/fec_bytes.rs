@@ -76,6 +76,10 @@ fn prune<T>(frames: &mut BTreeMap<u32, T>, newest: u32) {
 #[derive(Debug, Default)]
 pub struct FecEncoder {
     frames: BTreeMap<u32, Vec<Option<Vec<u8>>>>,
+    /// Reed-Solomon parity rows computed per frame, with their length: a frame's parity
+    /// packets leave one by one, and each row is computed once (rows are added in doubling
+    /// batches, which the row-independence above allows).
+    parity_rows: BTreeMap<u32, (usize, Vec<Vec<u8>>)>,
 }
 
 impl FecEncoder {
@@ -88,6 +92,7 @@ impl FecEncoder {
             *s = Some(r.clone());
         }
         prune(&mut self.frames, frame);
+        prune(&mut self.parity_rows, frame);
         r
     }
 
@@ -96,7 +101,7 @@ impl FecEncoder {
     /// zeros) when one of the frame's media packets was not sent through this encoder or the
     /// frame is beyond what GF(2^8) codes.
     pub fn parity(
-        &self,
+        &mut self,
         frame: u32,
         index: u16,
         count: u16,
@@ -105,6 +110,11 @@ impl FecEncoder {
     ) -> Option<Vec<u8>> {
         let media = self.frames.get(&frame)?;
         let j = index.checked_sub(count)? as usize;
+        let cached = self.parity_rows.get(&frame).filter(|(l, _)| *l == len && groups == 0);
+        if let Some(row) = cached.and_then(|(_, rows)| rows.get(j)) {
+            return Some(row.clone());
+        }
+        let have = cached.map_or(0, |(_, rows)| rows.len());
         let shards: Vec<Vec<u8>> =
             media.iter().map(|s| s.as_deref().map(|r| padded(r, len))).collect::<Option<_>>()?;
         if groups > 0 {
@@ -119,11 +129,15 @@ impl FecEncoder {
         if n == 0 || n + j + 1 > MAX_SHARDS {
             return None;
         }
-        let rs = ReedSolomon::new(n, j + 1).ok()?;
+        let k = (j + 1).max(2 * have).max(4).min(MAX_SHARDS - n);
+        let rs = ReedSolomon::new(n, k).ok()?;
         let mut all = shards;
-        all.extend((0..=j).map(|_| vec![0; len]));
+        all.extend((0..k).map(|_| vec![0; len]));
         rs.encode(&mut all).ok()?;
-        all.pop()
+        let rows = all.split_off(n);
+        let row = rows[j].clone();
+        self.parity_rows.insert(frame, (len, rows));
+        Some(row)
     }
 }
 
