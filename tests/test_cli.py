@@ -219,7 +219,8 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "r" / "repro.json").read_text())
-    assert rows and all({"experiment", "variant", "metric", "ours", "paper"} <= row.keys() for row in rows)
+    assert rows and all({"experiment", "variant", "metric", "ours", "paper", "verdict"} <= row.keys() for row in rows)
+    assert {row["verdict"] for row in rows} >= {"within tolerance", "not reproduced"}
     exps = {row["experiment"].split(" (")[0] for row in rows}
     assert {"staircase 500-2000 kbit/s", "constant capacity grid", "vs CUBIC, 2 Mbit/s, 100-300 s"} <= exps
     assert {row["variant"].split(" ")[0] for row in rows} >= {"gcc", "gcc_paper"}

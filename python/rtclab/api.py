@@ -67,14 +67,13 @@ def compare_engines(scenario, seed: Optional[int] = None, runs: int = 1, out: st
 def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,
           progress: bool | None = None) -> list[dict[str, Any]]:
     """`rtclab repro PAPER`: the paper's experiments; returns the rows (experiment, variant,
-    metric, ours, paper) and writes repro.json, plots and report.html to `out` if given."""
+    metric, ours, paper, verdict) and writes repro.json, plots and report.html to `out` if given."""
     from importlib import import_module
 
-    from rtclab.repro import run_jobs, write_outputs
+    from rtclab.repro import PAPERS, run_jobs, write_outputs
 
-    papers = ("gcc", "copa", "qlibra", "zhuge", "confucius")
-    if paper not in papers:
-        raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(papers)}")
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(PAPERS)}")
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     built = import_module(f"rtclab.repro.{paper}").build(runs=runs)

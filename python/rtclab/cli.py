@@ -405,28 +405,15 @@ def cmd_repro(args: argparse.Namespace) -> int:
     import time
 
     from rtclab.output import OutputError
-    from rtclab.repro import format_table, run_jobs, write_outputs
+    from importlib import import_module
+
+    from rtclab.repro import PAPERS, format_table, run_jobs, write_outputs
 
     if args.runs < 1:
         raise UserError("--runs must be at least 1")
-    if args.paper == "gcc":
-        from rtclab.repro.gcc import build
-    elif args.paper == "copa":
-        from rtclab.repro.copa import build
-    elif args.paper == "qlibra":
-        from rtclab.repro.qlibra import build
-    elif args.paper == "zhuge":
-        from rtclab.repro.zhuge import build
-    elif args.paper == "confucius":
-        from rtclab.repro.confucius import build
-    elif args.paper == "hairpin":
-        from rtclab.repro.hairpin import build
-    elif args.paper == "afr":
-        from rtclab.repro.afr import build
-    elif args.paper == "metis":
-        from rtclab.repro.metis import build
-    else:
-        raise UserError(f"repro {args.paper}: unknown (accepted: gcc, copa, qlibra, zhuge, confucius, hairpin, afr, metis)")
+    if args.paper not in PAPERS:
+        raise UserError(f"repro {args.paper}: unknown (accepted: {', '.join(PAPERS)})")
+    build = import_module(f"rtclab.repro.{args.paper}").build
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
     repro = build(runs=args.runs)

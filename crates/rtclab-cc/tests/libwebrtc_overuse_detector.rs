@@ -4,7 +4,7 @@
 //! arrival times, 5 ms groups. The cases with Gaussian noise depend on libwebrtc's own random
 //! generator and are not ported.
 use rtclab_cc::gcc::detector::DetectorConfig;
-use rtclab_cc::gcc::kalman::{KalmanConfig, KalmanDelayDetector};
+use rtclab_cc::gcc::kalman::{DelayStatistic, KalmanConfig, KalmanDelayDetector};
 use rtclab_cc::gcc::BandwidthUsage;
 
 struct Harness {
@@ -17,7 +17,11 @@ struct Harness {
 impl Harness {
     fn new() -> Self {
         Harness {
-            det: KalmanDelayDetector::new(KalmanConfig::default(), DetectorConfig::libwebrtc()),
+            det: KalmanDelayDetector::new(
+                KalmanConfig::default(),
+                DetectorConfig::libwebrtc(),
+                DelayStatistic::RembPath,
+            ),
             now_ms: 0,
             receive_ms: 0,
             rtp: 10 * 90,

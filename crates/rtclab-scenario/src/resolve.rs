@@ -728,10 +728,11 @@ fn media_spec(
     }
     let threshold = p.and_then(|p| p.threshold);
     if let Some(t) = threshold {
-        if !(6.0..=600.0).contains(&t) {
+        // gcc_paper's default statistic (the paper's m) runs on thresholds below libwebrtc's 6.
+        if !(t > 0.0 && t <= 600.0) {
             return Err(ConfigError::new(
                 at("media.threshold"),
-                format!("{t} is out of range: accepted 6..=600"),
+                format!("{t} is out of range: accepted (0, 600] (ms-equivalents of the detector's statistic)"),
             ));
         }
     }
@@ -779,11 +780,18 @@ fn media_spec(
             if p.and_then(|p| p.feedback_interval).is_some() {
                 return Err(ConfigError::new(at("media.feedback_interval"), "applies to twcc feedback only"));
             }
+            // The statistic picks the detector's defaults (bounds in its units), so it is read
+            // before the other parameters, which may then override them.
+            let remb_path = matches!(
+                p.and_then(|p| p.gcc.as_ref()).and_then(|g| g.get("remb_statistic")),
+                Some(crate::config::ParamValue::Bool(true))
+            );
+            let base = if remb_path { GccPaperConfig::remb_path() } else { GccPaperConfig::default() };
             let mut g = GccPaperConfig {
                 start_bitrate_bps: start.as_bps() as f64,
                 min_bitrate_bps: min.as_bps() as f64,
                 max_bitrate_bps: max.as_bps() as f64,
-                ..GccPaperConfig::default()
+                ..base
             };
             g.detector = tune(g.detector);
             g.loss.tfrc_floor = p.and_then(|p| p.tfrc_floor).unwrap_or(false);

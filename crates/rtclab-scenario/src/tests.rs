@@ -225,6 +225,36 @@ fn controller_parameters_by_name_with_ranges() {
     assert!(e.message.contains("loss_low <= loss_high"), "{e}");
 }
 
+/// gcc_paper's statistic picks the detector's bounds (in the statistic's units); explicit
+/// bounds still win, whatever their order in the table.
+#[test]
+fn the_gcc_paper_statistic_picks_its_bounds() {
+    let paper = |text: &str| {
+        let s = from_toml_str(&format!("{MEDIA}cc = \"gcc_paper\"\n{text}"), Path::new(".")).unwrap();
+        match &s.flows[0].kind {
+            FlowKindSpec::Media(m) => match &m.cc {
+                MediaCcSpec::GccPaper(g) => *g,
+                _ => panic!("not gcc_paper"),
+            },
+            _ => panic!("not media"),
+        }
+    };
+    use rtclab_cc::gcc::kalman::DelayStatistic;
+    let g = paper("");
+    assert_eq!(g.statistic, DelayStatistic::Paper);
+    assert_eq!((g.detector.min_threshold, g.detector.max_threshold), (0.1, 10.0));
+    assert_eq!(g.detector.initial_threshold, 12.5);
+    let g = paper("media = { gcc = { remb_statistic = true } }\n");
+    assert_eq!(g.statistic, DelayStatistic::RembPath);
+    assert_eq!((g.detector.min_threshold, g.detector.max_threshold), (6.0, 600.0));
+    let g = paper("media = { gcc = { min_threshold = 2, remb_statistic = true } }\n");
+    assert_eq!(g.detector.min_threshold, 2.0);
+    let g = paper("media = { threshold = 0.5, adaptive_threshold = false }\n");
+    assert!(!g.detector.adaptive && g.detector.initial_threshold == 0.5);
+    let e = err(&format!("{MEDIA}media = {{ threshold = 0 }}\n"));
+    assert!(e.message.contains("(0, 600]"), "{e}");
+}
+
 #[test]
 fn frame_size_files_are_checked() {
     let dir = std::env::temp_dir().join(format!("rtclab-fs-{}", std::process::id()));

@@ -25,18 +25,70 @@ class Job:
     seed: int = 1
 
 
+#: every `rtclab repro PAPER`, each a module of this package with `build(runs=...)`
+PAPERS = ("gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis")
+
+WITHIN = "within tolerance"
+DIRECTION = "direction only"
+MISSED = "not reproduced"
+
+
 @dataclass
 class Row:
+    """One published number next to ours. `verdict` is judged from `paper` when it is a number,
+    a bound ("< 3", "> 0.9") or a range ("1120-1160"): within `tol` (relative) or `abs_tol`
+    (absolute) of it, or not; rows whose published result is qualitative, or whose comparison is
+    an ordering between variants, set it themselves (`DIRECTION` when only the ordering holds).
+    A row with no published number ("–") has no verdict."""
+
     experiment: str
     variant: str
     metric: str
     ours: float | None
     paper: str
     note: str = ""
+    verdict: str | None = None
+    tol: float = 0.15
+    abs_tol: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            self.verdict = judge(self.ours, self.paper, self.tol, self.abs_tol)
 
     def as_dict(self) -> dict[str, Any]:
         return {"experiment": self.experiment, "variant": self.variant, "metric": self.metric,
-                "ours": self.ours, "paper": self.paper, "note": self.note}
+                "ours": self.ours, "paper": self.paper, "verdict": self.verdict, "note": self.note}
+
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+
+
+def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.0) -> str:
+    """The verdict for a published value written as "X", "≈ X", "< X", "> X", "<= X", ">= X" or
+    "X-Y" (leading text only; anything after the number is a remark): `WITHIN` or `MISSED`, ""
+    when the published value is not a number (qualitative, or "–"), "not measured" when ours is
+    missing."""
+    import math
+    import re
+
+    text = paper.strip().replace("≤", "<=").replace("≥", ">=").replace("−", "-")
+    m_bound = re.match(rf"^(<=|>=|<|>)\s*({_NUM})", text)
+    m_range = re.match(rf"^({_NUM})\s*(?:-|–|to)\s*({_NUM})", text)
+    m_value = re.match(rf"^(?:≈|~|about)?\s*({_NUM})", text)
+    if not (m_bound or m_range or m_value):
+        return ""
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        return "not measured"
+    if m_bound:
+        op, x = m_bound.group(1), float(m_bound.group(2))
+        ok = {"<": ours < x, "<=": ours <= x, ">": ours > x, ">=": ours >= x}[op]
+        return WITHIN if ok else MISSED
+    if m_range and float(m_range.group(1)) < float(m_range.group(2)):
+        lo, hi = float(m_range.group(1)), float(m_range.group(2))
+        slack = max(tol * max(abs(lo), abs(hi)), abs_tol)
+        return WITHIN if lo - slack <= ours <= hi + slack else MISSED
+    x = float(m_value.group(1)) if m_value else float("nan")
+    return WITHIN if abs(ours - x) <= max(tol * abs(x), abs_tol) else MISSED
 
 
 @dataclass
@@ -98,9 +150,10 @@ def _run_jobs_in_store(jobs: list[Job], store: Path, workers: int | None, progre
 
 
 def format_table(rows: list[Row]) -> str:
-    head = ("experiment", "variant", "metric", "ours", "paper")
-    body = [(r.experiment, r.variant, r.metric, "–" if r.ours is None else f"{r.ours:.3g}", r.paper) for r in rows]
-    widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(5)]
+    head = ("experiment", "variant", "metric", "ours", "paper", "verdict")
+    body = [(r.experiment, r.variant, r.metric, "–" if r.ours is None else f"{r.ours:.3g}", r.paper, r.verdict or "")
+            for r in rows]
+    widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(6)]
     line = lambda cols: "  ".join(str(c).ljust(w) for c, w in zip(cols, widths))  # noqa: E731
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, body)])
 

@@ -42,9 +42,26 @@ impl DetectorConfig {
             adaptive: true,
         }
     }
-    /// The draft's and the 2017 paper's gains: K_u = 0.01, K_d = 0.00018.
+    /// The draft's and the 2017 paper's gains: K_u = 0.01, K_d = 0.00018, with libwebrtc's
+    /// bounds, which are in units of the REMB path's statistic min(N, 60)·m.
     pub fn paper() -> Self {
         DetectorConfig { k_up: 0.01, k_down: 0.00018, ..Self::libwebrtc() }
+    }
+    /// The paper's gains for a detector that compares the unscaled m (the paper's statistic):
+    /// the bounds [6, 600] and the 15 ms adaptation freeze converted from min(N, 60)·m units
+    /// to m units (÷ 60: [0.1, 10], 0.25), so that they keep their meaning (the floor still
+    /// means "sending ≈ 2.5 % above capacity"). γ(0) stays 12.5 ms, the paper's static
+    /// threshold. With the unconverted floor of 6 ms the paper's m never reaches γ at 1 Mbit/s
+    /// (its maximum is 1.3 ms) and the delay controller never acts; see docs/algorithms/gcc.md.
+    pub fn paper_unscaled() -> Self {
+        let scale = 60.0;
+        let d = Self::paper();
+        DetectorConfig {
+            min_threshold: d.min_threshold / scale,
+            max_threshold: d.max_threshold / scale,
+            max_adapt_offset: d.max_adapt_offset / scale,
+            ..d
+        }
     }
 }
 

@@ -155,18 +155,49 @@ pub struct KalmanDelayDetector {
     inter_arrival: super::inter_arrival::InterArrival,
     estimator: KalmanEstimator,
     detector: super::detector::OveruseDetector,
+    statistic: DelayStatistic,
 }
 
-/// libwebrtc `kMinNumDeltas`: the statistic is min(N, 60)·m.
+/// libwebrtc `kMinNumDeltas`: the REMB path's statistic is min(N, 60)·m.
 const MIN_NUM_DELTAS: u32 = 60;
 
+/// What the over-use detector compares with the threshold γ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelayStatistic {
+    /// The paper's and draft-02's m(t_i) itself, in ms (ToN 2017 eq. (5)-(6); draft §5.4).
+    Paper,
+    /// libwebrtc's REMB path (`OveruseEstimator` + `OveruseDetector`): min(N, 60)·m, N the
+    /// number of deltas seen, so a settled filter's m is scaled 60×.
+    RembPath,
+}
+
+impl DelayStatistic {
+    /// The statistic for an estimate m after `num_deltas` deltas.
+    pub fn of(self, num_deltas: u32, m: f64) -> f64 {
+        match self {
+            DelayStatistic::Paper => m,
+            DelayStatistic::RembPath => num_deltas.min(MIN_NUM_DELTAS) as f64 * m,
+        }
+    }
+}
+
 impl KalmanDelayDetector {
-    pub fn new(kalman: KalmanConfig, detector: super::detector::DetectorConfig) -> Self {
+    pub fn new(
+        kalman: KalmanConfig,
+        detector: super::detector::DetectorConfig,
+        statistic: DelayStatistic,
+    ) -> Self {
         KalmanDelayDetector {
             inter_arrival: super::inter_arrival::InterArrival::default(),
             estimator: KalmanEstimator::new(kalman),
             detector: super::detector::OveruseDetector::new(detector),
+            statistic,
         }
+    }
+
+    /// The statistic compared with γ now (ms).
+    pub fn statistic(&self) -> f64 {
+        self.statistic.of(self.estimator.num_deltas(), self.estimator.offset())
     }
 
     /// One received packet: its send time (from abs-send-time or RTP timestamps), arrival
@@ -177,9 +208,8 @@ impl KalmanDelayDetector {
             let t_delta_ms = d.arrival_delta.as_nanos() as f64 / 1e6;
             self.estimator.update(t_delta_ms, ts_delta_ms, d.size_delta, self.detector.state());
             if self.estimator.num_deltas() >= 2 {
-                let n = self.estimator.num_deltas().min(MIN_NUM_DELTAS) as f64;
                 let m = self.estimator.offset();
-                self.detector.detect(n * m, m, ts_delta_ms, arrival_ns as f64 / 1e6);
+                self.detector.detect(self.statistic(), m, ts_delta_ms, arrival_ns as f64 / 1e6);
             }
         }
         self.detector.state()
@@ -193,5 +223,48 @@ impl KalmanDelayDetector {
     }
     pub fn threshold(&self) -> f64 {
         self.detector.threshold()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gcc::detector::DetectorConfig;
+
+    #[test]
+    fn the_remb_path_scales_m_by_the_deltas_seen_and_the_paper_does_not() {
+        assert_eq!(DelayStatistic::Paper.of(500, 0.5), 0.5);
+        assert_eq!(DelayStatistic::RembPath.of(10, 0.5), 5.0);
+        assert_eq!(DelayStatistic::RembPath.of(500, 0.5), 30.0);
+    }
+
+    /// A queue growing by 1 ms per 5 ms group (sending 20 % above capacity) drives m to about
+    /// 1 ms: the REMB path's statistic (≈ 60 ms) passes γ = 12.5 and signals over-use; the
+    /// paper's m stays below a static γ = 12.5, and passes the adaptive γ once that has
+    /// fallen (K_d) through a quiet phase to its floor.
+    #[test]
+    fn a_growing_queue_is_over_use_for_the_remb_path_and_for_an_adapted_paper_threshold() {
+        let run = |stat: DelayStatistic, det: DetectorConfig, quiet: i64| {
+            let mut d = KalmanDelayDetector::new(KalmanConfig::default(), det, stat);
+            let mut over = 0;
+            let mut arrival = 50_000_000;
+            for i in 0..quiet + 200 {
+                arrival += if i < quiet { 5_000_000 } else { 6_000_000 };
+                if d.on_packet(i * 5_000_000, arrival, 1200) == BandwidthUsage::Overusing {
+                    over += 1;
+                }
+            }
+            (over, d.statistic(), d.threshold())
+        };
+        let (over, stat, _) = run(DelayStatistic::RembPath, DetectorConfig::paper(), 0);
+        assert!(over > 0 && stat > 12.5, "{over} {stat}");
+        let static_paper = DetectorConfig { adaptive: false, ..DetectorConfig::paper_unscaled() };
+        let (over, stat, thr) = run(DelayStatistic::Paper, static_paper, 4000);
+        assert!(over == 0 && stat < thr, "{over} {stat} {thr}");
+        let (over, _, _) = run(DelayStatistic::Paper, DetectorConfig::paper_unscaled(), 4000);
+        assert!(over > 0, "{over}");
+        // Under the unconverted floor of 6 ms the paper's m never reaches γ.
+        let (over, stat, thr) = run(DelayStatistic::Paper, DetectorConfig::paper(), 4000);
+        assert!(over == 0 && stat < thr, "{over} {stat} {thr}");
     }
 }

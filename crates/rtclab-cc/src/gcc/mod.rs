@@ -3,7 +3,8 @@
 //! - Delay-gradient measurement: [`inter_arrival`] groups packets sent within 5 ms (plus the
 //!   burst rule) and yields per-group send/arrival/size deltas.
 //! - The 2017 paper's receiver-side filter: [`kalman`] (libwebrtc `OveruseEstimator`, state
-//!   [1/C, m]) with the statistic `min(N, 60)·m`.
+//!   [1/C, m]); the detector compares the paper's m with γ (default) or libwebrtc's REMB-path
+//!   `min(N, 60)·m` ([`kalman::DelayStatistic`]).
 //! - Today's send-side filter: [`trendline`] (libwebrtc `TrendlineEstimator`), statistic
 //!   `min(N, 60)·4·slope`.
 //! - Both feed the same [`detector`]: adaptive threshold (gains configurable: the draft/paper's

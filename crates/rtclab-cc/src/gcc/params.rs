@@ -1,5 +1,6 @@
 //! Every tunable of both GCC generations by name (see [`crate::params`]).
 
+use super::kalman::DelayStatistic;
 use super::{GccConfig, GccPaperConfig};
 use crate::params::{ms, param, Param};
 pub use crate::params::{set, Kind, Value};
@@ -463,7 +464,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     param!(
         GccPaperConfig,
         "min_threshold",
-        "threshold clamp, low (6)",
+        "threshold clamp, low, ms (0.1; 6 with remb_statistic)",
         Real,
         0.0,
         1000.0,
@@ -473,7 +474,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     param!(
         GccPaperConfig,
         "max_threshold",
-        "threshold clamp, high (600)",
+        "threshold clamp, high, ms (10; 600 with remb_statistic)",
         Real,
         0.0,
         10000.0,
@@ -483,7 +484,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     param!(
         GccPaperConfig,
         "max_adapt_offset",
-        "statistic beyond threshold + this freezes adaptation, ms (15)",
+        "statistic beyond threshold + this freezes adaptation, ms (0.25; 15 with remb_statistic)",
         Real,
         0.0,
         1000.0,
@@ -579,6 +580,16 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         1.0,
         |c| c.cap_loss_by_remb as u8 as f64,
         |c, v| c.cap_loss_by_remb = v != 0.0
+    ),
+    param!(
+        GccPaperConfig,
+        "remb_statistic",
+        "compare libwebrtc's REMB-path min(N, 60)·m with the threshold instead of the paper's m (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| (c.statistic == DelayStatistic::RembPath) as u8 as f64,
+        |c, v| c.statistic = if v != 0.0 { DelayStatistic::RembPath } else { DelayStatistic::Paper }
     ),
     param!(
         GccPaperConfig,

@@ -11,7 +11,7 @@
 
 use super::aimd::{AimdConfig, AimdRateControl};
 use super::detector::DetectorConfig;
-use super::kalman::{KalmanConfig, KalmanDelayDetector};
+use super::kalman::{DelayStatistic, KalmanConfig, KalmanDelayDetector};
 use super::loss_based::{LossBasedConfig, LossBasedControl};
 use super::BandwidthUsage;
 use crate::{CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport};
@@ -36,6 +36,8 @@ pub struct GccPaperConfig {
     /// from the rate actually used); false follows A = min(A_s, A_r) with A_s free.
     pub cap_loss_by_remb: bool,
     pub pacing_factor: f64,
+    /// The detector's statistic: the paper's m (default) or libwebrtc's REMB-path min(N, 60)·m.
+    pub statistic: DelayStatistic,
 }
 
 impl Default for GccPaperConfig {
@@ -45,7 +47,7 @@ impl Default for GccPaperConfig {
             min_bitrate_bps: 10_000.0,
             max_bitrate_bps: 30_000_000.0,
             kalman: KalmanConfig::default(),
-            detector: DetectorConfig::paper(),
+            detector: DetectorConfig::paper_unscaled(),
             aimd: AimdConfig { paper_decrease: true, ..AimdConfig::default() },
             loss: LossBasedConfig::paper(),
             incoming_rate_window: TimeDelta::from_millis(500),
@@ -53,6 +55,19 @@ impl Default for GccPaperConfig {
             remb_immediate_ratio: 0.97,
             cap_loss_by_remb: true,
             pacing_factor: 1.5,
+            statistic: DelayStatistic::Paper,
+        }
+    }
+}
+
+impl GccPaperConfig {
+    /// The REMB-path statistic min(N, 60)·m (what Chrome ran when the paper measured it, and
+    /// libwebrtc's receive-side estimator today) with its bounds [6, 600].
+    pub fn remb_path() -> Self {
+        GccPaperConfig {
+            statistic: DelayStatistic::RembPath,
+            detector: DetectorConfig::paper(),
+            ..Self::default()
         }
     }
 }
@@ -79,7 +94,7 @@ impl GccPaperReceiver {
         aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
         GccPaperReceiver {
             cfg,
-            detector: KalmanDelayDetector::new(cfg.kalman, cfg.detector),
+            detector: KalmanDelayDetector::new(cfg.kalman, cfg.detector, cfg.statistic),
             aimd,
             arrivals: VecDeque::new(),
             bytes_in_window: 0,
@@ -115,10 +130,9 @@ impl GccPaperReceiver {
         ]
     }
 
-    /// The detector's statistic, min(N, 60)·m (ms).
+    /// The detector's statistic (ms): m, or min(N, 60)·m on the REMB path.
     pub fn delay_gradient(&self) -> f64 {
-        let e = self.detector.estimator();
-        e.num_deltas().min(60) as f64 * e.offset()
+        self.detector.statistic()
     }
 
     /// One received media packet: its send time (abs-send-time, any epoch, ns), size and the
