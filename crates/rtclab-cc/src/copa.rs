@@ -49,6 +49,9 @@ pub struct CopaConfig {
     pub delta: f64,
     pub srtt_gain: f64,
     pub rtt_min_window: TimeDelta,
+    /// The RTT_min window is at least this many RTT_min (genericCC: 20, so 16 s on an 800 ms
+    /// path); 0 = the fixed window alone (the paper's text).
+    pub rtt_min_window_rtts: f64,
     /// RTT_standing window as a fraction of srtt (0.5).
     pub standing_window_frac: f64,
     pub velocity_wait: u32,
@@ -85,6 +88,7 @@ impl Default for CopaConfig {
             delta: 0.5,
             srtt_gain: 1.0 / 8.0,
             rtt_min_window: TimeDelta::from_secs(10),
+            rtt_min_window_rtts: 0.0,
             standing_window_frac: 0.5,
             velocity_wait: 3,
             velocity_cap: true,
@@ -112,11 +116,13 @@ impl CopaConfig {
     pub fn paper() -> Self {
         Self::default()
     }
-    /// The authors' genericCC (`do_ss:auto:0.5`): srtt gain 1/16, no wait before doubling v,
+    /// The authors' genericCC (`do_ss:auto:0.5`): srtt gain 1/16, RTT_min over max(10 s,
+    /// 20·RTT_min), no wait before doubling v,
     /// strict increase test, the post-paper loss reduction.
     pub fn genericcc() -> Self {
         CopaConfig {
             srtt_gain: 1.0 / 16.0,
+            rtt_min_window_rtts: 20.0,
             velocity_wait: 1,
             strict_increase: true,
             loss_reduce: true,
@@ -335,7 +341,13 @@ impl CongestionController for Copa {
                 Some(s) => s + (rtt - s).mul_f64(self.cfg.srtt_gain),
             });
             let keep = self.cfg.rtt_min_window.max(rtt.mul_f64(self.cfg.rttmax_window_rtts * 4.0));
-            self.rtt_min.push(now, rtt, self.cfg.rtt_min_window);
+            let min_window = match self.rtt_min.all() {
+                Some(m) if self.cfg.rtt_min_window_rtts > 0.0 => {
+                    self.cfg.rtt_min_window.max(m.min(rtt).mul_f64(self.cfg.rtt_min_window_rtts))
+                }
+                _ => self.cfg.rtt_min_window,
+            };
+            self.rtt_min.push(now, rtt, min_window);
             self.rtt_max.push(now, rtt, keep);
         }
         if self.cfg.loss_reduce {
@@ -507,6 +519,16 @@ pub static COPA_PARAMS: &[crate::params::Param<CopaConfig>] = {
             3600000.0,
             |c| c.rtt_min_window.as_millis_f64(),
             |c, v| c.rtt_min_window = ms(v)
+        ),
+        param!(
+            CopaConfig,
+            "rtt_min_window_rtts",
+            "RTT_min window of at least this many RTT_min (0; genericcc 20)",
+            Real,
+            0.0,
+            1000.0,
+            |c| c.rtt_min_window_rtts,
+            |c, v| c.rtt_min_window_rtts = v
         ),
         param!(
             CopaConfig,
@@ -728,6 +750,22 @@ mod tests {
         // Old samples leave the 10 s window, but one always stays.
         w.push(Time::from_millis(20_000), TimeDelta::from_millis(70), keep);
         assert_eq!(w.all(), Some(TimeDelta::from_millis(70)));
+    }
+
+    /// On an 800 ms path a standing queue that outlives 10 s becomes the paper's RTT_min;
+    /// genericCC's window of 20·RTT_min (16 s) still remembers the empty path.
+    #[test]
+    fn the_rtt_min_window_can_scale_with_rtt_min() {
+        for (rtts, want) in [(0.0, 1200), (20.0, 800)] {
+            let mut c =
+                Copa::new(CopaConfig { rtt_min_window_rtts: rtts, ..CopaConfig::default() });
+            ack(&mut c, 0, 800, 1, 10);
+            for t in 1..=12 {
+                ack(&mut c, t * 1000, 1200, 1 + t, 10 + t);
+            }
+            let min = c.rtt_min.all().unwrap().as_millis_f64() as i64;
+            assert_eq!(min, want, "window of {rtts} RTT_min");
+        }
     }
 
     #[test]

@@ -230,7 +230,8 @@ fn controller_parameters_by_name_with_ranges() {
 #[test]
 fn the_gcc_paper_statistic_picks_its_bounds() {
     let paper = |text: &str| {
-        let s = from_toml_str(&format!("{MEDIA}cc = \"gcc_paper\"\n{text}"), Path::new(".")).unwrap();
+        let s =
+            from_toml_str(&format!("{MEDIA}cc = \"gcc_paper\"\n{text}"), Path::new(".")).unwrap();
         match &s.flows[0].kind {
             FlowKindSpec::Media(m) => match &m.cc {
                 MediaCcSpec::GccPaper(g) => *g,

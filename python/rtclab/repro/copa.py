@@ -20,6 +20,14 @@ from rtclab.repro import Job, Reproduction, Row
 LOSSES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
 
 
+#: one flow, no loss, 800 ms: which RTT_min window lets the slow-start overshoot drain
+SATELLITE_CAUSE = {
+    "1 flow, no loss, RTT_min 10 s (paper)": {},
+    "1 flow, no loss, RTT_min 16 s": {"rtt_min_window_ms": 16000},
+    "1 flow, no loss, genericcc": {"variant": "genericcc"},
+}
+
+
 def tcp_flow(cc: str, rtt_ms: float, name: str | None = None, start: float = 0.0, stop: float | None = None,
              copa: dict | None = None) -> dict:
     f = {"name": name or cc, "kind": "tcp", "cc": "copa" if cc == "copa_d" else cc, "rtt": f"{rtt_ms}ms",
@@ -109,6 +117,14 @@ def build(runs: int = 10) -> Reproduction:
         flows = [tcp_flow(cc, 800, f"{cc}-{i}") for i in range(2)]
         jobs.append(Job(("satellite", cc), scenario(f"satellite-{cc}", 100, "42Mbps", {"limit": "1bdp"}, flows,
                                                     loss=0.0074)))
+    # The satellite gap, by experiment: one Copa flow, no loss, so neither competitors nor
+    # loss are involved; the paper's 10 s RTT_min window vs genericCC's 20·RTT_min (16 s here).
+    for label, copa in SATELLITE_CAUSE.items():
+        jobs.append(Job(("satellite-cause", label), scenario(f"satellite-cause-{label}", 100, "42Mbps", {"limit": "1bdp"},
+                                                             [tcp_flow("copa", 800, "copa", copa=copa)])))
+    jobs.append(Job(("satellite", "copa genericcc"), scenario("satellite-genericcc", 100, "42Mbps", {"limit": "1bdp"},
+                                                              [tcp_flow("copa", 800, f"copa-{i}", copa={"variant": "genericcc"})
+                                                               for i in range(2)], loss=0.0074)))
     # E7, §5.7: coexistence with CUBIC on random networks.
     nets = random_networks(max(5 * runs, 10))
     for i, n in enumerate(nets):
@@ -120,6 +136,9 @@ def build(runs: int = 10) -> Reproduction:
     # E8, §3: flows added one by one up to 100 on 100 Mbit/s, 20 ms one way, 5 BDP.
     flows = [tcp_flow("copa", 40, f"copa-{i}", start=float(i)) for i in range(100)]
     jobs.append(Job(("scale",), scenario("scale-100-copa", 110, "100Mbps", {"limit": "5bdp"}, flows, bin_s="100ms")))
+    # The same with the mode detector off (Copa D): is the queue gap the detector's?
+    flows = [tcp_flow("copa_d", 40, f"copa-{i}", start=float(i)) for i in range(100)]
+    jobs.append(Job(("scale", "copa_d"), scenario("scale-100-copa-d", 110, "100Mbps", {"limit": "5bdp"}, flows, bin_s="100ms")))
     # E9, Fig. 2: one flow on 12 Mbit/s, 10 ms bins to see the oscillation.
     jobs.append(Job(("fig2",), scenario("fig2", 30, "12Mbps", {"limit": "1bdp"}, [tcp_flow("copa", 50)],
                                         bin_s="10ms")))
@@ -150,6 +169,25 @@ def build(runs: int = 10) -> Reproduction:
             rows.append(Row("satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)", cc, "utilization", s["link"]["utilization"], paper_u[cc]))
             rows.append(Row("satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)", cc, "mean queuing ms",
                             s["link"]["queuing_delay_ms"]["mean"], paper_q[cc]))
+        sat = "satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)"
+        s = res[("satellite", "copa genericcc")].summary
+        rows.append(Row(sat, "copa genericcc", "utilization", s["link"]["utilization"], paper_u["copa"]))
+        rows.append(Row(sat, "copa genericcc", "mean queuing ms", s["link"]["queuing_delay_ms"]["mean"], paper_q["copa"], abs_tol=5))
+        for key in (("satellite", "copa"), ("satellite", "copa genericcc")):
+            f = res[key].flows
+            rows.append(Row(sat, key[1], "share of samples in competitive mode", float(f["competitive"].mean()), "–"))
+            rows.append(Row(sat, key[1], "mean δ", float(f["delta"].mean()), "–"))
+        for label in SATELLITE_CAUSE:
+            r = res[("satellite-cause", label)]
+            f, lk = r.flows, r.link
+            late = lk[lk["time_s"] > 30]
+            rows.append(Row("satellite cause: 42 Mbit/s 800 ms 1 BDP", label, "peak cwnd / BDP (2800 packets)",
+                            float(f["cwnd_packets"].max()) / 2800, "–"))
+            rows.append(Row("satellite cause: 42 Mbit/s 800 ms 1 BDP", label, "RTT_min at the end - 800 ms",
+                            float(f["rtt_min_ms"].dropna().iloc[-1]) - 800.0, "–"))
+            rows.append(Row("satellite cause: 42 Mbit/s 800 ms 1 BDP", label, "mean queue after 30 s, ms",
+                            float(late["queue_delay_ms_mean"].mean()), "–"))
+            rows.append(Row("satellite cause: 42 Mbit/s 800 ms 1 BDP", label, "utilization", r.summary["link"]["utilization"], "–"))
         for test in ("copa", "bbr", "cubic"):
             cub, tst = [], []
             for i, n in enumerate(nets):
@@ -165,12 +203,20 @@ def build(runs: int = 10) -> Reproduction:
         r = res[("scale",)]
         f = r.flows
         vel = f["velocity"].dropna()
-        for n in (10, 50, 100):
-            t0, t1 = n - 1 + 0.5, (n if n < 100 else 110)
-            lk = r.link[(r.link["time_s"] > t0) & (r.link["time_s"] <= t1)]
-            mean_q = float(lk["queue_bytes_mean"].mean()) / 1500
-            rows.append(Row("100 flows added one per second (§3)", f"n = {n}", "mean queue / (1.25/δ̂ = 2.5n packets)",
-                            mean_q / (2.5 * n), "≈ 1 (queue between 0 and 2.5/δ̂)"))
+        for key, variant in ((("scale",), "copa"), (("scale", "copa_d"), "copa D (no mode switching)")):
+            sr = res[key]
+            for n in (10, 50, 100):
+                t0, t1 = n - 1 + 0.5, (n if n < 100 else 110)
+                lk = sr.link[(sr.link["time_s"] > t0) & (sr.link["time_s"] <= t1)]
+                ff = sr.flows[(sr.flows["time_s"] > t0) & (sr.flows["time_s"] <= t1)]
+                mean_q = float(lk["queue_bytes_mean"].mean()) / 1500
+                exp = "100 flows added one per second (§3)"
+                rows.append(Row(exp, f"{variant}, n = {n}", "mean queue / (1.25/δ̂ = 2.5n packets)",
+                                mean_q / (2.5 * n), "≈ 1 (queue between 0 and 2.5/δ̂)", tol=1.0))
+                if variant == "copa":
+                    rows.append(Row(exp, f"{variant}, n = {n}", "share of samples in competitive mode",
+                                    float(ff["competitive"].mean()), "–"))
+                    rows.append(Row(exp, f"{variant}, n = {n}", "mean δ", float(ff["delta"].mean()), "–"))
         rows.append(Row("100 flows added one per second (§3)", "copa", "share of (flow, bin) samples with v = 1",
                         float((vel == 1.0).mean()) if len(vel) else None, "most of the time"))
         rows.append(Row("100 flows added one per second (§3)", "copa", "utilization", r.summary["link"]["utilization"], "–"))
