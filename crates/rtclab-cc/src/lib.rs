@@ -182,6 +182,24 @@ pub enum AnyController {
     Custom(Box<dyn CongestionController + Send + Sync>),
 }
 
+impl AnyController {
+    /// A copy of a built-in controller's whole state (for undoing a spurious timeout); None
+    /// for a custom controller.
+    pub fn snapshot(&self) -> Option<AnyController> {
+        Some(match self {
+            AnyController::Reno(c) => AnyController::Reno(c.clone()),
+            AnyController::Cubic(c) => AnyController::Cubic(c.clone()),
+            AnyController::Copa(c) => AnyController::Copa(c.clone()),
+            AnyController::Bbr(c) => AnyController::Bbr(c.clone()),
+            AnyController::Qlibra(c) => AnyController::Qlibra(c.clone()),
+            AnyController::ZoomLike(c) => AnyController::ZoomLike(c.clone()),
+            AnyController::Gcc(c) => AnyController::Gcc(c.clone()),
+            AnyController::GccPaper(c) => AnyController::GccPaper(c.clone()),
+            AnyController::Custom(_) => return None,
+        })
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {

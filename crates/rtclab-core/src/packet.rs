@@ -166,6 +166,7 @@ pub struct Packet {
 
 const RETRANSMIT: u8 = 0b100;
 const ECN_ECHO: u8 = 0b1000;
+const DSACK: u8 = 0b1_0000;
 
 impl Packet {
     /// A retransmission of data sent before.
@@ -186,6 +187,18 @@ impl Packet {
     #[inline]
     pub fn set_ecn_echo(&mut self, on: bool) {
         self.flags = (self.flags & !ECN_ECHO) | if on { ECN_ECHO } else { 0 };
+    }
+
+    /// Ack only: the data packet that triggered it was a duplicate (RFC 2883 D-SACK; the
+    /// block itself is not carried, only that one arrived).
+    #[inline]
+    pub fn dsack(&self) -> bool {
+        self.flags & DSACK != 0
+    }
+
+    #[inline]
+    pub fn set_dsack(&mut self, on: bool) {
+        self.flags = (self.flags & !DSACK) | if on { DSACK } else { 0 };
     }
     /// The ECN field as the packet carries it now (a queue may set CE).
     #[inline]

@@ -94,13 +94,16 @@ pub fn flow_endpoints(
 ) -> Result<(AnyEndpoint, AnyEndpoint), String> {
     let id = FlowId(f.id);
     Ok(match &f.kind {
-        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size } => {
+        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery } => {
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
                 app_rate: *app_rate,
                 size_packets: size.map(|b| b.div_ceil(*packet_size as u64)),
                 ecn: *ecn,
+                rack: recovery.rack,
+                tlp: recovery.tlp,
+                frto: recovery.frto,
                 ..Default::default()
             };
             let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };

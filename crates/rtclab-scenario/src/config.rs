@@ -463,6 +463,16 @@ pub struct ProtectionConfig {
     pub deadline: Option<Duration>,
 }
 
+/// `recovery = { rack = true, tlp = true, frto = true }` on a tcp flow: which of Linux's
+/// default loss-recovery mechanisms the simulated sender runs (all on by default).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpRecoveryConfig {
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+    pub frto: Option<bool>,
+}
+
 /// `{ at = "40s", until = "60s" }`: a sender pause.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -518,6 +528,8 @@ pub struct FlowConfig {
     pub ecn: Option<bool>,
     /// tcp: initial window in packets (default 10).
     pub initial_window: Option<u32>,
+    /// tcp: RACK-TLP and F-RTO on or off (simulator; the emulator's kernel TCP has its own).
+    pub recovery: Option<TcpRecoveryConfig>,
     /// tcp + cubic: CUBIC parameters.
     pub cubic: Option<CubicParams>,
     /// tcp + copa: `variant` ("paper", "genericcc", "mvfst") and any Copa parameter by name.

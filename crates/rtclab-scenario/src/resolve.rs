@@ -131,6 +131,14 @@ pub struct FlowSpec {
     pub jitter: TimeDelta,
 }
 
+/// Which loss-recovery mechanisms a simulated TCP sender runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpRecoverySpec {
+    pub rack: bool,
+    pub tlp: bool,
+    pub frto: bool,
+}
+
 #[derive(Clone, Debug)]
 pub enum FlowKindSpec {
     /// A kind from the flow-kind registry, with its checked parameters.
@@ -149,6 +157,8 @@ pub enum FlowKindSpec {
         ecn: bool,
         /// A finite transfer of this many bytes on the wire; None = no end.
         size: Option<u64>,
+        /// RACK, tail loss probes, F-RTO (simulated sender).
+        recovery: TcpRecoverySpec,
     },
     Cbr {
         rate: Rate,
@@ -347,6 +357,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 "`params` apply to registered flow kinds and registered controllers only; tcp, cbr and media have named keys",
             ));
         }
+        if f.recovery.is_some() && f.kind != FlowKind::Tcp {
+            return Err(ConfigError::new(
+                at("recovery"),
+                "recovery (rack/tlp/frto) applies to tcp flows only",
+            ));
+        }
         if f.ecn.is_some() && f.kind != FlowKind::Tcp {
             return Err(ConfigError::new(
                 at("ecn"),
@@ -385,6 +401,14 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
                     app_rate: f.rate.map(|r| r.0),
                     ecn: f.ecn.unwrap_or(false),
+                    recovery: {
+                        let r = f.recovery.unwrap_or_default();
+                        TcpRecoverySpec {
+                            rack: r.rack.unwrap_or(true),
+                            tlp: r.tlp.unwrap_or(true),
+                            frto: r.frto.unwrap_or(true),
+                        }
+                    },
                     size: match f.size {
                         None => None,
                         Some(s) if s.0 == 0 => {

@@ -1,4 +1,6 @@
-//! RTT estimation and retransmission timeout (RFC 6298), with Linux's 200 ms minimum RTO.
+//! RTT estimation and retransmission timeout (RFC 6298) as Linux computes it: the 200 ms
+//! minimum (`TCP_RTO_MIN`) bounds the variance term, not the sum (`tcp_rtt_estimator` keeps
+//! `rttvar` at least `rto_min`, `__tcp_set_rto` = srtt + rttvar), so RTO ≥ SRTT + 200 ms.
 
 use rtclab_core::TimeDelta;
 
@@ -46,14 +48,18 @@ impl RttEstimator {
         }
     }
 
-    /// RTO = SRTT + max(G, 4 RTTVAR), clamped to [min_rto, max_rto]; before any sample, the
-    /// initial RTO (1 s).
+    /// RTO = SRTT + max(G, 4 RTTVAR, min_rto), at most max_rto; before any sample, the
+    /// initial RTO (1 s). (RFC 6298 clamps the sum; Linux the variance term, which is what a
+    /// queue-building flow notices: with a standing queue RTTVAR is tiny and the RFC's RTO
+    /// sits a few ms above SRTT, so a retransmission queued behind it times out.)
     pub fn rto(&self) -> TimeDelta {
         match self.srtt {
             None => self.initial_rto,
             Some(s) => {
-                let var = TimeDelta::from_nanos(4 * self.rttvar.as_nanos()).max(self.granularity);
-                (s + var).clamp(self.min_rto, self.max_rto)
+                let var = TimeDelta::from_nanos(4 * self.rttvar.as_nanos())
+                    .max(self.granularity)
+                    .max(self.min_rto);
+                (s + var).min(self.max_rto)
             }
         }
     }
@@ -99,6 +105,13 @@ mod tests {
             TimeDelta::from_secs(60),
         );
         e.on_sample(TimeDelta::from_millis(10));
-        assert_eq!(e.rto(), TimeDelta::from_millis(200));
+        // Linux: the 200 ms floor bounds the variance term: 10 + max(20, 200).
+        assert_eq!(e.rto(), TimeDelta::from_millis(210));
+        // A standing queue: RTTVAR decays to nothing, the RTO stays 200 ms above SRTT.
+        for _ in 0..200 {
+            e.on_sample(TimeDelta::from_millis(400));
+        }
+        let gap = e.rto() - e.srtt().unwrap();
+        assert!(gap >= TimeDelta::from_millis(200) && gap < TimeDelta::from_millis(201), "{gap:?}");
     }
 }

@@ -47,6 +47,8 @@ pub struct TcpReceiver {
     last_ooo: Option<u64>,
     /// RFC 3168 §6.1.3: a CE mark was seen; ACKs carry ECE until a packet with CWR arrives.
     ece: bool,
+    /// A duplicate arrived since the last ACK (D-SACK).
+    dsack: bool,
     /// Bytes newly delivered in order to the application (payload only).
     pub goodput_bytes: u64,
     pub received_packets: u64,
@@ -68,6 +70,7 @@ impl TcpReceiver {
             pending_ack: false,
             last_ooo: None,
             ece: false,
+            dsack: false,
             goodput_bytes: 0,
             received_packets: 0,
             duplicate_packets: 0,
@@ -102,10 +105,12 @@ impl TcpReceiver {
             self.last_ooo = Some(seq);
             if !self.insert_ooo(seq) {
                 self.duplicate_packets += 1;
+                self.dsack = true;
             }
             immediate = true;
         } else {
             self.duplicate_packets += 1;
+            self.dsack = true;
             immediate = true;
         }
         self.goodput_bytes += delivered;
@@ -143,6 +148,7 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ts_recent, self.cfg.ack_size, now);
         ack.set_ecn_echo(self.ece);
+        ack.set_dsack(std::mem::take(&mut self.dsack));
         if self.cfg.sack && !self.ooo.is_empty() {
             ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }

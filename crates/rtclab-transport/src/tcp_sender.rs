@@ -12,6 +12,20 @@
 //!   until everything outstanding at the timeout is acknowledged. A retransmission is lost
 //!   again once a packet sent more than min RTT / 4 after it is delivered (RFC 8985's time
 //!   rule for retransmissions only, like Linux's former `tcp_mark_lost_retrans`).
+//! - RACK-TLP (RFC 8985, on by default in SACK mode, as in Linux): a packet is lost once a
+//!   packet sent after it is delivered and a reordering window has passed since (RACK.rtt +
+//!   reo_wnd after its transmission; reo_wnd = min RTT / 4, 0 in recovery or with DupThresh
+//!   packets SACKed while no reordering has been seen; a reorder timer for the rest); this
+//!   replaces DupThresh and the retransmission rule above. Tail loss probe: 2·SRTT (+200 ms
+//!   with one packet in flight) after the last new data or ACK, no SACKed data and not in
+//!   recovery, send one new packet or resend the highest one, then re-arm the RTO; a probe
+//!   that repairs a loss (its ACK carries no DSACK) reduces the window once.
+//! - F-RTO (RFC 5682 §3, the SACK-enhanced version, as Linux `tcp_process_loss`): after a
+//!   timeout, an ACK that advances the window sends new data instead of retransmissions; an
+//!   ACK that (S)ACKs a packet never retransmitted proves the timeout spurious and undoes it
+//!   (the controller is restored to its state before the timeout and the loss marks are
+//!   cleared; Linux restores cwnd and ssthresh only); a duplicate ACK or SACK after the new
+//!   data makes the timeout real.
 //! - NewReno mode: RFC 5681 (fast retransmit on the 3rd duplicate ACK, window inflation),
 //!   RFC 6582 (partial ACKs retransmit the next hole and deflate the window, the timer is
 //!   reset on the first partial ACK only, `recover` guards re-entry); after a timeout the
@@ -60,6 +74,12 @@ pub struct TcpSenderConfig {
     /// answered at most once per window of data with the controller's loss response and CWR
     /// on the next new packet — no retransmission.
     pub ecn: bool,
+    /// SACK mode: RACK time-based loss detection (RFC 8985) instead of DupThresh.
+    pub rack: bool,
+    /// SACK mode: tail loss probes (RFC 8985 §7).
+    pub tlp: bool,
+    /// SACK mode: F-RTO spurious-timeout detection and undo (RFC 5682).
+    pub frto: bool,
 }
 
 impl Default for TcpSenderConfig {
@@ -74,6 +94,9 @@ impl Default for TcpSenderConfig {
             ecn: false,
             app_rate: None,
             size_packets: None,
+            rack: true,
+            tlp: true,
+            frto: true,
         }
     }
 }
@@ -95,6 +118,10 @@ pub struct TcpSenderStats {
     pub app_delay_max: TimeDelta,
     /// Finite transfers: when the last packet was acknowledged.
     pub completed_at: Option<Time>,
+    /// Tail loss probes sent.
+    pub tail_loss_probes: u64,
+    /// Timeouts that F-RTO found spurious and undid.
+    pub spurious_timeouts: u64,
 }
 
 /// Scoreboard entry of one outstanding packet.
@@ -121,6 +148,21 @@ struct Recovery {
     prr_out: u64,
     recover_fs: u64,
     sndcnt: u64,
+}
+
+/// A tail loss probe in flight (RFC 8985 `TLP.end_seq`, `TLP.is_retrans`).
+#[derive(Clone, Copy, Debug)]
+struct Tlp {
+    end: u64,
+    retx: bool,
+}
+
+/// F-RTO after a timeout: `high` is `SND.NXT` at the timeout (or at step 2b), `new_data`
+/// asks for new data instead of retransmissions, `prior` is the controller before the timeout.
+struct Frto {
+    high: u64,
+    new_data: bool,
+    prior: Option<AnyController>,
 }
 
 pub struct TcpSender {
@@ -154,6 +196,22 @@ pub struct TcpSender {
     pacing_wait: bool,
     /// Packets declared lost since the last report to the controller.
     newly_lost: u32,
+    /// RACK: the most recently sent delivered packet (send time, seq), its RTT, and whether a
+    /// packet marked lost was delivered without a retransmission (reordering).
+    rack: Option<(Time, u64)>,
+    rack_rtt: TimeDelta,
+    reordering_seen: bool,
+    /// Transmissions in send order (entries go stale when acknowledged, SACKed, lost or
+    /// sent again; pruned lazily from the front).
+    rack_queue: VecDeque<(Time, u64)>,
+    reo_at: Option<Time>,
+    /// TLP: the probe timer, the probe in flight, a probe waiting to be sent (None = new data).
+    pto_at: Option<Time>,
+    tlp: Option<Tlp>,
+    tlp_send: Option<Option<u64>>,
+    /// RTO recovery lasts until snd_una reaches this.
+    loss_high: u64,
+    frto: Option<Frto>,
     started: bool,
     has_data: bool,
     /// When the application began writing (app-rate senders).
@@ -190,6 +248,16 @@ impl TcpSender {
             next_send: Time::ZERO,
             pacing_wait: false,
             newly_lost: 0,
+            rack: None,
+            rack_rtt: TimeDelta::ZERO,
+            reordering_seen: false,
+            rack_queue: VecDeque::new(),
+            reo_at: None,
+            pto_at: None,
+            tlp: None,
+            tlp_send: None,
+            loss_high: 0,
+            frto: None,
             started: false,
             has_data: false,
             app_start: Time::ZERO,
@@ -280,6 +348,21 @@ impl TcpSender {
                 newest_acked = Some((t, seq));
             }
         };
+        // RACK: the most recently sent newly delivered packet (a retransmission acknowledged
+        // sooner than min RTT may be its original's ACK: not used, RFC 8985 §6.2 step 2), and
+        // whether a packet never retransmitted was delivered (F-RTO) after being marked lost
+        // (reordering).
+        let min_rtt = self.rtt.min_rtt();
+        let mut rack_new: Option<(Time, u64)> = None;
+        let mut rack_see = |t: Time, seq: u64, retx: bool| {
+            if !(retx && min_rtt.is_some_and(|m| now - t < m))
+                && rack_new.is_none_or(|r| (t, seq) > r)
+            {
+                rack_new = Some((t, seq));
+            }
+        };
+        let mut orig_delivered: Option<u64> = None;
+        let mut reordered = false;
 
         // Cumulative acknowledgement.
         if ack > self.snd_una {
@@ -290,6 +373,12 @@ impl TcpSender {
                 } else {
                     delivered += 1;
                     note(s.sent_at, prev_una + i);
+                    rack_see(s.sent_at, prev_una + i, s.retx);
+                    if !s.retx {
+                        orig_delivered =
+                            Some(orig_delivered.map_or(prev_una + i, |o: u64| o.min(prev_una + i)));
+                    }
+                    reordered |= !s.retx && s.lost;
                     if !s.retx {
                         newest_sample = Some(newest_sample.map_or(s.sent_at, |t| t.max(s.sent_at)));
                     }
@@ -330,6 +419,11 @@ impl TcpSender {
                     self.sacked_out += 1;
                     delivered += 1;
                     note(sent_at, seq);
+                    rack_see(sent_at, seq, retx);
+                    if !retx {
+                        orig_delivered = Some(orig_delivered.map_or(seq, |o: u64| o.min(seq)));
+                    }
+                    reordered |= !retx && was_lost;
                     newly_sacked = true;
                     if was_lost {
                         self.lost_out -= 1;
@@ -349,21 +443,35 @@ impl TcpSender {
         if let Some(r) = rtt {
             self.rtt.on_sample(r);
         }
+        if let Some(r) = rack_new {
+            if self.rack.is_none_or(|old| r > old) {
+                self.rack = Some(r);
+                self.rack_rtt = now - r.0;
+            }
+        }
+        self.reordering_seen |= reordered;
         let was_in_recovery = self.recovery.is_some();
         let mut restart_timer = ack > prev_una;
 
         match self.cfg.recovery {
             RecoveryMode::Sack => {
-                if newly_sacked {
-                    self.mark_lost();
-                }
-                if let Some((xmit, _)) = newest_acked {
-                    self.mark_lost_retransmissions(xmit);
-                }
-                if ack == prev_una && ack < self.high_sent {
+                let dupack = ack == prev_una && ack < self.high_sent;
+                if dupack {
                     self.dupacks += 1;
                 } else if ack > prev_una {
                     self.dupacks = 0;
+                }
+                self.process_frto(now, ack > prev_una, dupack || newly_sacked, orig_delivered);
+                self.process_tlp_ack(now, pkt.dsack());
+                if self.cfg.rack {
+                    self.rack_detect(now);
+                } else {
+                    if newly_sacked {
+                        self.mark_lost();
+                    }
+                    if let Some((xmit, _)) = newest_acked {
+                        self.mark_lost_retransmissions(xmit);
+                    }
                 }
                 if self.recovery.is_none()
                     && self.lost_out > 0
@@ -450,6 +558,180 @@ impl TcpSender {
         } else if restart_timer {
             self.rto_at = Some(now + self.rto());
         }
+        if ack > prev_una {
+            self.arm_pto(now);
+        }
+    }
+
+    /// RFC 8985 §6.2: the reordering window (0 while no reordering has been seen and the
+    /// sender is recovering or has DupThresh packets SACKed; else min RTT / 4, at most SRTT).
+    fn reo_wnd(&self) -> TimeDelta {
+        if !self.reordering_seen
+            && (self.recovery.is_some()
+                || self.snd_una < self.loss_high
+                || self.sacked_out >= self.cfg.dupack_threshold as u64)
+        {
+            return TimeDelta::ZERO;
+        }
+        let quarter = self.rtt.min_rtt().map_or(TimeDelta::ZERO, |m| m.mul_f64(0.25));
+        self.rtt.srtt().map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// A transmission-order entry that no longer stands for a packet in flight.
+    fn rack_stale(&self, t: Time, seq: u64) -> bool {
+        if seq < self.snd_una || seq >= self.high_sent {
+            return true;
+        }
+        let s = &self.segs[(seq - self.snd_una) as usize];
+        s.sacked || s.sent_at != t || (s.lost && !s.retx_in_flight)
+    }
+
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`): every packet in flight sent before the
+    /// most recently sent delivered one is lost once RACK.rtt + reo_wnd has passed since it
+    /// was sent; the reorder timer waits for the first of the others.
+    fn rack_detect(&mut self, now: Time) {
+        self.reo_at = None;
+        let Some(rack) = self.rack else { return };
+        let reo = self.reo_wnd();
+        let mut wait: Option<TimeDelta> = None;
+        let mut i = 0;
+        while i < self.rack_queue.len() {
+            let (t, seq) = self.rack_queue[i];
+            if (t, seq) >= rack {
+                break;
+            }
+            if !self.rack_stale(t, seq) {
+                let remaining = t + self.rack_rtt + reo - now;
+                if remaining <= TimeDelta::ZERO {
+                    self.rack_mark_lost(seq);
+                } else {
+                    wait = Some(wait.map_or(remaining, |w| w.max(remaining)));
+                }
+            }
+            i += 1;
+        }
+        while self.rack_queue.front().is_some_and(|&(t, seq)| self.rack_stale(t, seq)) {
+            self.rack_queue.pop_front();
+        }
+        self.reo_at = wait.map(|w| now + w);
+    }
+
+    fn rack_mark_lost(&mut self, seq: u64) {
+        let i = (seq - self.snd_una) as usize;
+        let seg = &mut self.segs[i];
+        if seg.retx_in_flight {
+            seg.retx_in_flight = false;
+            self.retrans_out -= 1;
+        }
+        if !seg.lost {
+            seg.lost = true;
+            self.lost_out += 1;
+        }
+        self.newly_lost += 1;
+        self.retx_cursor = self.retx_cursor.min(seq);
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout after new data or an ACK that advances the window,
+    /// unless recovering or holding SACKed data (a probe is for the tail).
+    fn arm_pto(&mut self, now: Time) {
+        self.pto_at = None;
+        if !self.cfg.tlp
+            || self.cfg.recovery != RecoveryMode::Sack
+            || self.recovery.is_some()
+            || self.snd_una < self.loss_high
+            || self.sacked_out > 0
+            || self.tlp.is_some()
+            || self.snd_una == self.high_sent
+        {
+            return;
+        }
+        let pto = match self.rtt.srtt() {
+            Some(srtt) => {
+                let extra = if self.high_sent - self.snd_una == 1 {
+                    TimeDelta::from_millis(200)
+                } else {
+                    TimeDelta::ZERO
+                };
+                srtt.mul_f64(2.0) + extra
+            }
+            None => TimeDelta::from_secs(1),
+        };
+        let at = now + pto;
+        self.pto_at = Some(self.rto_at.map_or(at, |r| at.min(r)));
+    }
+
+    /// RFC 8985 §7.3: the probe is one new packet if there is one, else the highest sent.
+    fn fire_tlp(&mut self, now: Time) {
+        self.pto_at = None;
+        let probe = if self.has_new_data(now, self.snd_nxt) {
+            Some(None)
+        } else {
+            let top = self.high_sent - 1;
+            (self.high_sent > self.snd_una && !self.segs[(top - self.snd_una) as usize].sacked)
+                .then_some(Some(top))
+        };
+        if let Some(p) = probe {
+            self.tlp_send = Some(p);
+            self.stats.tail_loss_probes += 1;
+        }
+        self.rto_at = Some(now + self.rto());
+    }
+
+    /// RFC 8985 §7.4: a retransmitted probe that repaired a loss (no D-SACK for it, and an
+    /// ACK beyond it) is a congestion signal, answered once with the controller's loss
+    /// response; a D-SACK shows it redundant.
+    fn process_tlp_ack(&mut self, now: Time, dsack: bool) {
+        let Some(t) = self.tlp else { return };
+        if !t.retx && self.snd_una >= t.end || t.retx && dsack {
+            self.tlp = None;
+        } else if t.retx && self.snd_una > t.end {
+            // Beyond the probe: an ACK of exactly its end may be the original's, so wait
+            // for more (or for the probe's D-SACK).
+            self.tlp = None;
+            if self.recovery.is_none() {
+                let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
+                self.cc.on_congestion_event(
+                    now,
+                    &CongestionEvent::Loss { bytes_in_flight: in_flight },
+                );
+            }
+        }
+    }
+
+    /// F-RTO after a timeout (Linux `tcp_process_loss`, RFC 5682 §3): `advanced` = the
+    /// cumulative ACK moved; `dup_or_sack` = a duplicate ACK or new SACK information;
+    /// `orig` = the lowest packet never retransmitted that this ACK (S)ACKed: one sent before
+    /// the timeout (or before step 2b) proves it spurious (Linux `FLAG_ORIG_SACK_ACKED`).
+    fn process_frto(&mut self, _now: Time, advanced: bool, dup_or_sack: bool, orig: Option<u64>) {
+        if self.snd_una >= self.loss_high {
+            self.frto = None;
+        }
+        let Some(fr) = &mut self.frto else { return };
+        if orig.is_some_and(|q| q < fr.high) {
+            // Step 3b: not everything was lost, the timeout was spurious: undo it.
+            let prior = fr.prior.take();
+            self.frto = None;
+            if let Some(prior) = prior {
+                self.cc = prior;
+            }
+            for seg in self.segs.iter_mut() {
+                seg.lost = false;
+            }
+            self.lost_out = 0;
+            self.loss_high = self.snd_una;
+            self.recover_guard = self.snd_una;
+            self.backoff = 0;
+            self.stats.spurious_timeouts += 1;
+        } else if self.high_sent > fr.high {
+            // Step 3a: after new data, a duplicate ACK or SACK means the loss was real.
+            if dup_or_sack {
+                self.frto = None;
+            }
+        } else if advanced {
+            // Step 2b: send new data instead of retransmissions, if there is any.
+            fr.high = self.high_sent;
+            fr.new_data = true;
+        }
     }
 
     fn enter_recovery(&mut self, now: Time) {
@@ -531,6 +813,18 @@ impl TcpSender {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.rack_detect(now);
+            if self.recovery.is_none() && self.lost_out > 0 && self.snd_una >= self.recover_guard {
+                self.enter_recovery(now);
+                // As Linux's reorder timeout: one delivered packet's worth of PRR to send on.
+                self.prr_update(1);
+            }
+        }
+        if self.pto_at.is_some_and(|t| t <= now) {
+            self.fire_tlp(now);
+            return;
+        }
         let Some(at) = self.rto_at else { return };
         if at > now {
             return;
@@ -540,6 +834,27 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if self.cfg.frto && self.cfg.recovery == RecoveryMode::Sack {
+            // The controller as it was before this loss episode, for an undo.
+            match &mut self.frto {
+                Some(fr) => {
+                    fr.high = self.high_sent;
+                    fr.new_data = false;
+                }
+                None => {
+                    self.frto = Some(Frto {
+                        high: self.high_sent,
+                        new_data: false,
+                        prior: self.cc.snapshot(),
+                    })
+                }
+            }
+        }
+        self.loss_high = self.high_sent;
+        self.pto_at = None;
+        self.reo_at = None;
+        self.tlp = None;
+        self.tlp_send = None;
         self.cc.on_congestion_event(now, &CongestionEvent::Timeout);
         self.backoff += 1;
         self.rto_at = Some(now + self.rto());
@@ -569,9 +884,7 @@ impl TcpSender {
 
     /// The next lost packet not yet retransmitted (advances the cursor past others).
     fn next_lost(&mut self) -> Option<u64> {
-        // Retransmitted packets stay marked lost until acknowledged: all lost ones are in
-        // flight again when the counts match.
-        if self.lost_out == self.retrans_out {
+        if self.lost_out == 0 {
             return None;
         }
         while self.retx_cursor < self.high_sent {
@@ -594,6 +907,15 @@ impl TcpSender {
                 };
                 if !allowed {
                     return None;
+                }
+                if self.frto.as_ref().is_some_and(|f| f.new_data) {
+                    if self.has_new_data(now, self.snd_nxt) {
+                        let s = self.snd_nxt;
+                        self.snd_nxt += 1;
+                        return Some(s);
+                    }
+                    // Nothing new to send: conventional recovery (RFC 5682 step 2b).
+                    self.frto = None;
                 }
                 if let Some(seq) = self.next_lost() {
                     return Some(seq);
@@ -631,23 +953,50 @@ impl TcpSender {
         if !self.started {
             return None;
         }
+        if let Some(probe) = self.tlp_send.take() {
+            let seq = match probe {
+                Some(seq) => seq,
+                None => {
+                    let s = self.snd_nxt;
+                    self.snd_nxt += 1;
+                    s
+                }
+            };
+            let p = self.transmit(now, seq);
+            self.tlp = Some(Tlp { end: self.high_sent, retx: probe.is_some() });
+            return Some(p);
+        }
         if now < self.next_send {
             // (At most one spare wake-up if the window turns out to be closed then.)
             self.pacing_wait = true;
             return None;
         }
         let seq = self.next_to_send(now)?;
+        let p = self.transmit(now, seq);
+        if !p.retransmit() {
+            self.arm_pto(now);
+        }
+        Some(p)
+    }
+
+    /// Sends packet `seq` (new or a retransmission) and does the bookkeeping.
+    fn transmit(&mut self, now: Time, seq: u64) -> Packet {
         let retransmit = seq < self.high_sent;
         if retransmit {
             let sack_mode = self.cfg.recovery == RecoveryMode::Sack;
             let seg = self.seg_mut(seq);
             seg.sent_at = now;
             seg.retx = true;
-            if sack_mode {
+            if sack_mode && !seg.retx_in_flight {
                 seg.retx_in_flight = true;
                 self.retrans_out += 1;
             }
             self.stats.retransmits += 1;
+            if sack_mode && self.cfg.rack && seq == self.snd_una && self.rto_at.is_some() {
+                // Linux `tcp_xmit_retransmit_queue`: resending the head restarts the timer,
+                // so the retransmission gets a whole RTO to be acknowledged.
+                self.rto_at = Some(now + self.rto());
+            }
         } else {
             self.high_sent += 1;
             self.segs.push_back(Seg { sent_at: now, ..Default::default() });
@@ -685,7 +1034,10 @@ impl TcpSender {
         if let Some(rate) = self.cc.target().pacing_rate {
             self.next_send = self.next_send.max(now) + rate.tx_time(size as u64);
         }
-        Some(p)
+        if self.cfg.rack && self.cfg.recovery == RecoveryMode::Sack {
+            self.rack_queue.push_back((now, seq));
+        }
+        p
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -694,7 +1046,7 @@ impl TcpSender {
             Some(r) if self.data_wait => Some(self.written_at(self.snd_nxt, r)),
             _ => None,
         };
-        rtclab_core::earliest([self.rto_at, pacing, data])
+        rtclab_core::earliest([self.rto_at, pacing, data, self.reo_at, self.pto_at])
     }
 }
 
@@ -726,8 +1078,22 @@ mod tests {
     use rtclab_core::SackBlocks;
 
     fn sender(mode: RecoveryMode) -> TcpSender {
+        sender_with(TcpSenderConfig { recovery: mode, ..Default::default() })
+    }
+
+    /// RFC 6675 alone: DupThresh loss marking, no probes, no F-RTO.
+    fn classic(mode: RecoveryMode) -> TcpSender {
+        sender_with(TcpSenderConfig {
+            recovery: mode,
+            rack: false,
+            tlp: false,
+            frto: false,
+            ..Default::default()
+        })
+    }
+
+    fn sender_with(cfg: TcpSenderConfig) -> TcpSender {
         let cc = AnyController::Reno(Reno::new(RenoConfig::default()));
-        let cfg = TcpSenderConfig { recovery: mode, ..Default::default() };
         let mut s = TcpSender::new(FlowId(0), cfg, cc);
         s.start(Time::ZERO);
         s
@@ -805,7 +1171,7 @@ mod tests {
 
     #[test]
     fn sack_recovers_several_holes_in_one_round_trip() {
-        let mut s = sender(RecoveryMode::Sack);
+        let mut s = classic(RecoveryMode::Sack);
         drain(&mut s, Time::ZERO); // 0..10
         let t = Time::from_millis(10);
         // 1, 4 and 6 lost; SACKs arrive for the others.
@@ -837,7 +1203,7 @@ mod tests {
     #[test]
     fn timeout_backs_off_and_resends_from_una() {
         for mode in [RecoveryMode::Sack, RecoveryMode::NewReno] {
-            let mut s = sender(mode);
+            let mut s = classic(mode);
             drain(&mut s, Time::ZERO);
             let rto_at = s.poll_timeout().unwrap();
             assert_eq!(rto_at, Time::from_secs(1));
@@ -850,5 +1216,152 @@ mod tests {
             assert_eq!(s.packets_in_flight(), 0);
             assert_eq!(s.poll_timeout(), None);
         }
+    }
+
+    /// Sends `0..n`, then ACKs each packet in `delivered` one by one at 100 ms (one SACK block
+    /// per ACK), so the sender has an RTT of 100 ms.
+    fn deliver(s: &mut TcpSender, t: Time, delivered: &[u64]) {
+        let mut una = s.snd_una;
+        let mut held: Vec<(u64, u64)> = Vec::new();
+        for &q in delivered {
+            if q == una {
+                una += 1;
+                while let Some(i) = held.iter().position(|r| r.0 == una) {
+                    una = held.remove(i).1;
+                }
+            } else {
+                match held.iter_mut().find(|r| r.1 == q) {
+                    Some(r) => r.1 = q + 1,
+                    None => held.push((q, q + 1)),
+                }
+            }
+            let blocks: Vec<(u64, u64)> = held.iter().rev().take(3).copied().collect();
+            s.handle_ack(t, &if blocks.is_empty() { ack(una) } else { sack(una, &blocks) });
+        }
+    }
+
+    #[test]
+    fn rack_marks_a_loss_with_one_packet_after_it_once_the_reordering_window_passes() {
+        let mut s = sender(RecoveryMode::Sack);
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 10);
+        // 0..8 and 9 delivered, 8 lost: only one packet SACKed above it (DupThresh would wait
+        // for the RTO).
+        let t = Time::from_millis(100);
+        deliver(&mut s, t, &[0, 1, 2, 3, 4, 5, 6, 7, 9]);
+        drain(&mut s, t);
+        assert!(!s.in_recovery(), "within the reordering window (min RTT / 4 = 25 ms)");
+        let reo = s.poll_timeout().unwrap();
+        assert_eq!(reo, Time::from_millis(125), "8 was sent at 0: lost at RACK.rtt + reo_wnd");
+        s.handle_timeout(reo);
+        assert!(s.in_recovery());
+        assert_eq!(drain(&mut s, reo)[0], (8, true));
+        assert_eq!(s.stats.timeouts, 0);
+        // Without RACK the same loss waits for the retransmission timeout.
+        let mut c = classic(RecoveryMode::Sack);
+        drain(&mut c, Time::ZERO);
+        deliver(&mut c, t, &[0, 1, 2, 3, 4, 5, 6, 7, 9]);
+        drain(&mut c, t);
+        assert!(!c.in_recovery() && c.poll_timeout().unwrap() >= Time::from_millis(300));
+    }
+
+    #[test]
+    fn rack_finds_a_lost_retransmission_by_time() {
+        let mut s = sender(RecoveryMode::Sack);
+        drain(&mut s, Time::ZERO);
+        let t = Time::from_millis(100);
+        deliver(&mut s, t, &[0, 1, 3, 4, 5, 6]);
+        assert!(s.in_recovery(), "3 SACKed above 2: reo_wnd is 0, 2 is lost");
+        let sent = drain(&mut s, t);
+        assert!(sent.contains(&(2, true)), "{sent:?}");
+        // The retransmission of 2 is lost too; packets sent after it are delivered.
+        let later: Vec<u64> = sent.iter().filter(|x| !x.1).map(|x| x.0).collect();
+        assert!(!later.is_empty());
+        let t2 = Time::from_millis(200);
+        deliver(&mut s, t2, &[7, 8, 9]);
+        deliver(&mut s, Time::from_millis(210), &later);
+        assert!(drain(&mut s, Time::from_millis(210)).contains(&(2, true)), "resent again");
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn a_tail_loss_probe_resends_the_last_packet_before_the_timeout() {
+        let mut s = sender_with(TcpSenderConfig { size_packets: Some(10), ..Default::default() });
+        drain(&mut s, Time::ZERO);
+        // 0..9 delivered, 9 (the tail) lost: nothing is SACKed, no later packet to RACK from.
+        let t = Time::from_millis(100);
+        deliver(&mut s, t, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        // PTO = 2·SRTT + 200 ms with one packet in flight, capped by the RTO (SRTT 100 ms +
+        // 200 ms): the probe goes out when the timeout would have fired.
+        let pto = s.poll_timeout().unwrap();
+        assert_eq!(pto, t + TimeDelta::from_millis(300));
+        s.handle_timeout(pto);
+        assert_eq!(drain(&mut s, pto), vec![(9, true)]);
+        assert_eq!((s.stats.tail_loss_probes, s.stats.timeouts), (1, 0));
+        // The probe repairs the loss: no timeout, no go-back-N, the transfer completes.
+        s.handle_ack(pto + TimeDelta::from_millis(100), &ack(10));
+        assert_eq!((s.stats.timeouts, s.stats.completed_at.is_some()), (0, true));
+        assert_eq!(s.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_redundant_probe_answered_with_a_dsack_keeps_the_window() {
+        let mut s = sender_with(TcpSenderConfig { size_packets: Some(10), ..Default::default() });
+        drain(&mut s, Time::ZERO);
+        let t = Time::from_millis(100);
+        deliver(&mut s, t, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        let pto = s.poll_timeout().unwrap();
+        s.handle_timeout(pto);
+        drain(&mut s, pto);
+        let w = s.window_packets();
+        // 9 was only late: its ACK, then the receiver's D-SACK for the probe.
+        s.handle_ack(pto + TimeDelta::from_millis(1), &ack(10));
+        let mut d = ack(10);
+        d.set_dsack(true);
+        s.handle_ack(pto + TimeDelta::from_millis(100), &d);
+        assert_eq!(s.window_packets(), w);
+    }
+
+    #[test]
+    fn frto_undoes_a_spurious_timeout_and_keeps_a_real_one() {
+        // Spurious: the ACKs were only late; after the timeout they acknowledge packets that
+        // were never retransmitted.
+        let cfg = TcpSenderConfig { tlp: false, ..Default::default() };
+        let mut s = sender_with(cfg);
+        drain(&mut s, Time::ZERO);
+        let t = Time::from_millis(100);
+        deliver(&mut s, t, &[0, 1]);
+        drain(&mut s, t);
+        let w = s.window_packets();
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(s.stats.timeouts, 1);
+        assert_eq!(drain(&mut s, rto), vec![(2, true)]);
+        assert!(s.window_packets() < w);
+        s.handle_ack(rto + TimeDelta::from_millis(10), &ack(6));
+        assert_eq!(s.stats.spurious_timeouts, 1);
+        assert!(s.window_packets() >= w, "controller restored (then fed this ACK)");
+        let next = drain(&mut s, rto + TimeDelta::from_millis(10));
+        assert!(next.iter().all(|x| !x.1), "no go-back-N after the undo: {next:?}");
+        // Real: everything outstanding was lost; the retransmission's ACK advances the window
+        // (step 2b: new data), then duplicate ACKs arrive for it.
+        let mut s = sender_with(cfg);
+        drain(&mut s, Time::ZERO);
+        deliver(&mut s, t, &[0, 1]);
+        drain(&mut s, t);
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(drain(&mut s, rto), vec![(2, true)]);
+        s.handle_ack(rto + TimeDelta::from_millis(100), &ack(3));
+        let new = drain(&mut s, rto + TimeDelta::from_millis(100));
+        assert!(
+            !new.is_empty() && new.iter().all(|x| !x.1 && x.0 >= 12),
+            "new data first: {new:?}"
+        );
+        s.handle_ack(rto + TimeDelta::from_millis(200), &sack(3, &[(new[0].0, new[0].0 + 1)]));
+        assert_eq!(s.stats.spurious_timeouts, 0);
+        assert!(
+            drain(&mut s, rto + TimeDelta::from_millis(200)).iter().any(|x| x.1),
+            "retransmits"
+        );
     }
 }
