@@ -139,7 +139,7 @@ pub fn media_endpoints(
     seeds: &SeedTree,
 ) -> Result<(MediaSender, MediaReceiver), String> {
     let cc = match &m.cc {
-        MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(*c))),
+        MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(**c))),
         MediaCcSpec::GccPaper(c) => {
             AnyController::GccPaper(Box::new(rtclab_cc::gcc::GccPaper::new(*c)))
         }

@@ -12,6 +12,10 @@ use rtclab_net::{
 };
 use std::path::Path;
 
+/// The receiving endpoint's own send-side estimate that sets libwebrtc's TWCC cadence: in a
+/// one-way call it never leaves libwebrtc's default start rate (`kDefaultStartBitrateBps`).
+const RECEIVER_SEND_ESTIMATE_BPS: f64 = 300_000.0;
+
 /// An engine-ready scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -183,7 +187,7 @@ pub struct MediaSpec {
 
 #[derive(Clone, Debug)]
 pub enum MediaCcSpec {
-    Gcc(rtclab_cc::gcc::GccConfig),
+    Gcc(Box<rtclab_cc::gcc::GccConfig>),
     GccPaper(rtclab_cc::gcc::GccPaperConfig),
     /// A window-based controller on a media flow (encoder follows cwnd/srtt).
     Window(CcSpec),
@@ -792,13 +796,18 @@ fn media_spec(
                 }
                 FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
             } else {
-                let interval = p.and_then(|p| p.feedback_interval).map_or(rtclab_core::TimeDelta::from_millis(100), |d| d.0);
+                // libwebrtc's cadence for a receiver whose own send-side estimate is its start
+                // rate (a one-way call: the receiving endpoint sends no media): 50 ms.
+                let interval = p.and_then(|p| p.feedback_interval).map_or_else(
+                    || rtclab_media::feedback::libwebrtc_twcc_interval(RECEIVER_SEND_ESTIMATE_BPS),
+                    |d| d.0,
+                );
                 if interval <= rtclab_core::TimeDelta::ZERO {
                     return Err(ConfigError::new(at("media.feedback_interval"), "must be positive"));
                 }
                 FeedbackMode::Twcc { interval }
             };
-            (MediaCcSpec::Gcc(g), feedback)
+            (MediaCcSpec::Gcc(Box::new(g)), feedback)
         }
         (CcName::GccPaper, None | Some(FeedbackName::Remb)) => {
             if p.and_then(|p| p.feedback_interval).is_some() {

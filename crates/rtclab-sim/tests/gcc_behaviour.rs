@@ -152,3 +152,35 @@ media = {{ start_bitrate = "1000kbps", max_bitrate = "1500kbps" {extra} }}
     assert!(d_on > 0);
     assert_eq!(d_off, 0);
 }
+
+/// libwebrtc `LossBasedControlDoesModestBackoffToHighLoss` (run there with LossBasedBweV2,
+/// the default): start 300 kbit/s, min 10, max 1500; 2 Mbit/s with 10 % random loss, 200 ms
+/// each way; after 120 s the target is above 100 kbit/s. The classic 2 %/10 % rule alone
+/// (`loss_based_v2 = false`) decreases on every report above 10 % loss and ends far lower
+/// (the upstream comment: "bandwidth drops to ~10 kbps").
+#[test]
+fn loss_based_v2_backs_off_modestly_to_high_loss() {
+    let s = |v2: bool| {
+        format!(
+            r#"
+name = "t"
+duration = "120s"
+[link]
+capacity = "2Mbps"
+queue = {{ limit = "10s" }}
+loss = {{ model = "iid", rate = 0.1 }}
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "400ms"
+media = {{ start_bitrate = "300kbps", min_bitrate = "10kbps", max_bitrate = "1500kbps", gcc = {{ loss_based_v2 = {v2} }} }}
+"#
+        )
+    };
+    let (v2, _) = run(parse(&s(true)), 1);
+    let (classic, _) = run(parse(&s(false)), 1);
+    let (a, b) = (target_at(&v2, 120.0) * 1000.0, target_at(&classic, 120.0) * 1000.0);
+    println!("target after 120 s at 10 % loss: LossBasedBweV2 {a:.0} kbit/s (libwebrtc > 100), classic rule {b:.0}");
+    assert!(a > 100.0, "{a}");
+    assert!(b < a, "{b} vs {a}");
+}

@@ -29,6 +29,7 @@ pub mod inter_arrival;
 pub mod kalman;
 pub mod link_capacity;
 pub mod loss_based;
+pub mod loss_based_v2;
 pub mod params;
 pub mod probe_controller;
 pub mod probe_estimator;

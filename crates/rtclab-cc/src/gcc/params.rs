@@ -139,6 +139,69 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
     ),
     param!(
         GccConfig,
+        "loss_based_v2",
+        "LossBasedBweV2 as the loss controller; false: the classic 2 %/10 % rule only (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.loss_v2.enabled as u8 as f64,
+        |c, v| c.loss_v2.enabled = v != 0.0
+    ),
+    param!(
+        GccConfig,
+        "lbv2_window",
+        "LossBasedBweV2 observations kept (15)",
+        Integer,
+        2.0,
+        1000.0,
+        |c| c.loss_v2.window as f64,
+        |c, v| c.loss_v2.window = v as usize
+    ),
+    param!(
+        GccConfig,
+        "lbv2_observation_ms",
+        "LossBasedBweV2 observation length in send time, ms (250)",
+        Integer,
+        1.0,
+        10000.0,
+        |c| c.loss_v2.observation_min.as_millis_f64(),
+        |c, v| c.loss_v2.observation_min = rtclab_core::TimeDelta::from_millis(v as i64)
+    ),
+    param!(
+        GccConfig,
+        "lbv2_temporal_weight",
+        "LossBasedBweV2 weight per observation of age (0.9)",
+        Real,
+        0.01,
+        1.0,
+        |c| c.loss_v2.temporal_weight,
+        |c, v| {
+            c.loss_v2.temporal_weight = v;
+            c.loss_v2.instant_upper_weight = v
+        }
+    ),
+    param!(
+        GccConfig,
+        "lbv2_hold_factor",
+        "LossBasedBweV2 HOLD duration growth, 0 = no HOLD (2)",
+        Real,
+        0.0,
+        100.0,
+        |c| c.loss_v2.hold_factor,
+        |c, v| c.loss_v2.hold_factor = v
+    ),
+    param!(
+        GccConfig,
+        "lbv2_byte_loss",
+        "LossBasedBweV2 counts lost bytes, not packets (true)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.loss_v2.byte_loss as u8 as f64,
+        |c, v| c.loss_v2.byte_loss = v != 0.0
+    ),
+    param!(
+        GccConfig,
         "loss_report_packets",
         "packets per loss evaluation (20)",
         Integer,

@@ -9,14 +9,19 @@
 //! target; pushback and the probe controller. Every 25 ms (`OnProcessInterval`): RTT backoff
 //! and probe timeouts / ALR probes. Initial probes go out with the first media packet.
 //!
-//! Not here: LossBasedBweV2 (the classic RR rule of §2.7a runs on loss measured from transport
-//! feedback instead), the network-state estimator, allocation probing.
+//! Loss: LossBasedBweV2 (`loss_based_v2`, libwebrtc's default) once it has three
+//! observations; until then, or with `loss_v2.enabled = false`, the classic rule of §2.7a on the loss
+//! measured from transport feedback (libwebrtc's fallback).
+//!
+//! Not here: the network-state estimator, allocation probing, the pacer's padding while
+//! LossBasedBweV2 increases with padding.
 
 use super::acked_bitrate::AckedBitrateEstimator;
 use super::aimd::{AimdConfig, AimdRateControl};
 use super::alr_detector::{AlrConfig, AlrDetector};
 use super::inter_arrival::InterArrival;
 use super::loss_based::{LossBasedConfig, LossBasedControl};
+use super::loss_based_v2::{LossBasedBweV2, LossBasedV2Config};
 use super::probe_controller::{
     LimitedCause, ProbeConfig, ProbeController, DEFAULT_MAX_PROBING_BPS,
 };
@@ -67,6 +72,9 @@ pub struct GccConfig {
     pub trendline: TrendlineConfig,
     pub aimd: AimdConfig,
     pub loss: LossBasedConfig,
+    /// LossBasedBweV2 (libwebrtc's default since 2022); `enabled = false`: the classic rule
+    /// only.
+    pub loss_v2: LossBasedV2Config,
     pub initial_pacing_factor: f64,
     pub pacing_factor: f64,
     /// Loss is evaluated once this many packets were reported (libwebrtc kLimitNumPackets).
@@ -89,6 +97,7 @@ impl Default for GccConfig {
             trendline: TrendlineConfig::default(),
             aimd: AimdConfig::default(),
             loss: LossBasedConfig::libwebrtc(),
+            loss_v2: LossBasedV2Config::default(),
             initial_pacing_factor: 2.5,
             pacing_factor: 1.1,
             loss_report_packets: 20,
@@ -109,6 +118,7 @@ pub struct Gcc {
     aimd: AimdRateControl,
     acked: AckedBitrateEstimator,
     loss: LossBasedControl,
+    loss_v2: Option<LossBasedBweV2>,
     probe_controller: ProbeController,
     probe_estimator: ProbeBitrateEstimator,
     pending_probes: VecDeque<ProbeCluster>,
@@ -155,6 +165,9 @@ impl Gcc {
             aimd,
             acked: AckedBitrateEstimator::default(),
             loss,
+            loss_v2: cfg.loss_v2.enabled.then(|| {
+                LossBasedBweV2::new(cfg.loss_v2, cfg.min_bitrate_bps, cfg.max_bitrate_bps)
+            }),
             probe_controller: ProbeController::new(
                 cfg.probe,
                 cfg.start_bitrate_bps,
@@ -196,8 +209,16 @@ impl Gcc {
     pub fn trendline(&self) -> &Trendline {
         &self.trendline
     }
+    /// The loss-based limit in use: LossBasedBweV2's once ready, else the classic rule's.
     pub fn loss_based_bps(&self) -> f64 {
-        self.loss.target_bps()
+        match &self.loss_v2 {
+            Some(v2) if v2.is_ready() => v2.estimate_bps(),
+            _ => self.loss.target_bps(),
+        }
+    }
+    /// LossBasedBweV2, when enabled.
+    pub fn loss_based_v2(&self) -> Option<&LossBasedBweV2> {
+        self.loss_v2.as_ref()
     }
     pub fn in_alr(&self) -> bool {
         self.alr.alr_start().is_some()
@@ -248,7 +269,7 @@ impl Gcc {
     }
 
     fn update_target(&mut self, now: Time) {
-        let t = self.loss.target_bps().min(self.delay_based_bps).min(self.receiver_limit_bps);
+        let t = self.loss_based_bps().min(self.delay_based_bps).min(self.receiver_limit_bps);
         self.target_bps = t.clamp(self.cfg.min_bitrate_bps, self.cfg.max_bitrate_bps);
         // The loss-based target never runs ahead of the delay-based limit (libwebrtc
         // UpdateTargetBitrate); REMB only caps the output.
@@ -394,6 +415,17 @@ impl CongestionController for Gcc {
         if probe_applied {
             // SetSendBitrate: the loss-based side jumps too.
             self.loss.reset_to(now, self.delay_based_bps);
+            if let Some(v2) = &mut self.loss_v2 {
+                v2.set_bandwidth_estimate(self.delay_based_bps);
+            }
+        }
+        // UpdateLossBasedEstimator (after the delay-based update, with the acked rate).
+        let in_alr = self.in_alr();
+        if let Some(v2) = &mut self.loss_v2 {
+            if let Some(a) = acked {
+                v2.set_acknowledged_bitrate(a);
+            }
+            v2.update(packets, self.delay_based_bps, in_alr);
         }
         self.lost += packets.iter().filter(|p| p.arrival.is_none()).count() as u32;
         self.expected += packets.len() as u32;
@@ -472,6 +504,8 @@ impl CongestionController for Gcc {
                 Some(("threshold", self.trendline.threshold())),
                 Some(("delay_based_mbps", self.delay_based_bps / 1e6)),
                 Some(("loss_based_mbps", self.loss_based_bps() / 1e6)),
+                self.loss_v2.as_ref().map(|v| ("loss_state", v.state().code())),
+                self.loss_v2.as_ref().map(|v| ("inherent_loss", v.inherent_loss())),
                 Some(("alr", self.in_alr() as u8 as f64)),
                 Some(("pushback_mbps", self.pushback_bps / 1e6)),
                 self.acked.bitrate_bps().map(|a| ("acked_mbps", a / 1e6)),
