@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+import rtclab
 from rtclab.compare import compare
 
 ROOT = os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip")
@@ -139,11 +140,16 @@ def test_gcc_against_kernel_cubic():
     assert by[("link", "utilization")].ok
     assert by[("flow 0 gcc0 (gcc)", "share")].ok
     assert by[("flow 1 cubic1 (cubic)", "share")].ok
-    # Known gap (docs/emulator.md): with RACK-TLP, F-RTO and Linux's RTO our simulated CUBIC
-    # takes no timeouts any more, but the kernel's still keeps the buffer about 10 ms fuller:
-    # the emulator's median queue is higher, never lower.
+    # The median queue over this 30 s window rests on 3-5 CUBIC loss cycles, and where they
+    # fall moves it by tens of ms (docs/emulator.md): the 2 ms tolerance is finer than the
+    # scenario's own spread. The emulator's value must lie within what the simulator gives
+    # for the same scenario with 1 ms of timing jitter on the CUBIC flow over 16 seeds.
     q = by[("link", "queuing delay p50 ms")]
-    assert q.ok or q.delta > 0, q
+    if not q.ok:
+        jittered = GCC_VS_CUBIC.replace('start = "5s"', 'start = "5s"\njitter = "1ms"')
+        spread = [rtclab.run(jittered, seed=k).summary["link"]["queuing_delay_ms"]["p50"] for k in range(1, 17)]
+        print(f"simulator median queue over 16 jittered seeds: {min(spread):.1f}-{max(spread):.1f} ms")
+        assert min(spread) - 2 <= q.emu <= max(spread) + 2, (q, spread)
 
 
 def test_compare_on_a_two_link_path():
