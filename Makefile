@@ -11,14 +11,14 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench bench-ns3 fuzz tshark chromium clean
+.PHONY: install run test test-rust test-python lint bench bench-ns3 fuzz tshark chromium realclient clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
 	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5" \
-	  "gymnasium>=1.0" "scikit-learn>=1.4"
+	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9"
 	touch $@
 
 $(CORE): $(DEPS) $(RUST_SOURCES)
@@ -81,6 +81,12 @@ bench-ns3: install
 	g++ -O3 -std=c++20 -w bench/ns3/bench-10-cubic.cc -I$(NS3_DIR)/ns3/include -L$(NS3_DIR)/ns3/lib64 \
 	  $(NS3_LIBS) -Wl,-rpath,$(abspath $(NS3_DIR))/ns3/lib64 -o $(NS3_DIR)/bench-10-cubic
 	$(BIN)/rtclab bench process --ns3 $(NS3_DIR)/bench-10-cubic --out bench-out/process
+
+## Real WebRTC stacks through the emulator (docs/realclient.md): the comparison on the step and
+## Wi-Fi scenarios, 3 runs each. Needs root. `make test` runs one short aiortc call in CI only.
+realclient: install
+	$(BIN)/rtclab realclient aiortc step --runs 3 --out realclient-out/step
+	$(BIN)/rtclab realclient aiortc wifi --runs 3 --out realclient-out/wifi
 
 ## Coverage-guided fuzzing of every wire parser (cargo-fuzz, nightly): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60

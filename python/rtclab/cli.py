@@ -373,6 +373,21 @@ def cmd_suite(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_realclient(args: argparse.Namespace) -> int:
+    from rtclab import realclient
+
+    from rtclab.output import OutputError
+
+    try:
+        rows = realclient.compare_aiortc(args.scenario, runs=args.runs, out=args.out, progress=not args.no_progress)
+    except (ValueError, RuntimeError, OutputError) as e:
+        raise UserError(str(e)) from e
+    print(realclient.table(rows))
+    if args.out:
+        print(f"results in {args.out} (realclient.json, table.md, scenario.toml)")
+    return 0
+
+
 def cmd_classify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -619,6 +634,16 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("pcap", help="a libpcap file of RTP over UDP, taken where the packets are sent")
     cl.add_argument("--json", action="store_true", help="print the result as JSON")
     cl.set_defaults(func=cmd_classify)
+
+    rc = sub.add_parser("realclient", help="a real WebRTC stack (aiortc) through the emulator, next to gcc_paper and gcc "
+                                           "in the simulator (needs root and `pip install aiortc`)")
+    rc.add_argument("client", choices=["aiortc"], help="which real stack")
+    rc.add_argument("scenario", nargs="?", default="step",
+                    help="a scenario file with one media flow, or a built-in: step, wifi (default: %(default)s)")
+    rc.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
+    rc.add_argument("--out", help="write realclient.json, table.md and the scenario here")
+    rc.add_argument("--no-progress", action="store_true", help="no progress lines")
+    rc.set_defaults(func=cmd_realclient)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
     rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis"],

@@ -1,0 +1,74 @@
+"""`rtclab realclient`: the per-phase figures on hand-made series (always), and one real aiortc
+call through the emulator (in CI, where `make test` installs aiortc and runs as root, or with
+RTCLAB_REALCLIENT=1)."""
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from rtclab.realclient import (
+    _metrics,
+    _phases,
+    _with_cc,
+    available,
+    compare_aiortc,
+    table,
+)
+
+
+def _link(caps, bin_s=0.2):
+    t = np.arange(1, len(caps) + 1) * bin_s
+    return pd.DataFrame({"time_s": t, "capacity_mbps": caps, "queue_delay_ms_mean": np.linspace(0, 10, len(caps))})
+
+
+def test_phases_split_at_capacity_changes():
+    link = _link([1.0] * 10 + [0.5] * 10 + [1.0] * 10)
+    assert [(round(a, 1), round(b, 1), c) for a, b, c in _phases(link)] == [(0.0, 2.0, 1.0), (2.0, 4.0, 0.5), (4.0, 6.0, 1.0)]
+
+
+def test_reaction_and_recovery_times():
+    link = _link([1.0] * 10 + [0.5] * 10 + [1.0] * 10)
+    t = link["time_s"].to_numpy()
+    # target 0.9, falls to 0.45 at 2.6 s (0.6 s after the drop), back to 0.85 at 5.0 s
+    target = np.where(t < 2.5, 0.9, np.where(t < 4.9, 0.45, 0.85))
+    rows = _metrics({"time_s": t, "target_mbps": target, "sending_mbps": target}, link)
+    by = {(r["phase"], r["metric"]): r["value"] for r in rows}
+    assert by[("from 2 s at 0.5 Mbit/s", "reaction time s")] == pytest.approx(0.6)
+    assert by[("from 4 s at 1 Mbit/s", "recovery time s (80 %)")] == pytest.approx(1.0)
+    assert by[("from 0 s at 1 Mbit/s", "utilization")] == pytest.approx(0.9)
+    # never reaching the new capacity is "not reached" (NaN), not zero
+    rows = _metrics({"time_s": t, "target_mbps": np.full_like(t, 0.9), "sending_mbps": target}, link)
+    assert math.isnan({(r["phase"], r["metric"]): r["value"] for r in rows}[("from 2 s at 0.5 Mbit/s", "reaction time s")])
+    assert "aiortc" not in table([{"client": "gcc", "run": 1, **r} for r in rows])
+
+
+def test_a_scenario_needs_exactly_one_media_flow():
+    with pytest.raises(ValueError, match="exactly one flow"):
+        _with_cc('name = "x"\nduration = "5s"\n[link]\ncapacity = "1Mbps"\n[[flows]]\nkind = "tcp"\nrtt = "40ms"\n', "gcc")
+    with pytest.raises(ValueError, match="unknown scenario"):
+        compare_aiortc("no-such-scenario")
+
+
+@pytest.mark.skipif(not (os.environ.get("RTCLAB_REALCLIENT") == "1" or os.environ.get("CI") == "true")
+                    or available() is not None,
+                    reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root and aiortc")
+def test_aiortc_call_through_the_emulator(tmp_path):
+    rows = compare_aiortc("step", runs=1, out=tmp_path / "out", progress=False)
+    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
+    print(table(rows))
+    # the real client follows the step down: its target ends below the reduced capacity
+    assert by[("aiortc", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
+    assert (tmp_path / "out" / "realclient.json").exists()
+
+
+def test_a_trace_is_one_whole_run_phase():
+    rng = np.random.default_rng(1)
+    link = _link(list(1.0 + rng.random(50)))
+    t = link["time_s"].to_numpy()
+    rows = _metrics({"time_s": t, "target_mbps": np.full_like(t, 0.75), "sending_mbps": np.full_like(t, 0.75)}, link,
+                    duration_s=8.0)
+    phases = {r["phase"] for r in rows}
+    assert len(phases) == 1 and next(iter(phases)).startswith("whole run")
+    assert not any("time" in r["metric"] for r in rows)
