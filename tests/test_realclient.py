@@ -72,3 +72,12 @@ def test_a_trace_is_one_whole_run_phase():
     phases = {r["phase"] for r in rows}
     assert len(phases) == 1 and next(iter(phases)).startswith("whole run")
     assert not any("time" in r["metric"] for r in rows)
+
+
+def test_scenario_durations_in_any_unit():
+    from rtclab.realclient import _duration_s
+
+    assert _duration_s('duration = "1.5min"') == 90.0
+    assert _duration_s('duration = "2500ms"') == 2.5
+    with pytest.raises(ValueError, match="not a duration"):
+        _duration_s('duration = "soon"')

@@ -153,6 +153,21 @@ def _scenario_text(scenario: str) -> str:
     return p.read_text()
 
 
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+
+
+def _duration_s(text: str) -> float:
+    """The scenario's `duration` in seconds (the units rtclab's scenarios accept)."""
+    import re
+    import tomllib
+
+    raw = str(tomllib.loads(text).get("duration", ""))
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s|min)\s*", raw)
+    if not m:
+        raise ValueError(f"the scenario's duration {raw!r} is not a duration like \"60s\"")
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+
+
 def _with_cc(text: str, cc: str) -> str:
     import tomllib
 
@@ -183,7 +198,7 @@ def compare_aiortc(scenario: str = "step", runs: int = 3, out: str | os.PathLike
         from rtclab.output import check_replaceable
 
         check_replaceable(Path(out).absolute(), str(out), [Path(scenario)] if Path(scenario).is_file() else [])
-    duration = float(__import__("tomllib").loads(text)["duration"].rstrip("s"))
+    duration = _duration_s(text)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rtclab-realclient-") as tmp:
         if scenario == "wifi":
