@@ -185,6 +185,15 @@ pub enum AnyController {
 impl AnyController {
     /// A copy of a built-in controller's whole state (for undoing a spurious timeout); None
     /// for a custom controller.
+    /// Whether the controller sets the window itself during loss recovery, so the transport
+    /// must not apply PRR (Linux: controllers with their own `cong_control`, such as BBR,
+    /// bypass `tcp_cwnd_reduction`; Copa runs over QUIC-style recovery, which has no PRR).
+    /// Copa and BBR do not cut their window for a loss, and PRR's reduction bound would hold
+    /// their sending near the delivery rate while their window keeps growing.
+    pub fn owns_recovery_window(&self) -> bool {
+        matches!(self, AnyController::Copa(_) | AnyController::Bbr(_))
+    }
+
     pub fn snapshot(&self) -> Option<AnyController> {
         Some(match self {
             AnyController::Reno(c) => AnyController::Reno(c.clone()),

@@ -902,8 +902,8 @@ impl TcpSender {
         match self.cfg.recovery {
             RecoveryMode::Sack => {
                 let allowed = match &self.recovery {
-                    Some(r) => r.sndcnt > 0,
-                    None => self.packets_in_flight() < self.cwnd_packets(),
+                    Some(r) if !self.cc.owns_recovery_window() => r.sndcnt > 0,
+                    _ => self.packets_in_flight() < self.cwnd_packets(),
                 };
                 if !allowed {
                     return None;
