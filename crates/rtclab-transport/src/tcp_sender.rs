@@ -1113,6 +1113,35 @@ mod tests {
         p
     }
 
+    /// PRR paces a window-cutting controller through recovery; a controller that keeps its
+    /// window for a loss (Copa, BBR) owns it: the sender fills `cwnd − pipe` at once.
+    #[test]
+    fn copa_owns_its_window_in_recovery_where_reno_gets_prr() {
+        let sent_after_loss = |cc: AnyController| {
+            let mut s = TcpSender::new(FlowId(0), TcpSenderConfig::default(), cc);
+            s.start(Time::ZERO);
+            assert_eq!(drain(&mut s, Time::ZERO).len(), 10);
+            // 0 lost, 1-4 delivered: loss detected, recovery starts.
+            let t = Time::from_millis(100);
+            s.handle_ack(t, &sack(0, &[(1, 5)]));
+            assert!(s.recovery.is_some());
+            let pipe = s.packets_in_flight();
+            // Copa paces: give it 100 ms (no ACK comes back, no timer fires that soon).
+            let out: usize =
+                (0..100).map(|ms| drain(&mut s, t + TimeDelta::from_millis(ms)).len()).sum();
+            (out as u64, pipe, s.cwnd_packets())
+        };
+        let (reno, _, _) = sent_after_loss(AnyController::Reno(Reno::new(RenoConfig::default())));
+        let copa_cc =
+            AnyController::Copa(Box::new(rtclab_cc::Copa::new(rtclab_cc::CopaConfig::default())));
+        let (copa, pipe, cwnd) = sent_after_loss(copa_cc);
+        // Reno: halved to 5 with 5 in flight, PRR holds it (pipe ≥ ssthresh).
+        assert!(reno <= 2, "{reno}");
+        // Copa: everything its window allows.
+        assert!(copa > reno, "{copa} vs {reno}");
+        assert_eq!(pipe + copa, cwnd.max(pipe), "pipe {pipe} + sent {copa} vs cwnd {cwnd}");
+    }
+
     #[test]
     fn app_rate_paces_new_data_and_records_the_send_buffer_wait() {
         let cc = AnyController::Reno(Reno::new(RenoConfig::default()));
