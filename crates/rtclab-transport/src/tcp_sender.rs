@@ -354,15 +354,19 @@ impl TcpSender {
         // (reordering).
         let min_rtt = self.rtt.min_rtt();
         let mut rack_new: Option<(Time, u64)> = None;
-        let mut rack_see = |t: Time, seq: u64, retx: bool| {
+        let mut orig_delivered: Option<u64> = None;
+        let mut reordered = false;
+        let mut rack_see = |t: Time, seq: u64, retx: bool, was_lost: bool| {
             if !(retx && min_rtt.is_some_and(|m| now - t < m))
                 && rack_new.is_none_or(|r| (t, seq) > r)
             {
                 rack_new = Some((t, seq));
             }
+            if !retx {
+                orig_delivered = Some(orig_delivered.map_or(seq, |o: u64| o.min(seq)));
+            }
+            reordered |= !retx && was_lost;
         };
-        let mut orig_delivered: Option<u64> = None;
-        let mut reordered = false;
 
         // Cumulative acknowledgement.
         if ack > self.snd_una {
@@ -373,12 +377,7 @@ impl TcpSender {
                 } else {
                     delivered += 1;
                     note(s.sent_at, prev_una + i);
-                    rack_see(s.sent_at, prev_una + i, s.retx);
-                    if !s.retx {
-                        orig_delivered =
-                            Some(orig_delivered.map_or(prev_una + i, |o: u64| o.min(prev_una + i)));
-                    }
-                    reordered |= !s.retx && s.lost;
+                    rack_see(s.sent_at, prev_una + i, s.retx, s.lost);
                     if !s.retx {
                         newest_sample = Some(newest_sample.map_or(s.sent_at, |t| t.max(s.sent_at)));
                     }
@@ -419,11 +418,7 @@ impl TcpSender {
                     self.sacked_out += 1;
                     delivered += 1;
                     note(sent_at, seq);
-                    rack_see(sent_at, seq, retx);
-                    if !retx {
-                        orig_delivered = Some(orig_delivered.map_or(seq, |o: u64| o.min(seq)));
-                    }
-                    reordered |= !retx && was_lost;
+                    rack_see(sent_at, seq, retx, was_lost);
                     newly_sacked = true;
                     if was_lost {
                         self.lost_out -= 1;
@@ -461,7 +456,7 @@ impl TcpSender {
                 } else if ack > prev_una {
                     self.dupacks = 0;
                 }
-                self.process_frto(now, ack > prev_una, dupack || newly_sacked, orig_delivered);
+                self.process_frto(ack > prev_una, dupack || newly_sacked, orig_delivered);
                 self.process_tlp_ack(now, pkt.dsack());
                 if self.cfg.rack {
                     self.rack_detect(now);
@@ -473,10 +468,7 @@ impl TcpSender {
                         self.mark_lost_retransmissions(xmit);
                     }
                 }
-                if self.recovery.is_none()
-                    && self.lost_out > 0
-                    && self.snd_una >= self.recover_guard
-                {
+                if self.recovery_due() {
                     self.enter_recovery(now);
                 }
                 if let Some(rec) = self.recovery {
@@ -526,8 +518,7 @@ impl TcpSender {
             && self.snd_una >= self.ecn_recover.max(self.recover_guard)
             && self.snd_una > 0
         {
-            let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
-            self.cc.on_congestion_event(now, &CongestionEvent::Loss { bytes_in_flight: in_flight });
+            self.loss_response(now);
             self.ecn_recover = self.high_sent;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
@@ -689,11 +680,7 @@ impl TcpSender {
             // for more (or for the probe's D-SACK).
             self.tlp = None;
             if self.recovery.is_none() {
-                let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
-                self.cc.on_congestion_event(
-                    now,
-                    &CongestionEvent::Loss { bytes_in_flight: in_flight },
-                );
+                self.loss_response(now);
             }
         }
     }
@@ -702,7 +689,7 @@ impl TcpSender {
     /// cumulative ACK moved; `dup_or_sack` = a duplicate ACK or new SACK information;
     /// `orig` = the lowest packet never retransmitted that this ACK (S)ACKed: one sent before
     /// the timeout (or before step 2b) proves it spurious (Linux `FLAG_ORIG_SACK_ACKED`).
-    fn process_frto(&mut self, _now: Time, advanced: bool, dup_or_sack: bool, orig: Option<u64>) {
+    fn process_frto(&mut self, advanced: bool, dup_or_sack: bool, orig: Option<u64>) {
         if self.snd_una >= self.loss_high {
             self.frto = None;
         }
@@ -734,9 +721,21 @@ impl TcpSender {
         }
     }
 
-    fn enter_recovery(&mut self, now: Time) {
+    /// The controller's response to a congestion signal (a loss episode, an ECN echo, a
+    /// repaired tail loss).
+    fn loss_response(&mut self, now: Time) {
         let in_flight = self.packets_in_flight() * self.cfg.packet_size as u64;
         self.cc.on_congestion_event(now, &CongestionEvent::Loss { bytes_in_flight: in_flight });
+    }
+
+    /// SACK mode: something is lost, no recovery episode runs and the last one (or the
+    /// timeout) is over.
+    fn recovery_due(&self) -> bool {
+        self.recovery.is_none() && self.lost_out > 0 && self.snd_una >= self.recover_guard
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        self.loss_response(now);
         self.recovery = Some(Recovery {
             recover: self.high_sent,
             inflation: self.cfg.dupack_threshold as i64,
@@ -815,7 +814,7 @@ impl TcpSender {
     pub fn handle_timeout(&mut self, now: Time) {
         if self.reo_at.is_some_and(|t| t <= now) {
             self.rack_detect(now);
-            if self.recovery.is_none() && self.lost_out > 0 && self.snd_una >= self.recover_guard {
+            if self.recovery_due() {
                 self.enter_recovery(now);
                 // As Linux's reorder timeout: one delivered packet's worth of PRR to send on.
                 self.prr_update(1);

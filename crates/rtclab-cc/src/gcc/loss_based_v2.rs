@@ -230,6 +230,8 @@ pub struct LossBasedBweV2 {
     hold: Hold,
     padding: Option<(Time, f64)>,
     instant_upper_bps: Option<f64>,
+    /// L̄, recomputed when an observation closes (it depends on nothing else).
+    average_loss: f64,
 }
 
 impl LossBasedBweV2 {
@@ -251,6 +253,7 @@ impl LossBasedBweV2 {
             hold: Hold::reset(),
             padding: None,
             instant_upper_bps: None,
+            average_loss: 0.0,
             cfg,
         }
     }
@@ -320,6 +323,10 @@ impl LossBasedBweV2 {
     /// L̄: the weighted (0.9^age) byte- or packet-loss ratio, without the lowest- and
     /// highest-loss observations unless the highest was sent at ≥ 2 × the median rate.
     pub fn average_reported_loss(&self) -> f64 {
+        self.average_loss
+    }
+
+    fn compute_average_loss(&self) -> f64 {
         let obs: Vec<&Observation> = self.observations().collect();
         if obs.is_empty() {
             return 0.0;
@@ -491,7 +498,8 @@ impl LossBasedBweV2 {
         let slot = (o.id % self.observations.len() as u64) as usize;
         self.observations[slot] = Some(o);
         self.num_observations += 1;
-        let l = self.average_reported_loss();
+        self.average_loss = self.compute_average_loss();
+        let l = self.average_loss;
         self.instant_upper_bps = Some(if l > self.cfg.instant_upper_offset {
             self.cfg.instant_upper_balance_bps / (l - self.cfg.instant_upper_offset)
         } else {
