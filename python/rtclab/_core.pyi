@@ -6,6 +6,8 @@ class ConfigError(ValueError):
     """A scenario failed validation. args = (message, field_path, detail)."""
 
 def validate(text: str, format: str = "toml", base_dir: str = ".") -> dict: ...
+def render_chart(spec: str, buffers: list[bytes], path: str) -> None:
+    """Draws the chart described by `spec` (JSON; crates/rtclab-chart) into a PNG file."""
 
 class Emulation:
     def __init__(self, text: str, format: str = "toml", base_dir: str = ".", seed: Optional[int] = None,

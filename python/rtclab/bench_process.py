@@ -52,7 +52,8 @@ def _best(runs: list[dict]) -> dict:
 def bench_process(ns3: Optional[str] = None, repeat: int = 3) -> dict:
     """Best of `repeat` whole processes each: rtclab without plots, rtclab with plots, and the
     ns-3 program `ns3` (a path) if given. Peak memory is the largest resident set of the
-    process itself (a plotting helper it forks is not counted)."""
+    process (wait4 reports the largest of it and any child it waited for; rtclab draws its plots
+    on threads of the same process, so nothing runs outside it)."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     rtclab = [sys.executable, "-m", "rtclab.cli", "run", "bench-10-cubic", "--no-progress"]

@@ -102,9 +102,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _preload_plotting() -> None:
-    """Imports matplotlib and the report's modules on a second thread while the run goes on:
-    the simulation releases the GIL, so on a machine with two cores the import (about a third
-    of a second) costs no wall time. The import lock makes a later `import` wait for it."""
+    """Imports the plots' modules (numpy) and the report's template engine on a second thread
+    while the run goes on: the simulation releases the GIL, so on a machine with two cores the
+    imports (about a tenth of a second) cost no wall time. The import lock makes a later `import` wait for it."""
     import threading
 
     def load() -> None:

@@ -115,6 +115,27 @@ fn write_parquet(
         .map_err(pyo3::exceptions::PyOSError::new_err)
 }
 
+/// Draws a chart described by `spec` (JSON, `rtclab_chart::spec`) over `buffers` (little-endian
+/// float64 bytes, referred to by index) into the PNG file `path`; ValueError names what is wrong
+/// with the description. The GIL is released while drawing.
+#[pyfunction]
+fn render_chart(
+    py: Python<'_>,
+    spec: &str,
+    buffers: Vec<Bound<'_, PyBytes>>,
+    path: &str,
+) -> PyResult<()> {
+    let fig = rtclab_chart::parse(spec).map_err(|e| PyValueError::new_err(e.0))?;
+    let raw: Vec<&[u8]> = buffers.iter().map(|b| b.as_bytes()).collect();
+    let data = rtclab_chart::decode_buffers(&raw).map_err(|e| PyValueError::new_err(e.0))?;
+    let path = std::path::PathBuf::from(path);
+    py.detach(move || {
+        let png = rtclab_chart::render_png(&fig, &data).map_err(|e| PyValueError::new_err(e.0))?;
+        std::fs::write(&path, png)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    })
+}
+
 /// Validates a scenario; returns a short description dict or raises ConfigError.
 /// A rate as scenarios write it ("300kbps", "1.5MBps" = bytes) in bit/s; ValueError names
 /// the problem (the scenario layer's own parser).
@@ -406,6 +427,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(render_chart, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
     m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;

@@ -226,9 +226,21 @@ def build(runs: int = 10) -> Reproduction:
         return rows
 
     def extra_plots(res, d: Path) -> list[tuple[str, Path]]:
+        import matplotlib
+
+        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from rtclab.plots import finish_figure
+        def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, legend: bool = True) -> Path:
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            if legend:
+                ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+            ax.grid(alpha=0.3)
+            fig.savefig(path, dpi=100, bbox_inches="tight")
+            plt.close(fig)
+            return path
 
         out = []
         fig, ax = plt.subplots(figsize=(6, 4))
