@@ -244,3 +244,28 @@ def test_plots_drawn_on_two_threads_are_the_plots_drawn_alone(media_report, tmp_
     assert all(p.path.stat().st_size > 1000 for p in shared)
     # The renderer is deterministic: the same description gives the same bytes on any thread.
     assert all(p.path.read_bytes() == (tmp_path / "b" / p.path.name).read_bytes() for p in shared)
+
+
+def test_chart_descriptions_are_checked_and_drawn(tmp_path):
+    """The chart builder the plots use: colours by name or hex, limits without NaN, errors that
+    name the problem (from Python and from the core), and a PNG of the asked size."""
+    import struct
+
+    from rtclab import _core
+    from rtclab.chart import Figure, color
+
+    assert color("C1") == "#ff7f0e" and color("#123456") == "#123456"
+    with pytest.raises(ValueError, match="colour"):
+        color("red")
+    fig = Figure(4, 2)
+    ax = fig.panel(title="t", xlim=(0, float("nan")), ylim=(None, 5))
+    ax.line([0, 1, 2], [1, float("nan"), 3], color="C0", label="a")
+    ax.fill([0, 1, 2], [1, 2, 3], color="#00ff00", alpha=0.3, step=True)
+    assert ax.spec["xlim"] == [0.0, None]
+    path = fig.save(tmp_path / "c.png")
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", head[16:24]) == (400, 200)
+    with pytest.raises(ValueError, match="buffer 7"):
+        _core.render_chart('{"width": 10, "height": 10, "panels": [{"items": [{"kind": "line", "x": 7, "y": 0, '
+                           '"color": "#000000"}]}]}', [b"\0" * 8], str(tmp_path / "bad.png"))
+    assert not (tmp_path / "bad.png").exists()
