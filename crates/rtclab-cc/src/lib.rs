@@ -6,6 +6,7 @@
 //! controller answers with a window and/or a rate (`target`). Window-based TCP controllers
 //! (NewReno, CUBIC, BBR), rate-based media controllers (GCC) and hybrids (Copa) share it.
 
+pub mod abc;
 pub mod bbr;
 pub mod copa;
 pub mod cubic;
@@ -17,6 +18,7 @@ pub mod registry;
 pub mod reno;
 pub mod zoom_like;
 
+pub use abc::{Abc, AbcConfig};
 pub use bbr::{Bbr, BbrConfig};
 pub use copa::{Copa, CopaConfig};
 pub use cubic::{Cubic, CubicConfig};
@@ -73,6 +75,10 @@ pub struct FeedbackReport {
     pub newest_acked: Option<u64>,
     /// Packets newly declared lost by the transport since the previous report.
     pub lost_packets: u32,
+    /// ABC: the ACKs since the previous report that echoed an accelerate / a brake mark
+    /// (zero unless the transport runs ABC).
+    pub accelerates: u32,
+    pub brakes: u32,
 }
 
 /// Per-packet transport feedback (TWCC / RFC 8888), as the sender reconstructs it from its
@@ -176,6 +182,7 @@ pub enum AnyController {
     Copa(Box<Copa>),
     Bbr(Box<Bbr>),
     Qlibra(Box<Qlibra>),
+    Abc(Box<Abc>),
     ZoomLike(Box<ZoomLike>),
     Gcc(Box<gcc::Gcc>),
     GccPaper(Box<gcc::GccPaper>),
@@ -188,10 +195,11 @@ impl AnyController {
     /// Whether the controller sets the window itself during loss recovery, so the transport
     /// must not apply PRR (Linux: controllers with their own `cong_control`, such as BBR,
     /// bypass `tcp_cwnd_reduction`; Copa runs over QUIC-style recovery, which has no PRR).
-    /// Copa and BBR do not cut their window for a loss, and PRR's reduction bound would hold
+    /// ABC's marks alone steer its window (its released sender). Copa and BBR do not cut
+    /// their window for a loss, and PRR's reduction bound would hold
     /// their sending near the delivery rate while their window keeps growing.
     pub fn owns_recovery_window(&self) -> bool {
-        matches!(self, AnyController::Copa(_) | AnyController::Bbr(_))
+        matches!(self, AnyController::Copa(_) | AnyController::Bbr(_) | AnyController::Abc(_))
     }
 
     pub fn snapshot(&self) -> Option<AnyController> {
@@ -201,6 +209,7 @@ impl AnyController {
             AnyController::Copa(c) => AnyController::Copa(c.clone()),
             AnyController::Bbr(c) => AnyController::Bbr(c.clone()),
             AnyController::Qlibra(c) => AnyController::Qlibra(c.clone()),
+            AnyController::Abc(c) => AnyController::Abc(c.clone()),
             AnyController::ZoomLike(c) => AnyController::ZoomLike(c.clone()),
             AnyController::Gcc(c) => AnyController::Gcc(c.clone()),
             AnyController::GccPaper(c) => AnyController::GccPaper(c.clone()),
@@ -217,6 +226,7 @@ macro_rules! dispatch {
             AnyController::Copa($c) => $e,
             AnyController::Bbr($c) => $e,
             AnyController::Qlibra($c) => $e,
+            AnyController::Abc($c) => $e,
             AnyController::ZoomLike($c) => $e,
             AnyController::Gcc($c) => $e,
             AnyController::GccPaper($c) => $e,

@@ -167,6 +167,9 @@ pub struct Packet {
 const RETRANSMIT: u8 = 0b100;
 const ECN_ECHO: u8 = 0b1000;
 const DSACK: u8 = 0b1_0000;
+/// ABC (Goyal et al., NSDI'20): the ACK echoes the mark of the data packet it answers.
+const ABC_ECHO: u8 = 0b10_0000;
+const ABC_ACCELERATE: u8 = 0b100_0000;
 
 impl Packet {
     /// A retransmission of data sent before.
@@ -200,6 +203,23 @@ impl Packet {
     pub fn set_dsack(&mut self, on: bool) {
         self.flags = (self.flags & !DSACK) | if on { DSACK } else { 0 };
     }
+    /// Ack only: the ABC mark of the data packet this ACK answers, as its receiver echoes it
+    /// (`Some(true)`: accelerate, ECT(1); `Some(false)`: brake, ECT(0); None: no ABC mark).
+    #[inline]
+    pub fn abc_echo(&self) -> Option<bool> {
+        (self.flags & ABC_ECHO != 0).then_some(self.flags & ABC_ACCELERATE != 0)
+    }
+
+    #[inline]
+    pub fn set_abc_echo(&mut self, echo: Option<bool>) {
+        self.flags &= !(ABC_ECHO | ABC_ACCELERATE);
+        match echo {
+            Some(true) => self.flags |= ABC_ECHO | ABC_ACCELERATE,
+            Some(false) => self.flags |= ABC_ECHO,
+            None => {}
+        }
+    }
+
     /// The ECN field as the packet carries it now (a queue may set CE).
     #[inline]
     pub fn ecn(&self) -> Ecn {
@@ -258,6 +278,17 @@ mod tests {
     #[test]
     fn packet_stays_small() {
         assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn abc_echo_round_trips_and_leaves_the_other_flags_alone() {
+        let mut p = Packet::ack(FlowId(1), 5, Time::ZERO, 52, Time::ZERO);
+        p.set_dsack(true);
+        for e in [Some(true), Some(false), None, Some(true)] {
+            p.set_abc_echo(e);
+            assert_eq!(p.abc_echo(), e);
+            assert!(p.dsack() && p.ecn() == Ecn::NotEct);
+        }
     }
 
     #[test]

@@ -149,6 +149,17 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
                 .into(),
         ));
     }
+    if let Some(f) = s
+        .flows
+        .iter()
+        .find(|f| matches!(f.kind, FlowKindSpec::Tcp { cc: rtclab_scenario::CcSpec::Abc(_), .. }))
+    {
+        return Err(EmuError::Unsupported(format!(
+            "flow {:?}: cc = \"abc\" runs in the simulator only (its marks travel in the ECN \
+             field, which the emulator's UDP sockets do not pass to rtclab's TCP)",
+            f.name
+        )));
+    }
     if let Some(f) = s.flows.iter().find(|f| ecn(f) && kernel_tcp(f).is_none()) {
         return Err(EmuError::Unsupported(format!(
             "flow {:?}: ecn on rtclab's own TCP is not supported by the emulator yet (its UDP \

@@ -95,12 +95,14 @@ pub fn flow_endpoints(
     let id = FlowId(f.id);
     Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery } => {
+            let abc = matches!(cc, CcSpec::Abc(_));
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
                 app_rate: *app_rate,
                 size_packets: size.map(|b| b.div_ceil(*packet_size as u64)),
                 ecn: *ecn,
+                abc,
                 rack: recovery.rack,
                 tlp: recovery.tlp,
                 frto: recovery.frto,
@@ -188,6 +190,7 @@ pub fn window_controller(
         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
         CcSpec::Copa(c) => AnyController::Copa(Box::new(rtclab_cc::Copa::new(*c))),
         CcSpec::Qlibra(c) => AnyController::Qlibra(Box::new(rtclab_cc::Qlibra::new(*c))),
+        CcSpec::Abc(c) => AnyController::Abc(Box::new(rtclab_cc::Abc::new(*c))),
         CcSpec::Bbr(c) => {
             let mut rng = seeds.stream(&format!("flow{}.cc", flow));
             let seed = rng.next_u64();

@@ -24,6 +24,7 @@
 //! - [`frames::FrameAssembler`]: frames completed at the receiver, their end-to-end delay,
 //!   the received frame rate and stalls.
 
+pub mod abc;
 pub mod afr;
 pub mod ccfb;
 pub mod encoder;

@@ -7,7 +7,7 @@ use rtclab_core::params::Value;
 use rtclab_net::middleboxes::{self as net, BoxedElement, MiddleboxArgs, MiddleboxKind};
 
 /// The media middleboxes.
-pub static MEDIA_MIDDLEBOXES: &[&MiddleboxKind] = &[&crate::zhuge::KIND];
+pub static MEDIA_MIDDLEBOXES: &[&MiddleboxKind] = &[&crate::zhuge::KIND, &crate::abc::KIND];
 
 /// Every middlebox kind a scenario may name.
 pub fn kinds() -> impl Iterator<Item = &'static MiddleboxKind> {

@@ -98,6 +98,7 @@ impl WindowAdapter {
             app_limited: false,
             newest_acked: newest.map(|p| p.seq),
             lost_packets: lost.len() as u32,
+            ..Default::default()
         };
         if fb.acked_packets > 0 || fb.lost_packets > 0 {
             cc.on_feedback(now, &fb);

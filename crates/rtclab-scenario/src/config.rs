@@ -306,6 +306,8 @@ pub enum CcName {
     Bbr,
     /// QLibra: NewReno that ignores losses it did not cause.
     Qlibra,
+    /// ABC's sender (NSDI'20): the window follows an ABC router's accelerate/brake marks.
+    Abc,
     /// The fairness study's "Zoom-like" conferencing model (media flows).
     ZoomLike,
     /// Today's send-side GCC (media flows).
@@ -319,13 +321,14 @@ pub enum CcName {
 }
 
 impl CcName {
-    const BUILTIN: [(&'static str, CcName); 10] = [
+    const BUILTIN: [(&'static str, CcName); 11] = [
         ("reno", CcName::Reno),
         ("newreno", CcName::Reno),
         ("cubic", CcName::Cubic),
         ("copa", CcName::Copa),
         ("bbr", CcName::Bbr),
         ("qlibra", CcName::Qlibra),
+        ("abc", CcName::Abc),
         ("zoom_like", CcName::ZoomLike),
         ("gcc", CcName::Gcc),
         ("gcc_paper", CcName::GccPaper),

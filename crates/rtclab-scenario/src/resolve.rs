@@ -204,6 +204,7 @@ pub enum CcSpec {
     Copa(rtclab_cc::CopaConfig),
     Bbr(rtclab_cc::BbrConfig),
     Qlibra(rtclab_cc::QlibraConfig),
+    Abc(rtclab_cc::AbcConfig),
     /// A controller from `rtclab_cc::registry`, checked by building one with these settings.
     Registered(RegisteredCc),
 }
@@ -226,6 +227,7 @@ impl CcSpec {
             CcSpec::Copa(_) => "copa",
             CcSpec::Bbr(_) => "bbr",
             CcSpec::Qlibra(_) => "qlibra",
+            CcSpec::Abc(_) => "abc",
             CcSpec::Registered(r) => r.name,
         }
     }
@@ -394,15 +396,28 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     c @ (CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree) => {
                         return Err(ConfigError::new(
                             at("cc"),
-                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\" (or use kind = \"media\")").to_lowercase(),
+                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\", \"abc\" (or use kind = \"media\")").to_lowercase(),
                         ))
                     }
                     c => window_cc_spec(f, c, packet_size, iw, Role::Window, &at)?,
                 };
+                let abc = matches!(cc, CcSpec::Abc(_));
+                if abc && f.delayed_ack == Some(true) {
+                    return Err(ConfigError::new(
+                        at("delayed_ack"),
+                        "an ABC receiver acknowledges every packet (each ACK echoes one packet's mark); leave `delayed_ack` out or set it to false",
+                    ));
+                }
+                if abc && f.ecn == Some(true) {
+                    return Err(ConfigError::new(
+                        at("ecn"),
+                        "ABC uses the ECN field for its own marks (ECT(1) accelerate, ECT(0) brake); leave `ecn` out",
+                    ));
+                }
                 FlowKindSpec::Tcp {
                     cc,
                     packet_size,
-                    ack_every: if f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
+                    ack_every: if !abc && f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
                     app_rate: f.rate.map(|r| r.0),
                     ecn: f.ecn.unwrap_or(false),
                     recovery: {
@@ -1286,6 +1301,25 @@ fn window_cc_spec(
                 ));
             }
             CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+        }
+        CcName::Abc => {
+            if role == Role::Media {
+                return Err(ConfigError::new(
+                    at("cc"),
+                    "\"abc\" runs on tcp flows only (its marks travel in the ECN field of rtclab's TCP)",
+                ));
+            }
+            if f.cubic.is_some() || f.copa.is_some() {
+                return Err(ConfigError::new(
+                    at("cc"),
+                    "cubic/copa parameters given but cc is \"abc\"",
+                ));
+            }
+            CcSpec::Abc(rtclab_cc::AbcConfig {
+                packet_size,
+                initial_window: iw,
+                ..Default::default()
+            })
         }
         CcName::Qlibra => {
             let mut q =

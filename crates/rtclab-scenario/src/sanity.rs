@@ -50,6 +50,18 @@ impl Scenario {
                 ));
             }
         }
+        for f in &self.flows {
+            let abc = matches!(&f.kind, crate::FlowKindSpec::Tcp { cc: crate::CcSpec::Abc(_), .. });
+            let marked = self.middleboxes.iter().any(|m| m.kind == "abc" && f.path.contains(&m.at));
+            if abc && !marked {
+                out.push(ConfigError::new(
+                    format!("flows ({})", f.name),
+                    "runs ABC's sender but no `abc` middlebox sits on its path: every packet stays an \
+                     accelerate and its window only grows (add [[middleboxes]] kind = \"abc\" at its \
+                     bottleneck)",
+                ));
+            }
+        }
         if self.metrics.fairness_window > window && self.flows.len() > 1 {
             out.push(ConfigError::new(
                 "metrics.fairness_window",

@@ -49,6 +49,9 @@ pub struct TcpReceiver {
     ece: bool,
     /// A duplicate arrived since the last ACK (D-SACK).
     dsack: bool,
+    /// ABC: the mark of the latest data packet (ECT(1) accelerate, ECT(0) brake), echoed by
+    /// the next ACK (ABC receivers ACK every packet, so each ACK echoes one mark).
+    abc_mark: Option<bool>,
     /// Bytes newly delivered in order to the application (payload only).
     pub goodput_bytes: u64,
     pub received_packets: u64,
@@ -71,6 +74,7 @@ impl TcpReceiver {
             last_ooo: None,
             ece: false,
             dsack: false,
+            abc_mark: None,
             goodput_bytes: 0,
             received_packets: 0,
             duplicate_packets: 0,
@@ -123,6 +127,11 @@ impl TcpReceiver {
         if pkt.ecn() == rtclab_core::Ecn::Ce {
             self.ece = true;
         }
+        self.abc_mark = match pkt.ecn() {
+            rtclab_core::Ecn::Ect1 => Some(true),
+            rtclab_core::Ecn::Ect0 => Some(false),
+            _ => None,
+        };
         if immediate || new_ce || self.unacked_segments >= self.cfg.ack_every {
             self.pending_ack = true;
         } else if self.delack_deadline.is_none() {
@@ -149,6 +158,7 @@ impl TcpReceiver {
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ts_recent, self.cfg.ack_size, now);
         ack.set_ecn_echo(self.ece);
         ack.set_dsack(std::mem::take(&mut self.dsack));
+        ack.set_abc_echo(self.abc_mark.take());
         if self.cfg.sack && !self.ooo.is_empty() {
             ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }
@@ -237,6 +247,20 @@ mod tests {
 
     fn data(seq: u64) -> Packet {
         Packet::data(FlowId(0), seq, 1500, Time::ZERO)
+    }
+
+    #[test]
+    fn each_ack_echoes_the_abc_mark_of_the_packet_it_answers() {
+        use rtclab_core::Ecn;
+        let mut r = TcpReceiver::new(FlowId(0), TcpReceiverConfig::default());
+        for (seq, ecn, echo) in
+            [(0, Ecn::Ect1, Some(true)), (1, Ecn::Ect0, Some(false)), (2, Ecn::NotEct, None)]
+        {
+            let mut p = data(seq);
+            p.set_ecn(ecn);
+            r.handle_data(Time::ZERO, &p);
+            assert_eq!(r.poll_transmit(Time::ZERO).unwrap().abc_echo(), echo, "{seq}");
+        }
     }
 
     #[test]

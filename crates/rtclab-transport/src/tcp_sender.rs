@@ -74,6 +74,9 @@ pub struct TcpSenderConfig {
     /// answered at most once per window of data with the controller's loss response and CWR
     /// on the next new packet — no retransmission.
     pub ecn: bool,
+    /// ABC (Goyal et al., NSDI'20; the controller `abc`): data packets leave marked accelerate
+    /// (ECT(1)) and each ACK's echoed mark (accelerate or brake) reaches the controller.
+    pub abc: bool,
     /// SACK mode: RACK time-based loss detection (RFC 8985) instead of DupThresh.
     pub rack: bool,
     /// SACK mode: tail loss probes (RFC 8985 §7).
@@ -92,6 +95,7 @@ impl Default for TcpSenderConfig {
             max_rto: TimeDelta::from_secs(120),
             recovery: RecoveryMode::Sack,
             ecn: false,
+            abc: false,
             app_rate: None,
             size_packets: None,
             rack: true,
@@ -187,6 +191,8 @@ pub struct TcpSender {
     /// ECN: no new reduction until `snd_una` passes this (one per window); CWR to send.
     ecn_recover: u64,
     cwr_pending: bool,
+    /// ABC marks echoed since the last feedback report: (accelerates, brakes).
+    abc_marks: (u32, u32),
     /// NewReno: a retransmission that bypasses the window.
     retransmit_now: Option<u64>,
     rtt: RttEstimator,
@@ -241,6 +247,7 @@ impl TcpSender {
             recover_guard: 0,
             ecn_recover: 0,
             cwr_pending: false,
+            abc_marks: (0, 0),
             retransmit_now: None,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,
@@ -511,6 +518,14 @@ impl TcpSender {
             }
         }
 
+        if self.cfg.abc {
+            match pkt.abc_echo() {
+                Some(true) => self.abc_marks.0 += 1,
+                Some(false) => self.abc_marks.1 += 1,
+                None => {}
+            }
+        }
+
         // ECN echo: a congestion signal without a loss, once per window (RFC 3168 §6.1.2).
         if self.cfg.ecn
             && pkt.ecn_echo()
@@ -540,7 +555,10 @@ impl TcpSender {
                     && self.packets_in_flight() < self.cwnd_packets(),
                 newest_acked: newest_acked.map(|x| x.1),
                 lost_packets: std::mem::take(&mut self.newly_lost),
+                accelerates: self.abc_marks.0,
+                brakes: self.abc_marks.1,
             };
+            self.abc_marks = (0, 0);
             self.cc.on_feedback(now, &fb);
         }
 
@@ -1013,7 +1031,10 @@ impl TcpSender {
         let size = self.cfg.packet_size;
         let mut p = Packet::data(self.flow, seq, size, now);
         p.set_retransmit(retransmit);
-        if self.cfg.ecn {
+        if self.cfg.abc {
+            // Every ABC data packet leaves as an accelerate; an ABC router may make it a brake.
+            p.set_ecn(rtclab_core::Ecn::Ect1);
+        } else if self.cfg.ecn {
             // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
             if !retransmit {
                 p.set_ecn(rtclab_core::Ecn::Ect0);

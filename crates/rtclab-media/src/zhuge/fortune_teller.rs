@@ -152,6 +152,21 @@ impl FortuneTeller {
         (8.0 * bytes as f64 / busy).max(self.cfg.min_tx_rate_bps)
     }
 
+    /// Dequeue rate over the whole window, idle time included (what actually left), bit/s, at
+    /// least the floor: ABC's "current" rate (the released `m_curTxTransRateBps`).
+    pub fn window_rate_bps(&mut self, now: Time) -> f64 {
+        self.expire(now);
+        let (cur, first) = self.window(now);
+        let bytes: u64 = self.dequeues.iter().map(|d| d.1 as u64).sum();
+        let span = (cur + 1 - first) as f64 * SLOT.as_secs_f64();
+        (8.0 * bytes as f64 / span).max(self.cfg.min_tx_rate_bps)
+    }
+
+    /// Bytes in the link's queue now: the backlog after the last dequeue plus what arrived since.
+    pub fn backlog_bytes(&self) -> u64 {
+        self.backlog_bytes
+    }
+
     /// Per-slot bursts: (number of 1 ms slots with a dequeue, largest bytes in one slot).
     fn slots(&self) -> (u32, u64) {
         let (mut n, mut max, mut cur_slot, mut cur) = (0u32, 0u64, None, 0u64);
