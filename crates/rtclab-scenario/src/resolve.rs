@@ -1279,6 +1279,21 @@ fn registered_cc(
     Ok(CcSpec::Registered(RegisteredCc { name, role, params, packet_size, initial_window: iw }))
 }
 
+/// A controller without CUBIC or Copa settings refuses them.
+fn no_cubic_or_copa(
+    f: &FlowConfig,
+    cc: &str,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    if f.cubic.is_some() || f.copa.is_some() {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("cubic/copa parameters given but cc is {cc:?}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
 fn window_cc_spec(
     f: &FlowConfig,
@@ -1309,12 +1324,7 @@ fn window_cc_spec(
                     "\"abc\" runs on tcp flows only (its marks travel in the ECN field of rtclab's TCP)",
                 ));
             }
-            if f.cubic.is_some() || f.copa.is_some() {
-                return Err(ConfigError::new(
-                    at("cc"),
-                    "cubic/copa parameters given but cc is \"abc\"",
-                ));
-            }
+            no_cubic_or_copa(f, "abc", at)?;
             CcSpec::Abc(rtclab_cc::AbcConfig {
                 packet_size,
                 initial_window: iw,
@@ -1334,12 +1344,7 @@ fn window_cc_spec(
             CcSpec::Qlibra(q)
         }
         CcName::Bbr => {
-            if f.cubic.is_some() || f.copa.is_some() {
-                return Err(ConfigError::new(
-                    at("cc"),
-                    "cubic/copa parameters given but cc is \"bbr\"",
-                ));
-            }
+            no_cubic_or_copa(f, "bbr", at)?;
             CcSpec::Bbr(rtclab_cc::BbrConfig {
                 packet_size,
                 initial_window: iw,
