@@ -193,6 +193,10 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// ABC marks echoed since the last feedback report: (accelerates, brakes).
     abc_marks: (u32, u32),
+    /// Sequence ranges [start, end) already marked SACKed (sorted, disjoint; segments are never
+    /// un-SACKed): each ACK walks only what its blocks add, where a block repeated on every ACK
+    /// of a long recovery with a large window would cost its whole length each time.
+    sacked_ranges: Vec<(u64, u64)>,
     /// NewReno: a retransmission that bypasses the window.
     retransmit_now: Option<u64>,
     rtt: RttEstimator,
@@ -248,6 +252,7 @@ impl TcpSender {
             ecn_recover: 0,
             cwr_pending: false,
             abc_marks: (0, 0),
+            sacked_ranges: Vec::new(),
             retransmit_now: None,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,
@@ -410,9 +415,19 @@ impl TcpSender {
         let mut newly_sacked = false;
         if self.cfg.recovery == RecoveryMode::Sack {
             let sack = pkt.sack();
+            let una = self.snd_una;
+            self.sacked_ranges.retain_mut(|r| {
+                r.0 = r.0.max(una);
+                r.0 < r.1
+            });
             for (s, e) in sack.iter(pkt.seq) {
                 let (s, e) = (s.max(self.snd_una), e.min(self.high_sent));
-                for seq in s..e {
+                if s >= e {
+                    continue;
+                }
+                let fresh = uncovered(&self.sacked_ranges, s, e);
+                insert_range(&mut self.sacked_ranges, s, e);
+                for seq in fresh.iter().flat_map(|&(a, b)| a..b) {
                     let seg = self.seg_mut(seq);
                     if seg.sacked {
                         continue;
@@ -1091,9 +1106,59 @@ impl Endpoint for TcpSender {
     }
 }
 
+/// The parts of [s, e) that no range of `ranges` (sorted, disjoint) covers.
+fn uncovered(ranges: &[(u64, u64)], s: u64, e: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut at = s;
+    let first = ranges.partition_point(|r| r.1 <= s);
+    for &(a, b) in &ranges[first..] {
+        if a >= e {
+            break;
+        }
+        if a > at {
+            out.push((at, a));
+        }
+        at = at.max(b);
+        if at >= e {
+            break;
+        }
+    }
+    if at < e {
+        out.push((at, e));
+    }
+    out
+}
+
+/// Adds [s, e) to `ranges` (sorted, disjoint), merging what it touches.
+fn insert_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    let lo = ranges.partition_point(|r| r.1 < s);
+    let hi = ranges.partition_point(|r| r.0 <= e);
+    if lo == hi {
+        ranges.insert(lo, (s, e));
+    } else {
+        let merged = (ranges[lo].0.min(s), ranges[hi - 1].1.max(e));
+        ranges.splice(lo..hi, std::iter::once(merged));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sack_range_cache_finds_what_is_new_and_merges() {
+        let mut r = Vec::new();
+        insert_range(&mut r, 10, 20);
+        insert_range(&mut r, 30, 40);
+        assert_eq!(uncovered(&r, 5, 45), vec![(5, 10), (20, 30), (40, 45)]);
+        assert_eq!(uncovered(&r, 12, 18), vec![]);
+        assert_eq!(uncovered(&r, 15, 35), vec![(20, 30)]);
+        insert_range(&mut r, 20, 30);
+        assert_eq!(r, vec![(10, 40)]);
+        insert_range(&mut r, 5, 8);
+        insert_range(&mut r, 40, 41);
+        assert_eq!(r, vec![(5, 8), (10, 41)]);
+    }
     use rtclab_cc::{Reno, RenoConfig};
     use rtclab_core::SackBlocks;
 
