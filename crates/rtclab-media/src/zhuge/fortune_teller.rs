@@ -83,6 +83,8 @@ pub struct FortuneTeller {
     cfg: FortuneTellerConfig,
     /// (time, bytes) of dequeues within the window.
     dequeues: VecDeque<(Time, u32)>,
+    /// Their bytes, kept as they enter and leave the window (both rates read it per packet).
+    dequeued_bytes: u64,
     /// Closed intervals with an empty queue, within the window.
     idle: VecDeque<(Time, Time)>,
     /// Since when the queue has been empty (None: it holds packets).
@@ -102,6 +104,7 @@ impl FortuneTeller {
         FortuneTeller {
             cfg,
             dequeues: VecDeque::new(),
+            dequeued_bytes: 0,
             idle: VecDeque::new(),
             idle_since: Some(Time::ZERO),
             backlog_bytes: 0,
@@ -121,7 +124,9 @@ impl FortuneTeller {
     fn expire(&mut self, now: Time) {
         let (_, first) = self.window(now);
         while self.dequeues.front().is_some_and(|d| slot_of(d.0) < first) {
-            self.dequeues.pop_front();
+            if let Some((_, b)) = self.dequeues.pop_front() {
+                self.dequeued_bytes -= b as u64;
+            }
         }
         while self.idle.front().is_some_and(|i| slot_of(i.1) <= first) {
             self.idle.pop_front();
@@ -147,7 +152,7 @@ impl FortuneTeller {
     /// Dequeue rate over the window's non-idle time, bit/s.
     pub fn tx_rate_bps(&mut self, now: Time) -> f64 {
         self.expire(now);
-        let bytes: u64 = self.dequeues.iter().map(|d| d.1 as u64).sum();
+        let bytes = self.dequeued_bytes;
         let busy = self.busy_slots(now) as f64 * SLOT.as_secs_f64();
         (8.0 * bytes as f64 / busy).max(self.cfg.min_tx_rate_bps)
     }
@@ -157,7 +162,7 @@ impl FortuneTeller {
     pub fn window_rate_bps(&mut self, now: Time) -> f64 {
         self.expire(now);
         let (cur, first) = self.window(now);
-        let bytes: u64 = self.dequeues.iter().map(|d| d.1 as u64).sum();
+        let bytes = self.dequeued_bytes;
         let span = (cur + 1 - first) as f64 * SLOT.as_secs_f64();
         (8.0 * bytes as f64 / span).max(self.cfg.min_tx_rate_bps)
     }
@@ -224,6 +229,7 @@ impl FortuneTeller {
     /// The link took a packet from its queue.
     pub fn on_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         self.dequeues.push_back((now, rec.pkt.size));
+        self.dequeued_bytes += rec.pkt.size as u64;
         self.aggregated = rec.aggregate.is_some();
         self.expire(now);
         self.backlog_bytes = rec.backlog.bytes;
