@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -107,9 +108,12 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     S1 rows per trace set when the trace sets are beside the checkout (shared/traces)."""
     from rtclab.repro.zhuge import KS, trace_dir
 
-    r = cli("repro", "zhuge", "--runs", 1, "--out", tmp_path / "z", "--no-progress", timeout=600)
+    # S2 (TCP on the traces, the heaviest part: 11 min on 2 cores) has its own test below.
+    r = cli("repro", "zhuge", "--runs", 1, "--only", "S1,S3,S4,S5", "--out", tmp_path / "z", "--no-progress",
+            timeout=600)
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "z" / "repro.json").read_text())
+    assert not [x for x in rows if x["experiment"].startswith("S2")]
     s3 = [x for x in rows if x["experiment"] == "S3 bandwidth drop" and x["metric"] == "Zhuge vs best baseline"]
     assert len(s3) == 3 * len(KS) and all(x["paper"] for x in s3)
     durations = [x["ours"] for x in rows if x["metric"] == "RTT>200ms duration (s)"]
@@ -127,6 +131,42 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     assert len(over) == 2 * 3 * len(NS) and all(0 <= v <= 50 for v in over)
     if trace_dir() is not None:
         assert {x["experiment"] for x in rows} >= {f"S1 trace {t}" for t in ("W1", "W2", "C1", "C2", "C3")}
+
+
+def test_repro_zhuge_s2_runs_copa_and_abc_on_every_trace_set(cli, tmp_path):
+    """`rtclab repro zhuge --only S2`: Copa over FIFO/CoDel, Copa + Zhuge and ABC on each trace set
+    (here one short synthetic trace per set, in the sets' file format); --only refuses what it
+    does not know, before anything is written."""
+    from rtclab.repro.zhuge import S2_SETS, S2_VARIANTS
+
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for i, prefix in enumerate(S2_SETS.values()):
+        # 300 s of 1 Mbit/s steps between 3 and 6 Mbit/s, a line per 200 ms (time s, Mbit/s).
+        lines = [f"{300 + 0.2 * j:.3f} {3 + (j // 25 + i) % 4:.6f}" for j in range(1500)]
+        (traces / f"{prefix}_0.pitree-trace").write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, RTCLAB_ZHUGE_TRACES=str(traces))
+    r = cli("repro", "zhuge", "--runs", 1, "--only", "S2", "--out", tmp_path / "z", "--no-progress",
+            env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "z" / "repro.json").read_text())
+    assert {x["experiment"] for x in rows} == {f"S2 trace {t}" for t in S2_SETS}
+    for tid in S2_SETS:
+        util = {x["variant"]: x["ours"] for x in rows
+                if x["experiment"] == f"S2 trace {tid}" and x["metric"] == "utilization"}
+        assert set(util) == {f"{cc}+{aqm}" for cc, aqm in S2_VARIANTS}
+        assert all(0.5 < u <= 1.0 for u in util.values()), (tid, util)
+        tail = [x["ours"] for x in rows if x["experiment"] == f"S2 trace {tid}" and x["metric"] == "ratio RTT>200ms"
+                and " vs " not in x["variant"]]
+        assert len(tail) == len(S2_VARIANTS)
+        assert all(0 <= v <= 1 for v in tail)
+    for bad in ("S9", "S2,X", ","):
+        r = cli("repro", "zhuge", "--only", bad, "--out", tmp_path / "bad")
+        assert r.returncode == 2 and "--only" in r.stderr and "accepted: S1, S2, S3, S4, S5" in r.stderr, r.stderr
+        assert not (tmp_path / "bad").exists()
+    r = cli("repro", "gcc", "--only", "S1", "--out", tmp_path / "bad")
+    assert r.returncode == 2 and "--only is not supported" in r.stderr
+    assert not (tmp_path / "bad").exists()
 
 
 def test_repro_confucius_compares_the_queues(cli, tmp_path):

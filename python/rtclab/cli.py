@@ -431,7 +431,20 @@ def cmd_repro(args: argparse.Namespace) -> int:
     build = import_module(f"rtclab.repro.{args.paper}").build
     out = args.out or f"rtclab-out/repro-{args.paper}"
     _check_out(out)
-    repro = build(runs=args.runs)
+    if args.only is not None:
+        import inspect
+
+        parts = getattr(import_module(f"rtclab.repro.{args.paper}"), "PARTS", None)
+        if parts is None or "only" not in inspect.signature(build).parameters:
+            raise UserError(f"repro {args.paper}: --only is not supported (it runs its experiments as one set)")
+        only = {p.strip() for p in args.only.split(",") if p.strip()}
+        if not only or only - set(parts):
+            bad = ", ".join(sorted(only - set(parts))) or "nothing"
+            raise UserError(f"repro {args.paper} --only {args.only!r}: unknown experiment(s) {bad} "
+                            f"(accepted: {', '.join(parts)})")
+        repro = build(runs=args.runs, only=only)
+    else:
+        repro = build(runs=args.runs)
     t0 = time.perf_counter()
     if args.store:
         from rtclab.sweep import STORE_MARKER
@@ -655,6 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "hairpin: seeds per set-up, at most 3; afr: 4x this many sessions per category, at most 40; "
                          "metis: 3x this many DAgger iterations per conversion, at most 100 (default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    rp.add_argument("--only", metavar="EXP[,EXP...]",
+                    help="run only these experiments (zhuge: S1, S2, S3, S4, S5; default: all)")
     rp.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     rp.add_argument("--store", metavar="DIR",
                     help="keep every run in this store (as `rtclab sweep` does): a process pool, resumable after a "

@@ -160,18 +160,28 @@ def low_fps_ratio(res) -> float:
     return float((fps < 10).mean()) if len(fps) else float("nan")
 
 
-def build(runs: int = 10) -> Reproduction:
+#: The experiments `--only` can pick (S7a is read from S3's and S5's Zhuge runs).
+PARTS = ("S1", "S2", "S3", "S4", "S5")
+
+
+def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
+    """The jobs and the evaluation; `only`: a subset of PARTS (default: all of them)."""
+    parts = set(PARTS) if only is None else set(only)
+    if unknown := parts - set(PARTS):
+        raise ValueError(f"unknown experiment(s) {', '.join(sorted(unknown))} (accepted: {', '.join(PARTS)})")
     jobs: list[Job] = []
     instants = [DROP_S + 1.7 * i for i in range(min(runs, 10))]
     s2_runs = min(runs, 5)
     s3_variants = [(cc, aqm) for cc in ("gcc", "gcc-no-pushback", "copa") for aqm in ("fifo", "codel", "zhuge")]
     s3_variants.append(("abc", "abc"))
-    for k in KS:
+    for k in KS if "S3" in parts else ():
         for cc, aqm in s3_variants:
             for i, drop in enumerate(instants):
                 cap = {"schedule": [{"at": "0s", "rate": "30Mbps"}, {"at": f"{drop}s", "rate": f"{30 / k:.4f}Mbps"}]}
                 jobs.append(Job(("s3", cc, aqm, k, i), scenario(f"s3-{cc}-{aqm}-{k}", drop + WINDOW_S, cap, cc, aqm)))
     for exp, (setup, cc) in WIFI_EXPS.items():
+        if f"S{exp[1]}" not in parts:
+            continue
         for n in NS:
             for aqm in ("fifo", "codel", "zhuge"):
                 for i in range(runs):
@@ -179,13 +189,13 @@ def build(runs: int = 10) -> Reproduction:
                     jobs.append(Job((exp, n, aqm, i), sc, seed=i + 1))
     traces = trace_dir()
     if traces is not None:
-        for tid, prefix in TRACE_SETS.items():
+        for tid, prefix in TRACE_SETS.items() if "S1" in parts else ():
             files = sorted(traces.glob(f"{prefix}_*.pitree-trace"), key=lambda p: int(p.stem.split("_")[-1]))
             for j, path in enumerate(files[:runs]):
                 cap = {"trace": str(path), "format": "bandwidth"}
                 for aqm in ("fifo", "codel", "zhuge"):
                     jobs.append(Job(("s1", tid, aqm, j), scenario(f"s1-{tid}-{aqm}-{j}", 300, cap, "gcc", aqm)))
-        for tid, prefix in S2_SETS.items():
+        for tid, prefix in S2_SETS.items() if "S2" in parts else ():
             files = sorted(traces.glob(f"{prefix}_*.pitree-trace"), key=lambda p: int(p.stem.split("_")[-1]))
             for j, path in enumerate(files[:s2_runs]):
                 cap = {"trace": str(path), "format": "bandwidth"}
@@ -195,7 +205,7 @@ def build(runs: int = 10) -> Reproduction:
     def evaluate(res) -> list[Row]:
         rows: list[Row] = []
         n = len(instants)
-        for k in KS:
+        for k in KS if "S3" in parts else ():
             for cc in ("gcc", "gcc-no-pushback", "copa"):
                 d = {aqm: float(np.mean([degradation_s(res[("s3", cc, aqm, k, i)], instants[i]) for i in range(n)]))
                      for aqm in ("fifo", "codel", "zhuge")}
@@ -216,6 +226,8 @@ def build(runs: int = 10) -> Reproduction:
                                   ("s4up", "S4+uplink competition (Wi-Fi)", "up to -40% vs FIFO/CoDel (Fig 4.15)"),
                                   ("s5", "S5 interference (Wi-Fi)", ">= -50% (Fig 4.16)"),
                                   ("s5np", "S5 interference (Wi-Fi), gcc-no-pushback", ">= -50% (Fig 4.16)")):
+            if f"S{exp[1]}" not in parts:
+                continue
             for n in NS:
                 d = {}
                 for aqm in ("fifo", "codel", "zhuge"):
@@ -233,9 +245,12 @@ def build(runs: int = 10) -> Reproduction:
                 rows.append(Row(label, f"gcc N={n}", "Zhuge vs best baseline", change, paper))
         # S7a: the Fortune Teller's per-packet prediction against the packet's delay from the AP to
         # the end of its transmission, from the Zhuge runs above (summary.middleboxes[].metrics).
-        acc_sets = [("S3 gcc k=10", [res[("s3", "gcc", "zhuge", 10, i)] for i in range(len(instants))]),
-                    ("S3 copa k=10", [res[("s3", "copa", "zhuge", 10, i)] for i in range(len(instants))]),
-                    ("S5 N=5", [res[("s5", 5, "zhuge", i)] for i in range(runs)])]
+        acc_sets = []
+        if "S3" in parts:
+            acc_sets += [("S3 gcc k=10", [res[("s3", "gcc", "zhuge", 10, i)] for i in range(len(instants))]),
+                         ("S3 copa k=10", [res[("s3", "copa", "zhuge", 10, i)] for i in range(len(instants))])]
+        if "S5" in parts:
+            acc_sets.append(("S5 N=5", [res[("s5", 5, "zhuge", i)] for i in range(runs)]))
         for variant, rr in acc_sets:
             for key, metric, paper in (
                     ("prediction_abs_error_ms_p50_upto_64ms", "|error| p50, delay <= 64 ms (ms)", "accurate (Fig 4.18)"),
@@ -313,8 +328,10 @@ def build(runs: int = 10) -> Reproduction:
         "Not run: FastAck (the AP forging TCP ACKs needs elements that originate packets), S6 (testbed), "
         "S7b-d (fairness, CPU).",
     ]
-    if traces is None:
-        notes.append("S1 skipped: the Zhuge trace sets were not found (set RTCLAB_ZHUGE_TRACES).")
-    else:
+    if only is not None:
+        notes.insert(0, f"only {', '.join(p for p in PARTS if p in parts)} (--only)")
+    if traces is None and parts & {"S1", "S2"}:
+        notes.append("S1 and S2 skipped: the Zhuge trace sets were not found (set RTCLAB_ZHUGE_TRACES).")
+    elif "S1" in parts:
         notes.append(f"S1: the first {runs} traces of each set from {traces}, 300 s each, values as given (no 15/13).")
     return Reproduction("zhuge", "Zhuge (Meng et al., SIGCOMM 2022; dissertation ch. 4)", jobs, evaluate, [], notes)
