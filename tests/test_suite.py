@@ -1,7 +1,10 @@
-"""`rtclab suite rfc8867`: RFC 8867's wired cases for one or more controllers, through the run
+"""`rtclab suite rfc8867` / `rfc8869`: RFC 8867's wired cases for one or more controllers, through the run
 store, with RFC 8868's metrics per case; cases rtclab cannot run yet are named, not faked."""
 
 import json
+import os
+import subprocess
+import sys
 
 from rtclab.suites import rfc8867
 
@@ -49,3 +52,55 @@ def test_a_controller_that_cannot_run_media_is_named(cli, tmp_path):
     r = cli("suite", "rfc8867", "--cc", "nope", "--out", tmp_path / "s")
     assert r.returncode == 2 and "nope" in r.stderr and "case 5.1" in r.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_rfc8869_runs_the_wifi_cases_and_the_cellular_ones_on_traces(cli, tmp_path):
+    """`rtclab suite rfc8869`: ns3-rmcat's Wi-Fi cases through the access point model, the
+    cellular cases on capacity traces (here one short synthetic trace per case, in the sets'
+    format); the cases the Wi-Fi model cannot carry are named with the reason."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    # abc4g_0: 4-8 Mbit/s steps (the load case); abc4g_22 at 0.5 Mbit/s and abc4g_3 at 2 Mbit/s:
+    # the edge case must pick the one with the lowest mean.
+    (traces / "abc4g_0.pitree-trace").write_text(
+        "".join(f"{0.2 * j:.1f} {4 + (j // 50) % 5}\n" for j in range(700)))
+    (traces / "abc4g_22.pitree-trace").write_text("".join(f"{0.2 * j:.1f} 0.5\n" for j in range(700)))
+    (traces / "abc4g_3.pitree-trace").write_text("".join(f"{0.2 * j:.1f} 2\n" for j in range(700)))
+    env = dict(os.environ, RTCLAB_ZHUGE_TRACES=str(traces))
+    out = tmp_path / "s"
+    r = cli("suite", "rfc8869", "--cc", "gcc", "--out", out, "--no-progress", env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "suite.json").read_text())
+    rows = {row["case"]: row for row in doc["rows"]}
+    assert list(rows) == [f"4.1.{v}" for v in "abcdefg"] + ["4.2.a-n16", "4.2.a-n24", "4.2.a-n32",
+                                                            "cellular-load", "cellular-edge"]
+    assert [n["case"] for n in doc["not_run"]] == ["4.2.b-e"] and "saturated contenders" in r.stdout
+    # 4.1: the 1 Mbit/s wired link is the bottleneck in the directions that carry media.
+    for case in ("4.1.a", "4.1.b", "4.1.c"):
+        assert 0.8 < rows[case]["utilization"] <= 1.0 and 0.7 < rows[case]["media_mbps"] <= 1.0, rows[case]
+    assert 0.05 < rows["4.1.d"]["cross_traffic_mbps"] < 0.15  # 300 kbit/s for 40 of 120 s
+    assert rows["4.1.f"]["cross_traffic_mbps"] > 0.1
+    # 4.2: 32 flows saturate the access point (0.9 of the PHY rate at most); 16 do not.
+    assert rows["4.2.a-n32"]["utilization"] > 0.8 > rows["4.2.a-n16"]["utilization"]
+    assert rows["4.2.a-n32"]["media_mbps"] < rows["4.2.a-n16"]["media_mbps"]
+    run = next(d for d in (out / "runs").iterdir()
+               if json.loads((d / "point.json").read_text())["values"] == {"case": "4.2.a-n32", "cc": "gcc"})
+    s = json.loads((run / "summary.json").read_text())
+    ap = next(x for x in s["links"] if x["name"] == "ap" and x["direction"] == "forward")
+    assert ap["wifi"]["ap_txops"] > 0 and len(s["flows"]) == 32
+    # Cellular: the load case has other users' downloads; the edge case runs on the poorest trace.
+    assert rows["cellular-load"]["cross_traffic_mbps"] > 0.5
+    run = next(d for d in (out / "runs").iterdir()
+               if json.loads((d / "point.json").read_text())["values"] == {"case": "cellular-edge", "cc": "gcc"})
+    s = json.loads((run / "summary.json").read_text())
+    assert abs(s["link"]["mean_capacity_mbps"] - 0.5) < 0.01
+    assert 0 < rows["cellular-edge"]["media_mbps"] < 0.5
+
+
+def test_rfc8869_without_the_traces_names_the_cellular_cases(cli, tmp_path):
+    env = dict(os.environ, RTCLAB_ZHUGE_TRACES=str(tmp_path / "none"))
+    code = ("import rtclab.repro.zhuge as z; z.trace_dir = lambda: None; from rtclab.suites import rfc8869 as s; "
+            "print([c.section for c in s.CASES][-1]); print(sorted(s.NOT_RUN))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["4.2.a-n32", "['4.2.b-e', 'cellular-load, cellular-edge']"]

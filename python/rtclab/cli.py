@@ -632,8 +632,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-plots", action="store_true", help="skip the aggregated report")
     sw.set_defaults(func=cmd_sweep)
 
-    su = sub.add_parser("suite", help="run a standard test suite (RFC 8867) for one or more controllers")
-    su.add_argument("suite", choices=["rfc8867"], help="which suite")
+    su = sub.add_parser("suite", help="run a standard test suite (RFC 8867, RFC 8869) for one or more controllers")
+    su.add_argument("suite", choices=["rfc8867", "rfc8869"],
+                    help="which suite: rfc8867 (wired cases), rfc8869 (Wi-Fi and cellular cases)")
     su.add_argument("--cc", action="append", help="media controller to test (repeat to compare; default: gcc)")
     su.add_argument("--seeds", type=int, default=1, help="runs per case and controller (default: %(default)s)")
     su.add_argument("--out", help="the store (default: rtclab-out/suite-<suite>)")

@@ -1,4 +1,5 @@
-"""Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases), run through
+"""Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases) and `rtclab suite
+rfc8869` (RMCAT's Wi-Fi and cellular cases), run through
 the sweep machinery (`rtclab.sweep.execute`: a process pool, a resumable store keyed by run),
 with RFC 8868's metrics per case and controller."""
 
@@ -10,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional
 
-SUITES = ("rfc8867",)
+SUITES = ("rfc8867", "rfc8869")
 
 
 class SuiteError(ValueError):
@@ -22,6 +23,10 @@ def _load(name: str):
         from rtclab.suites import rfc8867
 
         return rfc8867
+    if name == "rfc8869":
+        from rtclab.suites import rfc8869
+
+        return rfc8869
     raise SuiteError(f"unknown suite {name!r}: accepted {', '.join(SUITES)}")
 
 
@@ -30,14 +35,25 @@ def _mean(xs) -> Optional[float]:
     return statistics.fmean(xs) if xs else None
 
 
-def _case_metrics(summaries: list[dict]) -> dict[str, Any]:
-    """One case and controller over its seeds: RFC 8868's metrics and the media QoE."""
+def _utilization(s: dict, bottleneck) -> Optional[float]:
+    if bottleneck is None:
+        return s["link"]["utilization"]
+    links = {(l["name"], l.get("direction", "forward")): l for l in s.get("links", [])}
+    missing = [b for b in bottleneck if tuple(b) not in links]
+    if missing:
+        raise SuiteError(f"{s['scenario']}: bottleneck {missing} is not among the run's links {sorted(links)}")
+    return _mean(links[tuple(b)]["utilization"] for b in bottleneck)
+
+
+def _case_metrics(summaries: list[dict], bottleneck=None) -> dict[str, Any]:
+    """One case and controller over its seeds: RFC 8868's metrics and the media QoE;
+    utilization at the case's bottleneck (see `Case.bottleneck`)."""
     def per_run(s):
         media = [f for f in s["flows"] if f.get("media")]
         other = [f for f in s["flows"] if not f.get("media")]
         five = next((r for r in s["rfc8868"]["fairness_ratios"] if r["window_s"] == 5), {})
         return {
-            "utilization": s["link"]["utilization"],
+            "utilization": _utilization(s, bottleneck),
             "loss_ratio": s["link"]["loss_ratio"],
             "media_mbps": _mean(f["throughput_mbps"] for f in media),
             "media_queuing_delay_ms_p95": _mean(f["queuing_delay_ms"]["p95"] for f in media),
@@ -104,7 +120,7 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
     for case, cc, keys in plan:
         summaries = [json.loads((out / "runs" / k / "summary.json").read_text(encoding="utf-8")) for k in keys]
         rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys),
-                     **_case_metrics(summaries)})
+                     **_case_metrics(summaries, case.bottleneck)})
     not_run = [{"case": sec, "why": why} for sec, why in suite.NOT_RUN.items()]
     (out / "suite.json").write_text(json.dumps({"suite": name, "rows": rows, "not_run": not_run}, indent=1) + "\n",
                                     encoding="utf-8")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 #: RFC 8867 defaults.
 CAPACITY = "4Mbps"
@@ -47,6 +47,9 @@ class Case:
     title: str
     #: The scenario for a media controller `cc`.
     build: Callable[[str], dict]
+    #: Where utilization is read on a multi-link path: (link name, "forward"/"reverse") pairs,
+    #: averaged; None = the scenario's first link, forward.
+    bottleneck: Optional[tuple[tuple[str, str], ...]] = None
 
 
 def _media(cc: str, name: str, start: str = "0s", rtt: str = RTT) -> dict:

@@ -1,0 +1,204 @@
+"""RFC 8869 ("Evaluation Test Cases for Interactive Real-Time Media over Wireless Networks"):
+the Wi-Fi cases and the cellular cases as rtclab scenarios, for any media congestion controller.
+
+**Wi-Fi** (numbered as `cisco/ns3-rmcat:test/rmcat-wifi-test-suite.cc` numbers them, after
+draft-ietf-rmcat-wireless-tests-04 §4; specs `peers-and-test-suites.md` §4.5). The path is a
+wired link and then the access point: media, CBR and TCP senders on the wired side for
+downlink flows, on Wi-Fi stations for uplink flows (`direction = "reverse"`). 120 s each.
+
+- 4.1, wired bottleneck: 1 Mbit/s each way, one-way delay 50 ms, a 300 ms drop-tail queue.
+  a: one downlink media flow; b: one uplink; c: one each way; d-g: c plus one 300 kbit/s
+  CBR-over-UDP flow (d downlink, e uplink) or one TCP NewReno bulk flow (f downlink, g uplink)
+  from 40 to 80 s.
+- 4.2, Wi-Fi bottleneck: the wired link at 100 Mbit/s; a: 16, 24 or 32 downlink media flows.
+
+The access point is rtclab's Wi-Fi link (docs/algorithms/wifi_ap.md) at ns3-rmcat's PHY mode,
+802.11n HT MCS 11 (two spatial streams, 16-QAM 1/2, 20 MHz, long guard interval: 52 Mbit/s) in
+the 5 GHz band (AIFS = SIFS 16 µs + 3 slots of 9 µs = 43 µs; SIFS + BlockAck at 24 Mbit/s
+= 48 µs), a 100-packet MAC queue behind a 1000-packet FIFO (pfifo_fast's default length).
+
+Stated differences: Mbit/s are 10^6 bit/s (ns3-rmcat uses 2^20); the video source is rtclab's
+rate model, as in RFC 8867's suite. The model's stations carry no scenario packets (they are
+saturated contenders), so the uplink crosses the Wi-Fi hop as a 52 Mbit/s link that does not
+contend with the AP: harmless in 4.1, where the 1 Mbit/s wired link is the bottleneck, and the
+reason 4.2.b-e (uplink media, CBR or TCP flows contending on the channel) are not run (NOT_RUN).
+
+**Cellular** (RFC 8869's varying network load and bad radio coverage cases). The RFC describes
+them as system-level radio simulations (macro cells, mobility, a scheduler) for which no open
+implementation exists (ns3-rmcat: "not implemented yet"); rtclab runs them on measured
+cellular capacity traces instead (the Zhuge evaluation's trace sets, found as `rtclab repro
+zhuge` finds them: `$RTCLAB_ZHUGE_TRACES` or `shared/traces/wireless-zhuge` beside the
+checkout), the base station's per-user buffers and round-robin scheduler as SFQ (a queue per
+flow, served in turn), 120 s, base RTT 100 ms (a 40 ms core + Internet path each way plus the
+radio hop, rounded):
+
+- cellular-load: one downlink media flow on the ABC paper's 4G trace `abc4g_0` while other
+  users' bulk downloads (TCP CUBIC) arrive as a Poisson process (mean gap 10 s) and last an
+  exponential time (mean 20 s), drawn from a fixed seed, so the cell's load rises and falls.
+- cellular-edge: one downlink media flow alone on the ABC 4G trace with the lowest mean
+  capacity (`abc4g_22`, 0.43 Mbit/s: the set's cell-edge stand-in).
+
+Utilization is read where each case's bottleneck is: the wired link in the directions that
+carry media (4.1), the access point's downlink (4.2, against the 52 Mbit/s PHY rate, so about
+0.9 at most after MAC overheads), the cell (cellular).
+
+Without the trace sets the cellular cases are listed as not run, with the reason.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from rtclab.suites.rfc8867 import Case
+
+DURATION = "120s"
+#: 4.1's wired link (ns3-rmcat's defaults).
+WIRED_41 = "1Mbps"
+WIRED_42 = "100Mbps"
+ONE_WAY = "50ms"
+QUEUE = "300ms"
+#: The access point: HT MCS 11 at 20 MHz, long GI; 5 GHz timing.
+PHY = "52Mbps"
+WIFI = {"aifs_us": 43, "ack_us": 48}
+AP_QUEUE = {"limit": "1000pkt"}
+CBR_41 = "300kbps"
+BACKGROUND = ("40s", "80s")
+FLOWS_42 = (16, 24, 32)
+
+
+def _links(wired: str) -> list[dict]:
+    return [
+        {"name": "wired", "capacity": wired, "delay": ONE_WAY, "queue": {"limit": QUEUE},
+         "reverse": {"capacity": wired, "queue": {"limit": QUEUE}}},
+        {"name": "ap", "capacity": PHY, "delay": "0.1ms", "queue": AP_QUEUE, "wifi": dict(WIFI),
+         "reverse": {"capacity": PHY, "queue": AP_QUEUE}},
+    ]
+
+
+def _flow(name: str, up: bool, **kw) -> dict:
+    f = {"name": name, "path": ["wired", "ap"], "rtt": "0.2ms", **kw}
+    if up:
+        f["direction"] = "reverse"
+    return f
+
+
+def _media(cc: str, name: str, up: bool = False) -> dict:
+    return _flow(name, up, kind="media", cc=cc)
+
+
+def _background(kind: str, up: bool) -> dict:
+    start, stop = BACKGROUND
+    name = f"{kind}-{'up' if up else 'down'}"
+    if kind == "cbr":
+        return _flow(name, up, kind="cbr", rate=CBR_41, start=start, stop=stop)
+    return _flow(name, up, kind="tcp", cc="newreno", delayed_ack=False, start=start, stop=stop)
+
+
+def _wifi_41(variant: str, cc: str) -> dict:
+    down, up, extra = {"a": (1, 0, None), "b": (0, 1, None), "c": (1, 1, None),
+                       "d": (1, 1, ("cbr", False)), "e": (1, 1, ("cbr", True)),
+                       "f": (1, 1, ("tcp", False)), "g": (1, 1, ("tcp", True))}[variant]
+    flows = [_media(cc, "media-down")] * down + [_media(cc, "media-up", up=True)] * up
+    if extra:
+        flows.append(_background(*extra))
+    return {"name": f"rfc8869-4.1.{variant}", "description": "Wi-Fi, wired bottleneck", "duration": DURATION,
+            "links": _links(WIRED_41), "flows": flows}
+
+
+def _wifi_42a(n: int, cc: str) -> dict:
+    return {"name": f"rfc8869-4.2.a-n{n}", "description": f"Wi-Fi bottleneck, {n} downlink media flows",
+            "duration": DURATION, "links": _links(WIRED_42),
+            "flows": [_media(cc, f"media-down{i}") for i in range(n)]}
+
+
+# ----- cellular -----
+
+CELL_RTT = "100ms"
+CELL_QUEUE = {"kind": "sfq", "limit": "2000pkt", "depth": 1000, "flows": 128}
+LOAD_TRACE = "abc4g_0"
+EDGE_SET = "abc4g"
+LOAD_MEAN_GAP_S = 10.0
+LOAD_MEAN_HOLD_S = 20.0
+LOAD_SEED = 8869
+
+
+def _trace_dir() -> Path | None:
+    from rtclab.repro.zhuge import trace_dir
+
+    return trace_dir()
+
+
+def _mean_rate(path: Path) -> float:
+    vals = [float(line.split()[1]) for line in path.read_text().splitlines() if len(line.split()) >= 2]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def _cell(trace: Path) -> dict:
+    return {"capacity": {"trace": str(trace), "format": "bandwidth"}, "queue": dict(CELL_QUEUE)}
+
+
+def background_users(duration_s: float, seed: int = LOAD_SEED) -> list[dict]:
+    """The cellular-load case's other users: bulk downloads arriving as a Poisson process."""
+    rng = random.Random(seed)
+    flows, t, k = [], rng.expovariate(1 / LOAD_MEAN_GAP_S), 0
+    while t < duration_s - 1.0:
+        stop = min(duration_s, t + rng.expovariate(1 / LOAD_MEAN_HOLD_S))
+        flows.append({"name": f"user{k}", "kind": "tcp", "cc": "cubic", "rtt": CELL_RTT,
+                      "start": f"{t:.3f}s", "stop": f"{stop:.3f}s"})
+        k += 1
+        t += rng.expovariate(1 / LOAD_MEAN_GAP_S)
+    return flows
+
+
+def _cellular_load(trace: Path, cc: str) -> dict:
+    return {"name": "rfc8869-cellular-load", "description": f"cellular, varying load ({trace.stem})",
+            "duration": DURATION, "link": _cell(trace),
+            "flows": [{"name": "media", "kind": "media", "cc": cc, "rtt": CELL_RTT},
+                      *background_users(float(DURATION[:-1]))]}
+
+
+def _cellular_edge(trace: Path, cc: str) -> dict:
+    return {"name": "rfc8869-cellular-edge", "description": f"cellular, bad radio coverage ({trace.stem})",
+            "duration": DURATION, "link": _cell(trace),
+            "flows": [{"name": "media", "kind": "media", "cc": cc, "rtt": CELL_RTT}]}
+
+
+def _bind(fn, arg):
+    return lambda cc: fn(arg, cc)
+
+
+WIRED_DOWN, WIRED_UP = ("wired", "forward"), ("wired", "reverse")
+CASES = [Case(f"4.1.{v}", title, _bind(_wifi_41, v),
+              (WIRED_DOWN,) if v == "a" else (WIRED_UP,) if v == "b" else (WIRED_DOWN, WIRED_UP)) for v, title in (
+    ("a", "Wi-Fi, wired bottleneck: one downlink media flow"),
+    ("b", "Wi-Fi, wired bottleneck: one uplink media flow"),
+    ("c", "Wi-Fi, wired bottleneck: media both ways"),
+    ("d", "Wi-Fi, wired bottleneck: media both ways + downlink CBR 40-80 s"),
+    ("e", "Wi-Fi, wired bottleneck: media both ways + uplink CBR 40-80 s"),
+    ("f", "Wi-Fi, wired bottleneck: media both ways + downlink TCP 40-80 s"),
+    ("g", "Wi-Fi, wired bottleneck: media both ways + uplink TCP 40-80 s"))]
+CASES += [Case(f"4.2.a-n{n}", f"Wi-Fi bottleneck: {n} downlink media flows", _bind(_wifi_42a, n), (("ap", "forward"),))
+          for n in FLOWS_42]
+
+#: The cases not run, and why.
+NOT_RUN = {
+    "4.2.b-e": "uplink media, CBR or TCP flows contending for the Wi-Fi channel: the Wi-Fi model's other stations "
+               "are saturated contenders that carry no scenario packets (docs/algorithms/wifi_ap.md)",
+}
+
+_traces = _trace_dir()
+if _traces is None:
+    NOT_RUN["cellular-load, cellular-edge"] = ("the cellular trace sets were not found (set RTCLAB_ZHUGE_TRACES to "
+                                               "the wireless-zhuge folder)")
+else:
+    _load_trace = _traces / f"{LOAD_TRACE}.pitree-trace"
+    _edge = sorted(_traces.glob(f"{EDGE_SET}_*.pitree-trace"), key=lambda p: (_mean_rate(p), p.name))
+    if _load_trace.is_file():
+        CASES.append(Case("cellular-load", "Cellular: varying network load", _bind(_cellular_load, _load_trace)))
+    else:
+        NOT_RUN["cellular-load"] = f"{_load_trace} not found"
+    if _edge:
+        CASES.append(Case("cellular-edge", "Cellular: bad radio coverage", _bind(_cellular_edge, _edge[0])))
+    else:
+        NOT_RUN["cellular-edge"] = f"no {EDGE_SET}_*.pitree-trace in {_traces}"
