@@ -306,6 +306,38 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     assert len(shares) == 3 and abs(sum(shares) - 1.0) < 0.01
 
 
+def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experiments(cli, tmp_path):
+    """`rtclab repro fairness`: every condition of the study repeated (mean ± std), the start-order
+    rows, Zoom's rendered frame rate, the gap experiments and the two figures."""
+    from rtclab.repro.qlibra import STUDY
+
+    r = cli("repro", "fairness", "--runs", 2, "--out", tmp_path / "f", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "f" / "repro.json").read_text())
+    for label, *_ in STUDY:
+        shares = [x for x in rows if x["experiment"] == f"study: {label}" and x["metric"] == "share"]
+        assert [x["variant"] for x in shares] == ["zoom", "bilibili", "iperf"]
+        assert abs(sum(x["ours"] for x in shares) - 1.0) < 0.01 and all("over 2 runs" in x["note"] for x in shares)
+        fps = next(x for x in rows if x["experiment"] == f"study: {label}" and x["metric"].startswith("rendered"))
+        assert 0 <= fps["ours"] <= 30.5
+    # Zoom at 0.5 Mbit/s: self-congested, it shows fewer frames than at 8 Mbit/s.
+    get = lambda exp, var, met: next(x["ours"] for x in rows
+                                     if x["experiment"] == exp and x["variant"] == var and x["metric"] == met)
+    assert get("study: bandwidth 0.5Mbps", "zoom", "rendered frame rate (fps)") < \
+        get("study: bandwidth 8Mbps", "zoom", "rendered frame rate (fps)")
+    orders = [x for x in rows if x["metric"] == "share ranking = start order"]
+    assert len(orders) == 6 and all(x["ours"] in (0.0, 1.0) for x in orders)
+    assert 0 <= get("study: start order", "all six", "orders ranked as started") <= 6
+    gaps = {(x["experiment"], x["variant"]) for x in rows if x["experiment"].startswith("gap: ")}
+    assert ("gap: buffer 64 BDP", "Bilibili pushing 0.5Mbps: iperf") in gaps
+    assert ("gap: loss 1 %", "Zoom-like alone") in gaps
+    # Less pushed by Bilibili, more left for iPerf in the deep buffer.
+    assert get("gap: buffer 64 BDP", "Bilibili pushing 0.5Mbps: iperf", "share") > \
+        get("study: buffer 64 BDP", "iperf", "share")
+    for png in ("shares.png", "zoom_fps.png"):
+        assert (tmp_path / "f" / png).stat().st_size > 10_000
+
+
 def test_console_leads_media_flows_with_frame_delay_and_never_prints_missing_as_zero(cli, tmp_path):
     r = cli("run", "gcc-staircase", "--out", tmp_path / "o", "--no-plots")
     assert r.returncode == 0, r.stderr

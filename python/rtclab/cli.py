@@ -660,12 +660,12 @@ def build_parser() -> argparse.ArgumentParser:
     rc.set_defaults(func=cmd_realclient)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
-    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis"],
+    rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "fairness", "zhuge", "confucius", "hairpin", "afr", "metis"],
                     help="which paper")
     rp.add_argument("--out", help="output directory (default: rtclab-out/repro-<paper>)")
     rp.add_argument("--runs", type=int, default=10,
                     help="gcc: runs per grid cell; copa: 5x this many random coexistence networks; "
-                         "qlibra: seeds per phase, at most 3; zhuge: drop instants per k (at most 10) and traces per set; "
+                         "qlibra: seeds per phase, at most 3; fairness: runs per condition, at most 10; zhuge: drop instants per k (at most 10) and traces per set; "
                          "hairpin: seeds per set-up, at most 3; afr: 4x this many sessions per category, at most 40; "
                          "metis: 3x this many DAgger iterations per conversion, at most 100 (default: %(default)s)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")

@@ -26,7 +26,7 @@ class Job:
 
 
 #: every `rtclab repro PAPER`, each a module of this package with `build(runs=...)`
-PAPERS = ("gcc", "copa", "qlibra", "zhuge", "confucius", "hairpin", "afr", "metis")
+PAPERS = ("gcc", "copa", "qlibra", "fairness", "zhuge", "confucius", "hairpin", "afr", "metis")
 
 WITHIN = "within tolerance"
 DIRECTION = "direction only"
