@@ -6,7 +6,7 @@
 //! late wake-up time), so a late wake-up never shifts the schedule; packets leaving the last
 //! hop are returned with their ideal release time, and the engine measures its lateness.
 
-use rtclab_core::{Packet, Time, TimeDelta};
+use rtclab_core::{Direction, Packet, Time, TimeDelta};
 use rtclab_harness::link_meter::LinkMeter;
 use rtclab_harness::{MeterInfo, Network, NO_HOP};
 use rtclab_net::{AnyElement, DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
@@ -208,7 +208,11 @@ impl Path {
             return;
         };
         p.hop += 1;
-        let entry = self.info[el].entry;
+        let info = self.info[el];
+        let entry = match (&self.elements[el], info.both_ways) {
+            (AnyElement::Link(l), true) => info.entry_for(l.physical_dir(&p)),
+            _ => info.entry,
+        };
         if entry != NO_HOP {
             self.meters[entry as usize].on_offered(at >= self.warmup);
         }
@@ -233,7 +237,17 @@ impl Path {
             }
         }
         self.marked.append(&mut self.out.marks);
-        if info.is_link {
+        if info.is_link && info.both_ways {
+            // A Wi-Fi channel with uplink stations: each direction its own meter.
+            if let AnyElement::Link(l) = &self.elements[el] {
+                for p in &self.out.packets {
+                    self.meters[info.hop_for(l.physical_dir(p)) as usize].on_departure(w, p.size as u64);
+                }
+                for dir in [Direction::Forward, Direction::Reverse] {
+                    self.meters[info.hop_for(dir) as usize].on_backlog(at, l.backlog_of(dir));
+                }
+            }
+        } else if info.is_link {
             let m = &mut self.meters[info.hop as usize];
             for p in &self.out.packets {
                 m.on_departure(w, p.size as u64);

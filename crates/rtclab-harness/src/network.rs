@@ -80,9 +80,34 @@ pub struct MeterInfo {
     /// The meter of the link direction this element is the entry of (offered packets).
     pub entry: u32,
     pub is_link: bool,
+    /// A link carrying both directions (a Wi-Fi channel with `uplink`): its packets are
+    /// metered by their own direction (`hop_for`, `entry_for`).
+    pub both_ways: bool,
+    /// For such a link, the reverse direction's meter it is the entry of (or `NO_HOP`).
+    pub entry_rev: u32,
 }
 
 impl MeterInfo {
+    /// The meter of a packet travelling `dir` through this element (departures).
+    #[inline]
+    pub fn hop_for(self, dir: Direction) -> u32 {
+        if self.both_ways {
+            (self.hop & !1) | dir.index() as u32
+        } else {
+            self.hop
+        }
+    }
+
+    /// The meter a packet travelling `dir` is offered to here, or `NO_HOP`.
+    #[inline]
+    pub fn entry_for(self, dir: Direction) -> u32 {
+        if self.both_ways && dir == Direction::Reverse {
+            self.entry_rev
+        } else {
+            self.entry
+        }
+    }
+
     /// The meter a drop of a packet travelling `dir` belongs to: a middlebox's drops count in
     /// the packet's direction.
     #[inline]
@@ -127,7 +152,21 @@ impl Network {
                 (Direction::Reverse, l.reverse.as_ref(), &l.reverse_label),
             ] {
                 let h = HopRef { link: li as u32, dir };
-                let mut els = n.hop_elements(h, spec, l.delay, label, seeds);
+                // A Wi-Fi channel with `uplink`: the reverse direction crosses the forward
+                // link element (its stations), then the propagation delay.
+                let shared = (dir == Direction::Reverse)
+                    .then(|| n.link_elements[li * 2])
+                    .flatten()
+                    .filter(|_| l.forward.wifi.as_ref().is_some_and(|w| w.uplink));
+                let mut els = match shared {
+                    Some(link) => {
+                        n.link_elements[h.index()] = Some(link);
+                        let mut e = vec![link];
+                        e.extend(n.hop_elements(h, None, l.delay, label, seeds));
+                        e
+                    }
+                    None => n.hop_elements(h, spec, l.delay, label, seeds),
+                };
                 if let Some(trace) = &l.conditions {
                     // Replayed delay (both directions) and loss (forward) after the link.
                     let rng = seeds.stream(&format!("{label}.conditions"));
@@ -198,6 +237,15 @@ impl Network {
             rev.push(rev_delay);
             n.routes.push([fwd, rev]);
         }
+        // A link carrying both directions tells them apart by the flows' orientation.
+        let reversed: Vec<bool> = s.flows.iter().map(|f| f.reversed).collect();
+        for li in 0..s.links.len() {
+            if let (Some(f), Some(r)) = (n.link_elements[li * 2], n.link_elements[li * 2 + 1]) {
+                if let (true, AnyElement::Link(link)) = (f == r, &mut n.elements[f as usize]) {
+                    link.set_reversed_flows(reversed.clone());
+                }
+            }
+        }
         Ok(n)
     }
 
@@ -226,11 +274,23 @@ impl Network {
                 },
                 entry: NO_HOP,
                 is_link: matches!(r, Role::Link(_)),
+                both_ways: false,
+                entry_rev: NO_HOP,
             })
             .collect();
         for (h, e) in self.entries.iter().enumerate() {
             if let Some(e) = e {
                 info[*e as usize].entry = h as u32;
+            }
+        }
+        for li in 0..self.link_elements.len() / 2 {
+            if let (Some(f), Some(r)) = (self.link_elements[li * 2], self.link_elements[li * 2 + 1]) {
+                if f == r {
+                    let i = &mut info[f as usize];
+                    i.both_ways = true;
+                    i.entry_rev = (li * 2 + 1) as u32;
+                    i.entry = if self.entries[li * 2] == Some(f) { (li * 2) as u32 } else { NO_HOP };
+                }
             }
         }
         info
@@ -299,7 +359,7 @@ mod tests {
         let n = Network::build(&scenario(""), &SeedTree::new(1)).unwrap();
         let info = n.meter_info();
         let fwd = &n.routes[0][0];
-        assert_eq!(info[fwd[0] as usize], MeterInfo { hop: 0, entry: 0, is_link: true });
+        assert_eq!(info[fwd[0] as usize], MeterInfo { hop: 0, entry: 0, is_link: true, both_ways: false, entry_rev: NO_HOP });
         assert_eq!(info[fwd[1] as usize].hop, NO_HOP);
     }
 }

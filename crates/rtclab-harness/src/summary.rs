@@ -196,11 +196,16 @@ pub struct WifiSummary {
     pub retry_drops: u64,
     /// Share of the run's time the channel carried the AP's PPDUs (with their ACKs).
     pub ap_airtime_share: f64,
+    /// Uplink stations (`uplink = true`): how many sent, their successful PPDUs and the mean
+    /// packets in one.
+    pub uplink_stations: u64,
+    pub uplink_txops: u64,
+    pub uplink_mean_aggregate_packets: f64,
 }
 
 impl WifiSummary {
     pub fn new(st: &rtclab_net::WifiStats, run: rtclab_core::TimeDelta) -> Self {
-        let attempts = st.ap_txops + st.other_txops + st.collisions;
+        let attempts = st.ap_txops + st.other_txops + st.uplink_txops + st.collisions;
         WifiSummary {
             ap_txops: st.ap_txops,
             mean_aggregate_packets: ratio(st.ap_packets as f64, st.ap_txops as f64),
@@ -209,6 +214,9 @@ impl WifiSummary {
             collision_ratio: ratio(st.collisions as f64, attempts as f64),
             retry_drops: st.retry_drops,
             ap_airtime_share: ratio(st.ap_airtime_ns as f64, run.as_nanos() as f64),
+            uplink_stations: st.uplink_stations,
+            uplink_txops: st.uplink_txops,
+            uplink_mean_aggregate_packets: ratio(st.uplink_packets as f64, st.uplink_txops as f64),
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct Link {
     observed: bool,
     /// A wireless AP's MAC in place of the serializer.
     wifi: Option<Box<WifiMac>>,
+    /// Per flow id: its data takes the links' reverse direction (`direction = "reverse"`), so
+    /// its packets' `dir` is the opposite of the link direction they cross (`physical_dir`).
+    reversed_flows: Vec<bool>,
 }
 
 impl Link {
@@ -41,6 +44,7 @@ impl Link {
             next_opportunity: None,
             observed: false,
             wifi: None,
+            reversed_flows: Vec::new(),
         }
     }
 
@@ -84,6 +88,36 @@ impl Link {
 
     pub fn capacity(&self) -> &CapacityModel {
         &self.capacity
+    }
+
+    /// Which flows are reversed (their data on the links' reverse direction), by flow id: a
+    /// link carrying both directions needs it to tell which way a packet crosses it.
+    pub fn set_reversed_flows(&mut self, reversed: Vec<bool>) {
+        self.reversed_flows = reversed;
+    }
+
+    /// The direction of the link a packet crosses: its own `dir`, flipped for a reversed flow.
+    #[inline]
+    pub fn physical_dir(&self, pkt: &Packet) -> Direction {
+        let flipped = self.reversed_flows.get(pkt.flow.0 as usize).copied().unwrap_or(false);
+        match (pkt.dir, flipped) {
+            (d, false) => d,
+            (Direction::Forward, true) => Direction::Reverse,
+            (Direction::Reverse, true) => Direction::Forward,
+        }
+    }
+
+    /// Whether this link also carries its reverse direction (a Wi-Fi channel with `uplink`).
+    pub fn carries_reverse(&self) -> bool {
+        self.wifi.as_ref().is_some_and(|m| m.config().uplink)
+    }
+
+    /// The backlog of one direction: the reverse one is the uplink stations' (`carries_reverse`).
+    pub fn backlog_of(&self, dir: Direction) -> Backlog {
+        match (dir, &self.wifi) {
+            (Direction::Reverse, Some(m)) if m.config().uplink => m.uplink_backlog(),
+            _ => self.backlog(),
+        }
     }
 
     /// Packets and bytes waiting in the queue (excluding the one being serialized; for a
@@ -190,8 +224,13 @@ impl NetElement for Link {
     }
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
+        let phys = self.physical_dir(&pkt);
         if let Some(m) = &mut self.wifi {
-            m.enqueue(now, pkt, &mut self.qdisc, out);
+            if phys == Direction::Reverse && m.config().uplink {
+                m.enqueue_uplink(now, pkt, out);
+            } else {
+                m.enqueue(now, pkt, &mut self.qdisc, out);
+            }
             return;
         }
         self.qdisc.enqueue(now, pkt, out);

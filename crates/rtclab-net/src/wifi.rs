@@ -25,6 +25,11 @@
 //!   on the same channel) contend from `stations_start_s` to `stations_stop_s`, each sending
 //!   PPDUs of `station_bytes` at the same PHY rate (capped at `max_ppdu`). They carry no
 //!   packets of the scenario: they only take airtime and cause collisions.
+//! - **Uplink stations** (optional, `uplink`): the link's reverse direction crosses the same
+//!   channel. Each flow whose packets travel it (data of an uplink flow, feedback of a downlink
+//!   one) is a client station with its own drop-tail queue (`station_queue` packets) and backoff,
+//!   contending with the AP and the saturated stations by the same rules, sending A-MPDUs of
+//!   its queued packets at the channel's PHY rate (ns3-rmcat's Wi-Fi cases: a station per flow).
 //!
 //! Simplifications, documented in docs/algorithms/wifi_ap.md: no PHY errors (put a `loss`
 //! on the link for those), no RTS/CTS, no rate adaptation beyond the capacity model, one
@@ -71,6 +76,10 @@ pub struct WifiConfig {
     pub stations_stop: Time,
     /// Payload of each of their PPDUs, bytes.
     pub station_bytes: u32,
+    /// The link's reverse direction is the clients' uplink on this channel (a station per flow).
+    pub uplink: bool,
+    /// Each uplink station's queue, packets.
+    pub station_queue: u32,
 }
 
 impl Default for WifiConfig {
@@ -93,6 +102,8 @@ impl Default for WifiConfig {
             stations_start: Time::ZERO,
             stations_stop: Time::MAX,
             station_bytes: 65_535,
+            uplink: false,
+            station_queue: 1000,
         }
     }
 }
@@ -146,6 +157,10 @@ pub static WIFI_PARAMS: &[Param<WifiConfig>] = &[
         |c, v| c.stations_stop = secs_or_never(v)),
     param!(WifiConfig, "station_bytes", "payload of each of their PPDUs, bytes (65535)", Integer, 1.0, 6_500_631.0,
         |c| c.station_bytes as f64, |c, v| c.station_bytes = v as u32),
+    param!(WifiConfig, "uplink", "the reverse direction is the clients' uplink on this channel: a contending station per flow (false: it crosses for free)", Bool, 0.0, 1.0,
+        |c| c.uplink as u8 as f64, |c, v| c.uplink = v != 0.0),
+    param!(WifiConfig, "station_queue", "each uplink station's queue, packets (1000)", Integer, 1.0, 1_000_000.0,
+        |c| c.station_queue as f64, |c, v| c.station_queue = v as u32),
 ];
 
 /// The parameters `wifi = { ... }` accepts.
@@ -183,6 +198,11 @@ pub struct WifiStats {
     pub retry_drops: u64,
     /// Channel time used by the AP's successful PPDUs (+ their ACK), ns.
     pub ap_airtime_ns: u64,
+    /// Successful PPDUs of the uplink stations (`uplink`), the packets in them, and how many
+    /// stations (flows) sent on the uplink.
+    pub uplink_txops: u64,
+    pub uplink_packets: u64,
+    pub uplink_stations: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -197,6 +217,25 @@ struct MacEntry {
     /// When it entered the MAC queue, and its time in the qdisc before that.
     at: Time,
     qdisc_sojourn: TimeDelta,
+}
+
+/// A client station sending on the uplink (`uplink`): one per flow.
+struct Station {
+    queue: VecDeque<(Packet, Time)>,
+    bytes: u64,
+    backoff: Backoff,
+    retry: Vec<Packet>,
+    retry_bytes: u64,
+}
+
+impl Station {
+    /// When it wants the channel (None: nothing to send).
+    fn ready(&self) -> Option<Time> {
+        if !self.retry.is_empty() {
+            return Some(Time::ZERO);
+        }
+        self.queue.front().map(|e| e.1)
+    }
 }
 
 pub struct WifiMac {
@@ -220,7 +259,12 @@ pub struct WifiMac {
     full_since: Option<Time>,
     aggregates: u64,
     stats: WifiStats,
+    /// Uplink stations, and the station of each flow id (`uplink`).
+    up: Vec<Station>,
+    station_of: Vec<u32>,
 }
+
+const NO_STATION: u32 = u32::MAX;
 
 impl WifiMac {
     pub fn new(cfg: WifiConfig, mut rng: RngStream) -> Self {
@@ -244,6 +288,8 @@ impl WifiMac {
             full_since: None,
             aggregates: 0,
             stats: WifiStats::default(),
+            up: Vec::new(),
+            station_of: Vec::new(),
         };
         m.schedule();
         m
@@ -266,10 +312,22 @@ impl WifiMac {
         }
     }
 
-    /// (data, acks) held: MAC queue, retried aggregate and the PPDU on the air.
+    /// Packets and bytes waiting at the uplink stations (queues and retried aggregates).
+    pub fn uplink_backlog(&self) -> Backlog {
+        let mut b = Backlog { packets: 0, bytes: 0 };
+        for st in &self.up {
+            b.packets += (st.queue.len() + st.retry.len()) as u32;
+            b.bytes += st.bytes + st.retry_bytes;
+        }
+        b
+    }
+
+    /// (data, acks) held: MAC queue, retried aggregate, the uplink stations' packets and the
+    /// PPDU on the air.
     pub fn held_by_kind(&self) -> (u64, u64) {
         let mut held = (0, 0);
-        let pkts = self.mac.iter().map(|e| &e.pkt).chain(&self.retry).chain(&self.air);
+        let up = self.up.iter().flat_map(|st| st.queue.iter().map(|e| &e.0).chain(&st.retry));
+        let pkts = self.mac.iter().map(|e| &e.pkt).chain(&self.retry).chain(&self.air).chain(up);
         for p in pkts {
             match p.kind {
                 PacketKind::Data => held.0 += 1,
@@ -345,10 +403,12 @@ impl WifiMac {
             at(s, m)
         });
         let ap = self.ap_ready().map(|ready| at(rs, self.ap.counter).max(ready));
-        self.next_tx = match (others, ap) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let up = self
+            .up
+            .iter()
+            .filter_map(|st| st.ready().map(|ready| at(rs, st.backoff.counter).max(ready)))
+            .min();
+        self.next_tx = [others, ap, up].into_iter().flatten().min();
     }
 
     /// Whole slots counted down between a countdown's start and `t`.
@@ -439,6 +499,67 @@ impl WifiMac {
         }
     }
 
+    /// A packet of the link's reverse direction reached its client station (`uplink`): into
+    /// that flow's station queue (dropped when it is full).
+    pub fn enqueue_uplink(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
+        let f = pkt.flow.0 as usize;
+        if self.station_of.len() <= f {
+            self.station_of.resize(f + 1, NO_STATION);
+        }
+        if self.station_of[f] == NO_STATION {
+            self.station_of[f] = self.up.len() as u32;
+            let counter = self.draw(0);
+            self.up.push(Station {
+                queue: VecDeque::new(),
+                bytes: 0,
+                backoff: Backoff { counter, stage: 0 },
+                retry: Vec::new(),
+                retry_bytes: 0,
+            });
+            self.stats.uplink_stations += 1;
+        }
+        let st = &mut self.up[self.station_of[f] as usize];
+        if st.queue.len() as u32 >= self.cfg.station_queue {
+            out.drops.push(Dropped { pkt, reason: DropReason::QueueOverflow });
+            return;
+        }
+        let was_idle = st.ready().is_none();
+        st.bytes += pkt.size as u64;
+        st.queue.push_back((pkt, now));
+        if was_idle {
+            self.schedule();
+        }
+    }
+
+    /// Takes station `i`'s next aggregate at `t` (its retried one first).
+    fn station_aggregate(&mut self, i: usize, t: Time, cap: &CapacityModel) -> (Vec<Packet>, u64) {
+        let c = &self.cfg;
+        let st = &mut self.up[i];
+        if !st.retry.is_empty() {
+            let bytes = st.retry_bytes;
+            st.retry_bytes = 0;
+            return (std::mem::take(&mut st.retry), bytes);
+        }
+        let rate = cap.rate_at(t).as_bps() as f64;
+        let max_bytes =
+            if rate > 0.0 { ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64 } else { 0 };
+        let (mut agg, mut bytes) = (Vec::new(), 0u64);
+        while let Some((p, _)) = st.queue.front() {
+            let add = p.size as u64 + c.mpdu_overhead as u64;
+            let fits = bytes + add <= (c.ampdu_bytes as u64).min(max_bytes)
+                && (agg.len() as u32) < c.ampdu_packets;
+            if !agg.is_empty() && !fits {
+                break;
+            }
+            let (mut p, at) = st.queue.pop_front().expect("front exists");
+            st.bytes -= p.size as u64;
+            p.queue_delay += t - at;
+            bytes += add;
+            agg.push(p);
+        }
+        (agg, bytes)
+    }
+
     /// The qdisc may have dropped or released packets on its own timer: top the MAC queue up.
     pub fn after_qdisc_timer(&mut self, now: Time, q: &mut AnyQdisc, out: &mut ElementOutput) {
         let was_ready = self.ap_ready();
@@ -495,7 +616,15 @@ impl WifiMac {
                 }
             }
         }
-        let n_tx = winners.len() + ap_tx as usize;
+        let mut up_winners: Vec<usize> = Vec::new();
+        for (i, st) in self.up.iter_mut().enumerate() {
+            let ready = st.ready().is_some_and(|r| r <= t);
+            if ready && st.backoff.counter <= ap_slots {
+                up_winners.push(i);
+            }
+            st.backoff.counter = st.backoff.counter.saturating_sub(ap_slots);
+        }
+        let n_tx = winners.len() + ap_tx as usize + up_winners.len();
         if n_tx == 0 {
             // The AP's data left the MAC queue by other means: nothing is sent.
             self.busy_until = t;
@@ -517,6 +646,16 @@ impl WifiMac {
                 }
             }
         }
+        let up_aggs: Vec<(usize, Vec<Packet>, u64)> = up_winners
+            .iter()
+            .map(|&i| {
+                let (pkts, bytes) = self.station_aggregate(i, t, cap);
+                (i, pkts, bytes)
+            })
+            .collect();
+        for (_, _, bytes) in &up_aggs {
+            end = end.max(self.ppdu_end(cap, t, *bytes));
+        }
         self.busy_until = end + self.cfg.ack;
         let collided = n_tx > 1;
         if collided {
@@ -529,6 +668,33 @@ impl WifiMac {
             self.others[i] = Backoff { counter, stage };
             if !collided {
                 self.stats.other_txops += 1;
+            }
+        }
+        for (i, pkts, bytes) in up_aggs {
+            if collided {
+                let stage = self.up[i].backoff.stage + 1;
+                if stage > self.cfg.retry_limit {
+                    self.stats.retry_drops += pkts.len() as u64;
+                    for pkt in pkts {
+                        out.drops.push(Dropped { pkt, reason: DropReason::RetryLimit });
+                    }
+                    let counter = self.draw(0);
+                    self.up[i].backoff = Backoff { counter, stage: 0 };
+                } else {
+                    let counter = self.draw(stage);
+                    let st = &mut self.up[i];
+                    st.retry = pkts;
+                    st.retry_bytes = bytes;
+                    st.backoff = Backoff { counter, stage };
+                }
+            } else {
+                self.stats.uplink_txops += 1;
+                self.stats.uplink_packets += pkts.len() as u64;
+                debug_assert!(self.air.is_empty());
+                self.air = pkts;
+                self.air_end = Some(self.ppdu_end(cap, t, bytes));
+                let counter = self.draw(0);
+                self.up[i].backoff = Backoff { counter, stage: 0 };
             }
         }
         if let Some((pkts, bytes)) = aggregate {

@@ -202,7 +202,7 @@ impl Simulation {
         assert!(self.now == Time::ZERO && self.events == 0, "attach middleboxes before running");
         self.elements.push(element);
         self.roles.push(Role::Middlebox { at: 0 });
-        self.info.push(MeterInfo { hop: 0, entry: NO_HOP, is_link: false });
+        self.info.push(MeterInfo { hop: 0, entry: NO_HOP, is_link: false, both_ways: false, entry_rev: NO_HOP });
         self.observers.push(Vec::new());
         self.el_timers.push(TimerSlot::default());
         let idx = (self.elements.len() - 1) as u32;
@@ -355,7 +355,9 @@ impl Simulation {
                 self.meters.on_mark(now, &m.pkt, h);
             }
         }
-        if info.is_link {
+        if info.is_link && info.both_ways {
+            self.after_two_way_link(idx, info);
+        } else if info.is_link {
             let h = info.hop as usize;
             for mut p in self.out.packets.drain(..) {
                 self.meters.on_departure(now, h, &p);
@@ -375,6 +377,25 @@ impl Simulation {
             .arm(&mut self.queue, want, |gen| Event::Element { idx: idx as u32, gen });
         if !self.out.dequeues.is_empty() {
             self.tell_observers(idx);
+        }
+    }
+
+    /// `after_element` for a link carrying both directions (a Wi-Fi channel with uplink
+    /// stations): each packet metered by its own direction, both directions' backlogs.
+    #[cold]
+    fn after_two_way_link(&mut self, idx: usize, info: MeterInfo) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.out.packets);
+        for mut p in pkts.drain(..) {
+            let dir = self.link(idx).physical_dir(&p);
+            self.meters.on_departure(now, info.hop_for(dir) as usize, &p);
+            p.hop += 1;
+            self.work.push_back(p);
+        }
+        self.out.packets = pkts;
+        for dir in [Direction::Forward, Direction::Reverse] {
+            let b = self.link(idx).backlog_of(dir);
+            self.meters.hops[info.hop_for(dir) as usize].on_backlog(now, b);
         }
     }
 
@@ -399,7 +420,12 @@ impl Simulation {
         while let Some(pkt) = self.work.pop_front() {
             let route = &self.routes[pkt.flow.0 as usize][pkt.dir.index()];
             if let Some(&e) = route.get(pkt.hop as usize) {
-                let entry = self.info[e as usize].entry;
+                let info = self.info[e as usize];
+                let entry = if info.both_ways {
+                    info.entry_for(self.link(e as usize).physical_dir(&pkt))
+                } else {
+                    info.entry
+                };
                 if entry != NO_HOP {
                     self.meters.on_offered(now, entry as usize);
                 }

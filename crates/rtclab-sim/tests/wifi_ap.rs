@@ -130,3 +130,77 @@ fn wifi_errors_name_the_problem() {
     let e = rtclab_scenario::from_toml_str(&text, &builtin_dir()).unwrap_err().to_string();
     assert!(e.contains("PHY rate"), "{e}");
 }
+
+const UPLINK_BULK: &str = r#"[[flows]]
+kind = "tcp"
+cc = "cubic"
+path = ["wan", "ap"]
+direction = "reverse"
+"#;
+
+fn hop<'a>(o: &'a rtclab_sim::RunOutput, dir: &str) -> &'a serde_json::Value {
+    o.summary["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "ap" && l["direction"] == dir)
+        .unwrap()
+}
+
+/// `uplink = true`: the reverse direction is a station on the channel. An uplink bulk flow
+/// alone gets what a downlink one gets (the same PHY, aggregation and overheads); a downlink
+/// and an uplink flow together split the channel about evenly (DCF gives every contender the
+/// same chance), where the default free uplink leaves the downlink flow its whole rate. The
+/// reverse direction's meter sees the station's departures.
+#[test]
+fn uplink_stations_contend_with_the_ap_for_the_channel() {
+    let up = r#"{ uplink = true }"#;
+    let (alone, _) = run(parse(&scenario(up, UPLINK_BULK, 20)), 1);
+    let t_up = tput(&alone, 0);
+    let w = wifi_of(&alone);
+    println!("uplink alone {t_up:.1} Mbit/s, wifi {w}, reverse hop {}", hop(&alone, "reverse"));
+    assert!(t_up > 50.0 && t_up < 62.0, "{t_up}");
+    assert!(w["uplink_txops"].as_u64().unwrap() > 1000 && w["uplink_stations"] == 1, "{w}");
+    let rev = hop(&alone, "reverse");
+    assert!(rev["utilization"].as_f64().unwrap() > 0.75, "{rev}");
+    assert!(rev["delivered_mbps"].as_f64().unwrap() > 50.0);
+
+    let both = format!("{BULK}{UPLINK_BULK}");
+    let (o, sim) = run(parse(&scenario(up, &both, 20)), 1);
+    let (down, upl) = (tput(&o, 0), tput(&o, 1));
+    let w = wifi_of(&o);
+    println!("shared channel: down {down:.1}, up {upl:.1} Mbit/s, wifi {w}");
+    // Two stations' worth of ACK streams and data share one channel.
+    assert!(down + upl > 45.0 && down + upl < 62.0, "{down} + {upl}");
+    assert!(down > 0.3 * (down + upl) && upl > 0.3 * (down + upl), "{down} vs {upl}");
+    assert!(w["collisions"].as_u64().unwrap() > 0);
+    // Both flows' feedback crosses the channel too: three stations (two flows' clients, one
+    // of them sending ACKs, the other data) plus the AP.
+    assert_eq!(w["uplink_stations"], 2);
+    let st = o.stats;
+    let (held, held_acks) = sim.packets_in_network();
+    assert_eq!(st.sent_packets, st.delivered_packets + st.dropped_packets + held);
+    assert_eq!(st.sent_acks, st.delivered_acks + st.dropped_acks + held_acks);
+
+    // Without `uplink` the reverse direction is a link of its own (here a 65 Mbit/s
+    // serializer): the flows meet only where one's ACKs queue behind the other's data.
+    let text = scenario("{}", &both, 20).replace("wifi = {}", "wifi = {}\nreverse = { capacity = \"65Mbps\" }");
+    let (free, _) = run(parse(&text), 1);
+    let (down_free, up_free) = (tput(&free, 0), tput(&free, 1));
+    println!("separate uplink: down {down_free:.1}, up {up_free:.1} Mbit/s");
+    assert!(down_free > 50.0, "{down_free}");
+    assert!(down_free + up_free > down + upl + 10.0, "{down_free} + {up_free} vs {down} + {upl}");
+}
+
+/// A `reverse` bottleneck cannot go with uplink stations on the same link, and the station
+/// queue's parameter is checked like the others.
+#[test]
+fn uplink_stations_refuse_a_reverse_bottleneck() {
+    let text = scenario("{ uplink = true }", BULK, 5)
+        .replace("wifi = { uplink = true }", "wifi = { uplink = true }\nreverse = { capacity = \"10Mbps\" }");
+    let e = rtclab_scenario::from_toml_str(&text, &builtin_dir()).unwrap_err().to_string();
+    assert!(e.contains("links[1].reverse") && e.contains("uplink"), "{e}");
+    let text = scenario("{ uplink = true, station_queue = 0 }", BULK, 5);
+    let e = rtclab_scenario::from_toml_str(&text, &builtin_dir()).unwrap_err().to_string();
+    assert!(e.contains("station_queue"), "{e}");
+}

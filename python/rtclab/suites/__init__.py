@@ -35,17 +35,18 @@ def _mean(xs) -> Optional[float]:
     return statistics.fmean(xs) if xs else None
 
 
-def _utilization(s: dict, bottleneck) -> Optional[float]:
+def _utilization(s: dict, bottleneck, shared: bool = False) -> Optional[float]:
     if bottleneck is None:
         return s["link"]["utilization"]
     links = {(l["name"], l.get("direction", "forward")): l for l in s.get("links", [])}
     missing = [b for b in bottleneck if tuple(b) not in links]
     if missing:
         raise SuiteError(f"{s['scenario']}: bottleneck {missing} is not among the run's links {sorted(links)}")
-    return _mean(links[tuple(b)]["utilization"] for b in bottleneck)
+    vals = [links[tuple(b)]["utilization"] for b in bottleneck]
+    return sum(vals) if shared else _mean(vals)
 
 
-def _case_metrics(summaries: list[dict], bottleneck=None) -> dict[str, Any]:
+def _case_metrics(summaries: list[dict], bottleneck=None, shared: bool = False) -> dict[str, Any]:
     """One case and controller over its seeds: RFC 8868's metrics and the media QoE;
     utilization at the case's bottleneck (see `Case.bottleneck`)."""
     def per_run(s):
@@ -53,7 +54,7 @@ def _case_metrics(summaries: list[dict], bottleneck=None) -> dict[str, Any]:
         other = [f for f in s["flows"] if not f.get("media")]
         five = next((r for r in s["rfc8868"]["fairness_ratios"] if r["window_s"] == 5), {})
         return {
-            "utilization": _utilization(s, bottleneck),
+            "utilization": _utilization(s, bottleneck, shared),
             "loss_ratio": s["link"]["loss_ratio"],
             "media_mbps": _mean(f["throughput_mbps"] for f in media),
             "media_queuing_delay_ms_p95": _mean(f["queuing_delay_ms"]["p95"] for f in media),
@@ -120,7 +121,7 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
     for case, cc, keys in plan:
         summaries = [json.loads((out / "runs" / k / "summary.json").read_text(encoding="utf-8")) for k in keys]
         rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys),
-                     **_case_metrics(summaries, case.bottleneck)})
+                     **_case_metrics(summaries, case.bottleneck, case.bottleneck_shared)})
     not_run = [{"case": sec, "why": why} for sec, why in suite.NOT_RUN.items()]
     (out / "suite.json").write_text(json.dumps({"suite": name, "rows": rows, "not_run": not_run}, indent=1) + "\n",
                                     encoding="utf-8")

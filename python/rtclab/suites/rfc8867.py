@@ -50,6 +50,9 @@ class Case:
     #: Where utilization is read on a multi-link path: (link name, "forward"/"reverse") pairs,
     #: averaged; None = the scenario's first link, forward.
     bottleneck: Optional[tuple[tuple[str, str], ...]] = None
+    #: Add the bottleneck directions' utilizations instead of averaging them (one channel
+    #: shared by both directions, as a Wi-Fi link with uplink stations).
+    bottleneck_shared: bool = False
 
 
 def _media(cc: str, name: str, start: str = "0s", rtt: str = RTT) -> dict:

@@ -10,18 +10,20 @@ downlink flows, on Wi-Fi stations for uplink flows (`direction = "reverse"`). 12
   a: one downlink media flow; b: one uplink; c: one each way; d-g: c plus one 300 kbit/s
   CBR-over-UDP flow (d downlink, e uplink) or one TCP NewReno bulk flow (f downlink, g uplink)
   from 40 to 80 s.
-- 4.2, Wi-Fi bottleneck: the wired link at 100 Mbit/s; a: 16, 24 or 32 downlink media flows.
+- 4.2, Wi-Fi bottleneck: the wired link at 100 Mbit/s; a: 16, 24 or 32 downlink media flows,
+  b: as many uplink, c: half each way; d: 12 + 12 media flows with 4 uplink 600 kbit/s CBR
+  flows, e: with 4 uplink TCP NewReno bulk flows (both from 40 to 80 s).
 
 The access point is rtclab's Wi-Fi link (docs/algorithms/wifi_ap.md) at ns3-rmcat's PHY mode,
 802.11n HT MCS 11 (two spatial streams, 16-QAM 1/2, 20 MHz, long guard interval: 52 Mbit/s) in
 the 5 GHz band (AIFS = SIFS 16 µs + 3 slots of 9 µs = 43 µs; SIFS + BlockAck at 24 Mbit/s
-= 48 µs), a 100-packet MAC queue behind a 1000-packet FIFO (pfifo_fast's default length).
+= 48 µs), a 100-packet MAC queue behind a 1000-packet FIFO (pfifo_fast's default length), and
+`uplink = true`: every flow's client is a station on the same channel (its uplink data, or its
+feedback) with a 1000-packet queue, contending with the AP by DCF, as ns3-rmcat puts a station
+per flow.
 
 Stated differences: Mbit/s are 10^6 bit/s (ns3-rmcat uses 2^20); the video source is rtclab's
-rate model, as in RFC 8867's suite. The model's stations carry no scenario packets (they are
-saturated contenders), so the uplink crosses the Wi-Fi hop as a 52 Mbit/s link that does not
-contend with the AP: harmless in 4.1, where the 1 Mbit/s wired link is the bottleneck, and the
-reason 4.2.b-e (uplink media, CBR or TCP flows contending on the channel) are not run (NOT_RUN).
+rate model, as in RFC 8867's suite.
 
 **Cellular** (RFC 8869's varying network load and bad radio coverage cases). The RFC describes
 them as system-level radio simulations (macro cells, mobility, a scheduler) for which no open
@@ -39,8 +41,9 @@ radio hop, rounded):
   capacity (`abc4g_22`, 0.43 Mbit/s: the set's cell-edge stand-in).
 
 Utilization is read where each case's bottleneck is: the wired link in the directions that
-carry media (4.1), the access point's downlink (4.2, against the 52 Mbit/s PHY rate, so about
-0.9 at most after MAC overheads), the cell (cellular).
+carry media (4.1), the channel (4.2: both directions' deliveries added, against the 52 Mbit/s PHY rate they
+share, so about 0.9 at most after MAC overheads),
+the cell (cellular).
 
 Without the trace sets the cellular cases are listed as not run, with the reason.
 """
@@ -60,9 +63,10 @@ ONE_WAY = "50ms"
 QUEUE = "300ms"
 #: The access point: HT MCS 11 at 20 MHz, long GI; 5 GHz timing.
 PHY = "52Mbps"
-WIFI = {"aifs_us": 43, "ack_us": 48}
+WIFI = {"aifs_us": 43, "ack_us": 48, "uplink": True, "station_queue": 1000}
 AP_QUEUE = {"limit": "1000pkt"}
 CBR_41 = "300kbps"
+CBR_42 = "600kbps"
 BACKGROUND = ("40s", "80s")
 FLOWS_42 = (16, 24, 32)
 
@@ -71,8 +75,7 @@ def _links(wired: str) -> list[dict]:
     return [
         {"name": "wired", "capacity": wired, "delay": ONE_WAY, "queue": {"limit": QUEUE},
          "reverse": {"capacity": wired, "queue": {"limit": QUEUE}}},
-        {"name": "ap", "capacity": PHY, "delay": "0.1ms", "queue": AP_QUEUE, "wifi": dict(WIFI),
-         "reverse": {"capacity": PHY, "queue": AP_QUEUE}},
+        {"name": "ap", "capacity": PHY, "delay": "0.1ms", "queue": AP_QUEUE, "wifi": dict(WIFI)},
     ]
 
 
@@ -87,11 +90,11 @@ def _media(cc: str, name: str, up: bool = False) -> dict:
     return _flow(name, up, kind="media", cc=cc)
 
 
-def _background(kind: str, up: bool) -> dict:
+def _background(kind: str, up: bool, rate: str = CBR_41, name: str | None = None) -> dict:
     start, stop = BACKGROUND
-    name = f"{kind}-{'up' if up else 'down'}"
+    name = name or f"{kind}-{'up' if up else 'down'}"
     if kind == "cbr":
-        return _flow(name, up, kind="cbr", rate=CBR_41, start=start, stop=stop)
+        return _flow(name, up, kind="cbr", rate=rate, start=start, stop=stop)
     return _flow(name, up, kind="tcp", cc="newreno", delayed_ack=False, start=start, stop=stop)
 
 
@@ -106,10 +109,17 @@ def _wifi_41(variant: str, cc: str) -> dict:
             "links": _links(WIRED_41), "flows": flows}
 
 
-def _wifi_42a(n: int, cc: str) -> dict:
-    return {"name": f"rfc8869-4.2.a-n{n}", "description": f"Wi-Fi bottleneck, {n} downlink media flows",
-            "duration": DURATION, "links": _links(WIRED_42),
-            "flows": [_media(cc, f"media-down{i}") for i in range(n)]}
+def _wifi_42(variant: str, n: int, cc: str) -> dict:
+    down, up = {"a": (n, 0), "b": (0, n), "c": (n // 2, n // 2), "d": (12, 12), "e": (12, 12)}[variant]
+    flows = [_media(cc, f"media-down{i}") for i in range(down)]
+    flows += [_media(cc, f"media-up{i}", up=True) for i in range(up)]
+    if variant == "d":
+        flows += [_background("cbr", True, CBR_42, f"cbr-up{i}") for i in range(4)]
+    if variant == "e":
+        flows += [_background("tcp", True, name=f"tcp-up{i}") for i in range(4)]
+    return {"name": f"rfc8869-4.2.{variant}-n{down + up}",
+            "description": f"Wi-Fi bottleneck, {down} downlink + {up} uplink media flows", "duration": DURATION,
+            "links": _links(WIRED_42), "flows": flows}
 
 
 # ----- cellular -----
@@ -178,14 +188,20 @@ CASES = [Case(f"4.1.{v}", title, _bind(_wifi_41, v),
     ("e", "Wi-Fi, wired bottleneck: media both ways + uplink CBR 40-80 s"),
     ("f", "Wi-Fi, wired bottleneck: media both ways + downlink TCP 40-80 s"),
     ("g", "Wi-Fi, wired bottleneck: media both ways + uplink TCP 40-80 s"))]
-CASES += [Case(f"4.2.a-n{n}", f"Wi-Fi bottleneck: {n} downlink media flows", _bind(_wifi_42a, n), (("ap", "forward"),))
-          for n in FLOWS_42]
+AP_DOWN, AP_UP = ("ap", "forward"), ("ap", "reverse")
+for _v, _title, _bn in (("a", "downlink media flows", (AP_DOWN,)), ("b", "uplink media flows", (AP_UP,)),
+                        ("c", "media flows, half each way", (AP_DOWN, AP_UP))):
+    CASES += [Case(f"4.2.{_v}-n{n}", f"Wi-Fi bottleneck: {n} {_title}", _bind(lambda a, cc, v=_v: _wifi_42(v, a, cc), n),
+                   _bn, True) for n in FLOWS_42]
+CASES += [
+    Case("4.2.d-n24", "Wi-Fi bottleneck: 12 + 12 media flows + 4 uplink CBR 40-80 s",
+         _bind(lambda a, cc: _wifi_42("d", a, cc), 24), (AP_DOWN, AP_UP), True),
+    Case("4.2.e-n24", "Wi-Fi bottleneck: 12 + 12 media flows + 4 uplink TCP 40-80 s",
+         _bind(lambda a, cc: _wifi_42("e", a, cc), 24), (AP_DOWN, AP_UP), True),
+]
 
 #: The cases not run, and why.
-NOT_RUN = {
-    "4.2.b-e": "uplink media, CBR or TCP flows contending for the Wi-Fi channel: the Wi-Fi model's other stations "
-               "are saturated contenders that carry no scenario packets (docs/algorithms/wifi_ap.md)",
-}
+NOT_RUN: dict[str, str] = {}
 
 _traces = _trace_dir()
 if _traces is None:
