@@ -275,6 +275,45 @@ def test_emu_wifi_link_aggregates_and_shares_the_channel_with_kernel_tcp(tmp_pat
     assert wifi["mean_aggregate_packets"] > 2 and wifi["other_txops"] > 0 and wifi["collisions"] > 0, wifi
 
 
+WIFI_UPLINK = """
+name = "emu-wifi-uplink"
+duration = "5s"
+[link]
+capacity = "40Mbps"
+queue = { limit = "250pkt" }
+wifi = { uplink = true }
+[[flows]]
+kind = "cbr"
+rate = "10Mbps"
+rtt = "20ms"
+[[flows]]
+kind = "cbr"
+rate = "10Mbps"
+rtt = "20ms"
+direction = "reverse"
+[metrics]
+bin = "100ms"
+"""
+
+
+@needs_root
+def test_emu_wifi_uplink_stations_carry_the_reverse_direction(tmp_path):
+    """`wifi.uplink`: the reverse direction leaves from a station on the AP's channel in the
+    emulator too (one forwarding loop for the shared element), metered by direction, and the
+    same MAC counters as the simulator's run of the scenario."""
+    import rtclab
+
+    emu = rtclab.run(WIFI_UPLINK, seed=1, progress=False, engine="emu")
+    sim = rtclab.run(WIFI_UPLINK, seed=1, progress=False)
+    for r in (emu, sim):
+        hops = {h["direction"]: h for h in r.summary["links"]}
+        assert 9.0 < hops["forward"]["delivered_mbps"] < 10.5, hops["forward"]
+        assert 9.0 < hops["reverse"]["delivered_mbps"] < 10.5, hops["reverse"]
+        wifi = hops["forward"]["wifi"]
+        assert wifi["uplink_stations"] == 1 and wifi["uplink_txops"] > 100 and wifi["ap_txops"] > 100, wifi
+    assert abs(emu.summary["flows"][1]["throughput_mbps"] - sim.summary["flows"][1]["throughput_mbps"]) < 0.5
+
+
 @needs_root
 def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     scn = tmp_path / "many.toml"
