@@ -120,7 +120,8 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     assert durations and all(0 <= d <= 20 for d in durations)
     from rtclab.repro.zhuge import NS
 
-    for exp in ("S4 competition (Wi-Fi)", "S4+uplink competition (Wi-Fi)", "S5 interference (Wi-Fi)"):
+    for exp in ("S4 competition (Wi-Fi)", "S4+uplink competition (Wi-Fi)",
+                "S4 competition, clients as stations (Wi-Fi)", "S5 interference (Wi-Fi)"):
         wifi = [x for x in rows if x["experiment"] == exp and x["metric"] == "Zhuge vs best baseline"]
         assert len(wifi) == len(NS) and all(x["paper"] for x in wifi)
     acc = [x for x in rows if x["experiment"] == "S7a prediction error"]

@@ -19,7 +19,9 @@ SIGCOMM 2022). Set-ups and published numbers from `shared/specs/zhuge-metis.md` 
   per run.
   The model's uplink is free, so a second set (S4+uplink) adds N saturated stations sending
   200-byte PPDUs from 30 s: a stand-in for the CUBIC receivers' ACK streams contending with the
-  AP, which ns-3 simulates and our link does not (docs/algorithms/wifi_ap.md).
+  AP, which ns-3 simulates; a third set (S4 clients as stations) runs the same with `uplink =
+  true`: every flow's client is a station on the channel, so the CUBIC receivers' ACKs and the
+  RTC receiver's feedback contend with the AP as they do in ns-3 (docs/algorithms/wifi_ap.md).
 - S5, interference: the same AP sharing its channel with N saturated stations (bulk flows on
   other APs of the channel) from 10 s on; the total time with RTT > 200 ms over the 50 s that
   follow (no single event); with GCC and with GCC without its pushback (as in S3).
@@ -59,7 +61,8 @@ COMPETE_S = 30.0
 INTERFERE_S = 10.0
 INTERFERE_LEN_S = 50.0
 # Each Wi-Fi experiment: the set-up `wifi_scenario` builds and the RTC flow's controller.
-WIFI_EXPS = {"s4": ("s4", "gcc"), "s4up": ("s4up", "gcc"), "s5": ("s5", "gcc"), "s5np": ("s5", "gcc-no-pushback")}
+WIFI_EXPS = {"s4": ("s4", "gcc"), "s4up": ("s4up", "gcc"), "s4sta": ("s4sta", "gcc"), "s5": ("s5", "gcc"),
+             "s5np": ("s5", "gcc-no-pushback")}
 WIFI_PHY = "65Mbps"  # 802.11n MCS 7, 20 MHz, one spatial stream, long guard interval
 
 
@@ -95,18 +98,22 @@ def scenario(name: str, duration: float, capacity, cc: str, aqm: str) -> dict:
 
 
 def wifi_scenario(name: str, exp: str, n: int, aqm: str, cc: str = "gcc") -> dict:
-    """S4 (`exp` = "s4": N CUBIC flows through the AP; "s4up": the same with N uplink stations
-    sending ACK-sized PPDUs) or S5 ("s5": N saturated stations on the channel):
+    """S4 (`exp` = "s4": N CUBIC flows through the AP; "s4up": the same with N saturated uplink
+    stations sending ACK-sized PPDUs; "s4sta": the same with every flow's client a station on the
+    channel, `uplink`: the CUBIC receivers' ACKs and the RTC receiver's feedback contend with the
+    AP, as in ns-3) or S5 ("s5": N saturated stations on the channel):
     sender -(1 Gbit/s, 24 ms)- AP -(Wi-Fi, 1 ms)- client, base RTT 50 ms."""
     gcc = dict(flow(cc), rtt="0s", path=["wan", "ap"])
     flows = [gcc]
     wifi: dict = {}
-    if exp in ("s4", "s4up"):
+    if exp in ("s4", "s4up", "s4sta"):
         duration = COMPETE_S + WINDOW_S
         flows.append({"name": "cubic", "kind": "tcp", "cc": "cubic", "rtt": "0s", "path": ["wan", "ap"],
                       "count": n, "start": f"{COMPETE_S}s"})
         if exp == "s4up":
             wifi = {"stations": n, "stations_start_s": COMPETE_S, "station_bytes": 200}
+        if exp == "s4sta":
+            wifi = {"uplink": True}
     else:
         duration = INTERFERE_S + INTERFERE_LEN_S
         wifi = {"stations": n, "stations_start_s": INTERFERE_S}
@@ -224,6 +231,8 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                             "better than ABC for k < 15 (Fig 4.14)" if k < 15 else "ABC comparable or better for k >= 15"))
         for exp, label, paper in (("s4", "S4 competition (Wi-Fi)", "up to -40% vs FIFO/CoDel (Fig 4.15)"),
                                   ("s4up", "S4+uplink competition (Wi-Fi)", "up to -40% vs FIFO/CoDel (Fig 4.15)"),
+                                  ("s4sta", "S4 competition, clients as stations (Wi-Fi)",
+                                   "up to -40% vs FIFO/CoDel (Fig 4.15)"),
                                   ("s5", "S5 interference (Wi-Fi)", ">= -50% (Fig 4.16)"),
                                   ("s5np", "S5 interference (Wi-Fi), gcc-no-pushback", ">= -50% (Fig 4.16)")):
             if f"S{exp[1]}" not in parts:
@@ -319,7 +328,8 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
         f"from {COMPETE_S:g} s, S5 saturated stations from {INTERFERE_S:g} s. docs/algorithms/wifi_ap.md.",
         "S4 without uplink contention never crosses 200 ms: 250 qdisc + 100 MAC packets drain in about 70 ms at "
         "65 Mbit/s, so the base 50 ms RTT + queue stays near 120 ms whatever the queue; the released code's ns-3 "
-        "run also has the CUBIC receivers' ACKs contending for the channel, which S4+uplink stands in for. "
+        "run also has the CUBIC receivers' ACKs contending for the channel: S4+uplink stands saturated stations in "
+        "for them, S4 clients-as-stations sends the real ACKs from a station per flow (wifi.uplink). "
         "Zhuge cannot shorten a queue that the CUBIC flows, not the RTC sender, fill in a shared FIFO.",
         "S2: the first min(runs, 5) traces of each set (W1-C3 and the ABC paper's abc4g), 300 s, a bulk TCP flow "
         "per variant (Copa over FIFO / CoDel, Copa + Zhuge, ABC's sender with the abc router): RTT = 50 ms + the "
