@@ -619,6 +619,18 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
     return SweepOutcome(out, len(runs), already, ran, time.perf_counter() - t0)
 
 
+def _cost_estimate(spec: RunSpec) -> float:
+    """A run's relative cost for ordering only: simulated seconds × flows (stable for ties)."""
+    import re
+
+    sc = spec.scenario
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|min|m|h)?\s*", str(sc.get("duration", "60s")))
+    scale = {"ms": 1e-3, "s": 1.0, None: 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
+    secs = float(m.group(1)) * scale[m.group(2)] if m else 60.0
+    flows = sum(int(f.get("count", 1)) for f in sc.get("flows", []) if isinstance(f, dict)) or 1
+    return secs * flows
+
+
 def execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: bool | None, label: str, base_dir: str,
             backend: str = "local", address: Optional[str] = None) -> tuple[int, int]:
     """Runs those of `runs` whose folder is not yet in the store `out` (its `runs/` exists);
@@ -629,6 +641,8 @@ def execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: bo
     (out / "runs").mkdir(parents=True, exist_ok=True)
     sweep_leftovers(out / "runs")
     todo = [r for r in runs if not _complete(out / "runs" / r.key)]
+    # Longest first (LPT): a long run started last would leave the other workers idle at the end.
+    todo.sort(key=_cost_estimate, reverse=True)
     already = len(runs) - len(todo)
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
     bar = ProgressBar(label, len(runs), unit="runs", enabled=progress, delay=0.5)
