@@ -241,7 +241,8 @@ impl Path {
             // A Wi-Fi channel with uplink stations: each direction its own meter.
             if let AnyElement::Link(l) = &self.elements[el] {
                 for p in &self.out.packets {
-                    self.meters[info.hop_for(l.physical_dir(p)) as usize].on_departure(w, p.size as u64);
+                    self.meters[info.hop_for(l.physical_dir(p)) as usize]
+                        .on_departure(w, p.size as u64);
                 }
                 for dir in [Direction::Forward, Direction::Reverse] {
                     self.meters[info.hop_for(dir) as usize].on_backlog(at, l.backlog_of(dir));

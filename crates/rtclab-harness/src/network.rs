@@ -284,12 +284,14 @@ impl Network {
             }
         }
         for li in 0..self.link_elements.len() / 2 {
-            if let (Some(f), Some(r)) = (self.link_elements[li * 2], self.link_elements[li * 2 + 1]) {
+            if let (Some(f), Some(r)) = (self.link_elements[li * 2], self.link_elements[li * 2 + 1])
+            {
                 if f == r {
                     let i = &mut info[f as usize];
                     i.both_ways = true;
                     i.entry_rev = (li * 2 + 1) as u32;
-                    i.entry = if self.entries[li * 2] == Some(f) { (li * 2) as u32 } else { NO_HOP };
+                    i.entry =
+                        if self.entries[li * 2] == Some(f) { (li * 2) as u32 } else { NO_HOP };
                 }
             }
         }
@@ -359,7 +361,10 @@ mod tests {
         let n = Network::build(&scenario(""), &SeedTree::new(1)).unwrap();
         let info = n.meter_info();
         let fwd = &n.routes[0][0];
-        assert_eq!(info[fwd[0] as usize], MeterInfo { hop: 0, entry: 0, is_link: true, both_ways: false, entry_rev: NO_HOP });
+        assert_eq!(
+            info[fwd[0] as usize],
+            MeterInfo { hop: 0, entry: 0, is_link: true, both_ways: false, entry_rev: NO_HOP }
+        );
         assert_eq!(info[fwd[1] as usize].hop, NO_HOP);
     }
 }

@@ -541,8 +541,11 @@ impl WifiMac {
             return (std::mem::take(&mut st.retry), bytes);
         }
         let rate = cap.rate_at(t).as_bps() as f64;
-        let max_bytes =
-            if rate > 0.0 { ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64 } else { 0 };
+        let max_bytes = if rate > 0.0 {
+            ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64
+        } else {
+            0
+        };
         let (mut agg, mut bytes) = (Vec::new(), 0u64);
         while let Some((p, _)) = st.queue.front() {
             let add = p.size as u64 + c.mpdu_overhead as u64;
@@ -791,6 +794,101 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert!((got[0].0.as_nanos() as i64 - want as i64).abs() <= 1, "{:?}", got[0].0);
         assert_eq!(m.stats().ap_txops, 1);
+    }
+
+    /// Drives the MAC with station arrivals (`enqueue_uplink`) as well as AP ones.
+    fn run_both(
+        m: &mut WifiMac,
+        q: &mut AnyQdisc,
+        cap: &CapacityModel,
+        down: &[(Time, Packet)],
+        up: &[(Time, Packet)],
+        until: Time,
+    ) -> (Vec<(Time, Packet)>, ElementOutput) {
+        let mut out = ElementOutput::default();
+        let mut got = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let cands = [down.get(i).map(|a| a.0), up.get(j).map(|a| a.0), m.poll_timeout()];
+            let Some(t) = cands.iter().flatten().min().copied() else { break };
+            if t > until {
+                break;
+            }
+            if cands[0] == Some(t) {
+                m.enqueue(t, down[i].1, q, &mut out);
+                i += 1;
+            } else if cands[1] == Some(t) {
+                m.enqueue_uplink(t, up[j].1, &mut out);
+                j += 1;
+            } else {
+                m.handle_timeout(t, cap, q, false, &mut out);
+            }
+            got.extend(out.packets.drain(..).map(|p| (t, p)));
+        }
+        (got, out)
+    }
+
+    #[test]
+    fn a_stations_packet_goes_after_aifs_and_its_backoff_and_counts_as_uplink() {
+        let cfg = WifiConfig { uplink: true, ..Default::default() };
+        let (mut m, mut q, cap) = mac(cfg);
+        let up = Packet::data(FlowId(3), 0, 1500, Time::ZERO);
+        let (got, _) = run_both(&mut m, &mut q, &cap, &[], &[(Time::ZERO, up)], Time::from_secs(1));
+        assert_eq!(got.len(), 1);
+        let counter = {
+            // The station's first counter is the MAC's next draw after the AP's.
+            let mut rng = RngStream::from_seed(7);
+            rng.below(16);
+            rng.below(16)
+        };
+        let want = 37_000 + 9_000 * counter + 36_000 + 1542u64 * 8 * 1_000_000_000 / 65_000_000;
+        assert!((got[0].0.as_nanos() as i64 - want as i64).abs() <= 1, "{:?} vs {want}", got[0].0);
+        let st = m.stats();
+        assert_eq!(
+            (st.uplink_txops, st.uplink_packets, st.uplink_stations, st.ap_txops),
+            (1, 1, 1, 0)
+        );
+        assert_eq!(m.uplink_backlog().packets, 0);
+    }
+
+    #[test]
+    fn stations_queue_per_flow_drop_when_full_and_share_the_channel_with_the_ap() {
+        let cfg = WifiConfig { uplink: true, station_queue: 50, ..Default::default() };
+        let (mut m, _, _) = mac(cfg);
+        let mut out = ElementOutput::default();
+        // Two flows' stations: 60 packets each at once; 10 of each are dropped at the queue.
+        for s in 0..60 {
+            for f in [1, 2] {
+                m.enqueue_uplink(
+                    Time::ZERO,
+                    Packet::data(FlowId(f), s, 1500, Time::ZERO),
+                    &mut out,
+                );
+            }
+        }
+        assert_eq!(out.drops.len(), 20);
+        assert!(out.drops.iter().all(|d| d.reason == DropReason::QueueOverflow));
+        assert_eq!(m.uplink_backlog().packets, 100);
+        assert_eq!(m.held_by_kind(), (100, 0));
+        assert_eq!(m.stats().uplink_stations, 2);
+        // With an AP backlog too, everyone gets the channel and every packet arrives, in order
+        // per flow.
+        let (mut m, mut q, cap) = mac(WifiConfig { uplink: true, ..Default::default() });
+        let down: Vec<_> = (0..200).map(|s| (Time::ZERO, pkt(s))).collect();
+        let up: Vec<_> =
+            (0..200).map(|s| (Time::ZERO, Packet::data(FlowId(5), s, 1500, Time::ZERO))).collect();
+        let (got, _) = run_both(&mut m, &mut q, &cap, &down, &up, Time::from_secs(2));
+        assert_eq!(got.len(), 400);
+        for f in [0, 5] {
+            let seqs: Vec<u64> = got.iter().filter(|g| g.1.flow.0 == f).map(|g| g.1.seq).collect();
+            assert!(seqs.windows(2).all(|w| w[0] < w[1]) && seqs.len() == 200, "flow {f}");
+        }
+        let st = m.stats();
+        assert!(st.ap_txops > 0 && st.uplink_txops > 0, "{st:?}");
+        // Uplink packets carry their wait at the station as queueing delay.
+        assert!(
+            got.iter().filter(|g| g.1.flow.0 == 5).last().unwrap().1.queue_delay > TimeDelta::ZERO
+        );
     }
 
     #[test]

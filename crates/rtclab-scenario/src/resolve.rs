@@ -579,27 +579,26 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 .unwrap_or(TimeDelta::ZERO);
         let forward = link_spec(*parts, &at, base_dir, duration, max_rtt, mtu)?;
         let uplink = forward.wifi.as_ref().filter(|w| w.uplink).map(|w| w.station_queue);
-        let reverse = match (rev, uplink) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::new(
+        let reverse =
+            match (rev, uplink) {
+                (Some(_), Some(_)) => return Err(ConfigError::new(
                     rev_at,
                     "goes with a wifi link only without `uplink`: with `wifi.uplink = true` the \
                      reverse direction is the clients' stations on the same channel",
-                ))
-            }
-            (Some(r), None) => Some(link_spec(*r, &rev_at, base_dir, duration, max_rtt, mtu)?),
-            // The uplink stations on the channel: the summary's reverse direction (the
-            // network builds no link of its own for it: the forward MAC carries it).
-            (None, Some(q)) => Some(LinkSpec {
-                queue_limit: QueueLimit::Packets(q),
-                queue_kind: "droptail".into(),
-                queue_params: Vec::new(),
-                loss: None,
-                wifi: None,
-                ..forward.clone()
-            }),
-            (None, None) => None,
-        };
+                )),
+                (Some(r), None) => Some(link_spec(*r, &rev_at, base_dir, duration, max_rtt, mtu)?),
+                // The uplink stations on the channel: the summary's reverse direction (the
+                // network builds no link of its own for it: the forward MAC carries it).
+                (None, Some(q)) => Some(LinkSpec {
+                    queue_limit: QueueLimit::Packets(q),
+                    queue_kind: "droptail".into(),
+                    queue_params: Vec::new(),
+                    loss: None,
+                    wifi: None,
+                    ..forward.clone()
+                }),
+                (None, None) => None,
+            };
         links.push(NamedLink {
             name: name.clone(),
             label,

@@ -202,7 +202,13 @@ impl Simulation {
         assert!(self.now == Time::ZERO && self.events == 0, "attach middleboxes before running");
         self.elements.push(element);
         self.roles.push(Role::Middlebox { at: 0 });
-        self.info.push(MeterInfo { hop: 0, entry: NO_HOP, is_link: false, both_ways: false, entry_rev: NO_HOP });
+        self.info.push(MeterInfo {
+            hop: 0,
+            entry: NO_HOP,
+            is_link: false,
+            both_ways: false,
+            entry_rev: NO_HOP,
+        });
         self.observers.push(Vec::new());
         self.el_timers.push(TimerSlot::default());
         let idx = (self.elements.len() - 1) as u32;

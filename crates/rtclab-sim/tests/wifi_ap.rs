@@ -184,7 +184,8 @@ fn uplink_stations_contend_with_the_ap_for_the_channel() {
 
     // Without `uplink` the reverse direction is a link of its own (here a 65 Mbit/s
     // serializer): the flows meet only where one's ACKs queue behind the other's data.
-    let text = scenario("{}", &both, 20).replace("wifi = {}", "wifi = {}\nreverse = { capacity = \"65Mbps\" }");
+    let text = scenario("{}", &both, 20)
+        .replace("wifi = {}", "wifi = {}\nreverse = { capacity = \"65Mbps\" }");
     let (free, _) = run(parse(&text), 1);
     let (down_free, up_free) = (tput(&free, 0), tput(&free, 1));
     println!("separate uplink: down {down_free:.1}, up {up_free:.1} Mbit/s");
@@ -196,8 +197,10 @@ fn uplink_stations_contend_with_the_ap_for_the_channel() {
 /// queue's parameter is checked like the others.
 #[test]
 fn uplink_stations_refuse_a_reverse_bottleneck() {
-    let text = scenario("{ uplink = true }", BULK, 5)
-        .replace("wifi = { uplink = true }", "wifi = { uplink = true }\nreverse = { capacity = \"10Mbps\" }");
+    let text = scenario("{ uplink = true }", BULK, 5).replace(
+        "wifi = { uplink = true }",
+        "wifi = { uplink = true }\nreverse = { capacity = \"10Mbps\" }",
+    );
     let e = rtclab_scenario::from_toml_str(&text, &builtin_dir()).unwrap_err().to_string();
     assert!(e.contains("links[1].reverse") && e.contains("uplink"), "{e}");
     let text = scenario("{ uplink = true, station_queue = 0 }", BULK, 5);
