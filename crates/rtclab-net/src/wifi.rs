@@ -886,9 +886,7 @@ mod tests {
         let st = m.stats();
         assert!(st.ap_txops > 0 && st.uplink_txops > 0, "{st:?}");
         // Uplink packets carry their wait at the station as queueing delay.
-        assert!(
-            got.iter().filter(|g| g.1.flow.0 == 5).last().unwrap().1.queue_delay > TimeDelta::ZERO
-        );
+        assert!(got.iter().rfind(|g| g.1.flow.0 == 5).unwrap().1.queue_delay > TimeDelta::ZERO);
     }
 
     #[test]
