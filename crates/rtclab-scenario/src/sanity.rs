@@ -62,6 +62,19 @@ impl Scenario {
                 ));
             }
         }
+        for f in &self.flows {
+            // A reversed flow's data crosses the links' reverse directions, which have a
+            // bottleneck only where one is given (or a Wi-Fi link carries its uplink).
+            let bottleneck = f.path.iter().any(|&l| self.links[l].reverse.is_some());
+            if f.reversed && !bottleneck {
+                out.push(ConfigError::new(
+                    format!("flows ({})", f.name),
+                    "sends over the links' reverse direction, and none of its links has a reverse \
+                     bottleneck: its data is only delayed, never queued (a bulk TCP flow's window then \
+                     grows without bound); give a link `reverse = { capacity = ... }`",
+                ));
+            }
+        }
         if self.metrics.fairness_window > window && self.flows.len() > 1 {
             out.push(ConfigError::new(
                 "metrics.fairness_window",
@@ -91,6 +104,15 @@ mod tests {
     }
 
     const OK: &str = "duration = \"20s\"\n[link]\ncapacity = \"10Mbps\"\n[[flows]]\nkind = \"tcp\"\nrtt = \"40ms\"\ncount = 2\n";
+
+    #[test]
+    fn a_reversed_flow_without_a_reverse_bottleneck_is_flagged() {
+        let rev = OK.replace("count = 2\n", "direction = \"reverse\"\n");
+        let w = warnings(&rev);
+        assert!(w.iter().any(|m| m.contains("none of its links")), "{w:?}");
+        let with = format!("{rev}[reverse_link]\ncapacity = \"5Mbps\"\n");
+        assert!(warnings(&with).is_empty(), "{:?}", warnings(&with));
+    }
 
     #[test]
     fn a_sensible_scenario_has_no_warnings() {
