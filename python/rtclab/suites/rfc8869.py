@@ -140,7 +140,14 @@ def _trace_dir() -> Path | None:
 
 
 def _mean_rate(path: Path) -> float:
-    vals = [float(line.split()[1]) for line in path.read_text().splitlines() if len(line.split()) >= 2]
+    """A trace's mean rate, for choosing the poorest; unreadable lines are skipped here (the
+    scenario loader reports them, with file and line, when the case runs)."""
+    vals = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            vals.append(float(line.split()[1]))
+        except (IndexError, ValueError):
+            continue
     return sum(vals) / len(vals) if vals else 0.0
 
 
