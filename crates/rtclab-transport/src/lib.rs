@@ -7,6 +7,7 @@
 pub mod cbr;
 pub mod flows;
 pub mod hairpin;
+mod ranges;
 pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;

@@ -6,6 +6,7 @@
 //! RFC 2018 SACK: the first block holds the most recently received packet, the others the
 //! highest remaining out-of-order ranges (at most three blocks, as with timestamps).
 
+use crate::ranges::insert_range;
 use rtclab_core::{
     Endpoint, EndpointEvent, FlowId, Packet, Payload, SackBlocks, Time, TimeDelta, Transmit,
 };
@@ -167,22 +168,10 @@ impl TcpReceiver {
 
     /// Adds `seq` (> rcv_nxt) to the out-of-order ranges; false if it was already held.
     fn insert_ooo(&mut self, seq: u64) -> bool {
-        // First range ending after seq.
-        let i = self.ooo.partition_point(|r| r.1 <= seq);
-        if i < self.ooo.len() && self.ooo[i].0 <= seq {
+        if self.range_of(seq).is_some() {
             return false;
         }
-        let joins_prev = i > 0 && self.ooo[i - 1].1 == seq;
-        let joins_next = i < self.ooo.len() && self.ooo[i].0 == seq + 1;
-        match (joins_prev, joins_next) {
-            (true, true) => {
-                self.ooo[i - 1].1 = self.ooo[i].1;
-                self.ooo.remove(i);
-            }
-            (true, false) => self.ooo[i - 1].1 = seq + 1,
-            (false, true) => self.ooo[i].0 = seq,
-            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
-        }
+        insert_range(&mut self.ooo, seq, seq + 1);
         true
     }
 
