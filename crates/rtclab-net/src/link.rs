@@ -114,8 +114,8 @@ impl Link {
 
     /// The backlog of one direction: the reverse one is the uplink stations' (`carries_reverse`).
     pub fn backlog_of(&self, dir: Direction) -> Backlog {
-        match (dir, &self.wifi) {
-            (Direction::Reverse, Some(m)) if m.config().uplink => m.uplink_backlog(),
+        match (&self.wifi, dir == Direction::Reverse && self.carries_reverse()) {
+            (Some(m), true) => m.uplink_backlog(),
             _ => self.backlog(),
         }
     }
@@ -224,9 +224,9 @@ impl NetElement for Link {
     }
     #[inline]
     fn handle_packet(&mut self, now: Time, _dir: Direction, pkt: Packet, out: &mut ElementOutput) {
-        let phys = self.physical_dir(&pkt);
+        let uplink = self.carries_reverse() && self.physical_dir(&pkt) == Direction::Reverse;
         if let Some(m) = &mut self.wifi {
-            if phys == Direction::Reverse && m.config().uplink {
+            if uplink {
                 m.enqueue_uplink(now, pkt, out);
             } else {
                 m.enqueue(now, pkt, &mut self.qdisc, out);

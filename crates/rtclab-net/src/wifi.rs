@@ -428,6 +428,19 @@ impl WifiMac {
         end.min(t + self.cfg.max_ppdu)
     }
 
+    /// Most payload bytes one aggregate may carry at `t`: the A-MPDU cap, and what the PHY
+    /// rate sends within `max_ppdu` after the preamble.
+    fn aggregate_limit(&self, cap: &CapacityModel, t: Time) -> u64 {
+        let c = &self.cfg;
+        let rate = cap.rate_at(t).as_bps() as f64;
+        let airtime = if rate > 0.0 {
+            ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64
+        } else {
+            0
+        };
+        (c.ampdu_bytes as u64).min(airtime)
+    }
+
     /// Takes the next aggregate from the MAC queue at `t`, reporting each packet as dequeued.
     fn form_aggregate(
         &mut self,
@@ -437,25 +450,17 @@ impl WifiMac {
         observed: bool,
         out: &mut ElementOutput,
     ) -> (Vec<Packet>, u64) {
-        if !self.retry.is_empty() {
-            let bytes = self.retry_bytes;
-            self.retry_bytes = 0;
-            return (std::mem::take(&mut self.retry), bytes);
+        if let Some(retried) = take_retry(&mut self.retry, &mut self.retry_bytes) {
+            return retried;
         }
         self.refill(t, q, out);
+        let limit = self.aggregate_limit(cap, t);
         let c = &self.cfg;
-        let rate = cap.rate_at(t).as_bps() as f64;
-        let max_bytes = if rate > 0.0 {
-            ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64
-        } else {
-            0
-        };
         let (mut agg, mut bytes) = (Vec::new(), 0u64);
         self.aggregates += 1;
         while let Some(e) = self.mac.front() {
             let add = e.pkt.size as u64 + c.mpdu_overhead as u64;
-            let fits = bytes + add <= (c.ampdu_bytes as u64).min(max_bytes)
-                && (agg.len() as u32) < c.ampdu_packets;
+            let fits = bytes + add <= limit && (agg.len() as u32) < c.ampdu_packets;
             if !agg.is_empty() && !fits {
                 break;
             }
@@ -533,24 +538,16 @@ impl WifiMac {
 
     /// Takes station `i`'s next aggregate at `t` (its retried one first).
     fn station_aggregate(&mut self, i: usize, t: Time, cap: &CapacityModel) -> (Vec<Packet>, u64) {
+        let limit = self.aggregate_limit(cap, t);
         let c = &self.cfg;
         let st = &mut self.up[i];
-        if !st.retry.is_empty() {
-            let bytes = st.retry_bytes;
-            st.retry_bytes = 0;
-            return (std::mem::take(&mut st.retry), bytes);
+        if let Some(retried) = take_retry(&mut st.retry, &mut st.retry_bytes) {
+            return retried;
         }
-        let rate = cap.rate_at(t).as_bps() as f64;
-        let max_bytes = if rate > 0.0 {
-            ((c.max_ppdu - c.preamble).as_secs_f64() * rate / 8.0) as u64
-        } else {
-            0
-        };
         let (mut agg, mut bytes) = (Vec::new(), 0u64);
         while let Some((p, _)) = st.queue.front() {
             let add = p.size as u64 + c.mpdu_overhead as u64;
-            let fits = bytes + add <= (c.ampdu_bytes as u64).min(max_bytes)
-                && (agg.len() as u32) < c.ampdu_packets;
+            let fits = bytes + add <= limit && (agg.len() as u32) < c.ampdu_packets;
             if !agg.is_empty() && !fits {
                 break;
             }
@@ -592,6 +589,28 @@ impl WifiMac {
                 (_, Some(t)) => self.resolve(t, cap, q, observed, out),
                 _ => return,
             }
+        }
+    }
+
+    /// A sender's collided aggregate: dropped once past `retry_limit` retries (the backoff
+    /// starts over), else kept to be sent again with the next backoff stage. Returns the new
+    /// backoff and the aggregate to retry (empty when dropped).
+    fn after_collision(
+        &mut self,
+        stage: u32,
+        pkts: Vec<Packet>,
+        bytes: u64,
+        out: &mut ElementOutput,
+    ) -> (Backoff, Vec<Packet>, u64) {
+        let stage = stage + 1;
+        if stage > self.cfg.retry_limit {
+            self.stats.retry_drops += pkts.len() as u64;
+            for pkt in pkts {
+                out.drops.push(Dropped { pkt, reason: DropReason::RetryLimit });
+            }
+            (Backoff { counter: self.draw(0), stage: 0 }, Vec::new(), 0)
+        } else {
+            (Backoff { counter: self.draw(stage), stage }, pkts, bytes)
         }
     }
 
@@ -675,21 +694,10 @@ impl WifiMac {
         }
         for (i, pkts, bytes) in up_aggs {
             if collided {
-                let stage = self.up[i].backoff.stage + 1;
-                if stage > self.cfg.retry_limit {
-                    self.stats.retry_drops += pkts.len() as u64;
-                    for pkt in pkts {
-                        out.drops.push(Dropped { pkt, reason: DropReason::RetryLimit });
-                    }
-                    let counter = self.draw(0);
-                    self.up[i].backoff = Backoff { counter, stage: 0 };
-                } else {
-                    let counter = self.draw(stage);
-                    let st = &mut self.up[i];
-                    st.retry = pkts;
-                    st.retry_bytes = bytes;
-                    st.backoff = Backoff { counter, stage };
-                }
+                let (backoff, retry, retry_bytes) =
+                    self.after_collision(self.up[i].backoff.stage, pkts, bytes, out);
+                let st = &mut self.up[i];
+                (st.backoff, st.retry, st.retry_bytes) = (backoff, retry, retry_bytes);
             } else {
                 self.stats.uplink_txops += 1;
                 self.stats.uplink_packets += pkts.len() as u64;
@@ -702,18 +710,8 @@ impl WifiMac {
         }
         if let Some((pkts, bytes)) = aggregate {
             if collided {
-                let stage = self.ap.stage + 1;
-                if stage > self.cfg.retry_limit {
-                    self.stats.retry_drops += pkts.len() as u64;
-                    for pkt in pkts {
-                        out.drops.push(Dropped { pkt, reason: DropReason::RetryLimit });
-                    }
-                    self.ap = Backoff { counter: self.draw(0), stage: 0 };
-                } else {
-                    self.retry = pkts;
-                    self.retry_bytes = bytes;
-                    self.ap = Backoff { counter: self.draw(stage), stage };
-                }
+                (self.ap, self.retry, self.retry_bytes) =
+                    self.after_collision(self.ap.stage, pkts, bytes, out);
             } else {
                 self.stats.ap_txops += 1;
                 self.stats.ap_packets += pkts.len() as u64;
@@ -727,6 +725,11 @@ impl WifiMac {
         }
         self.schedule();
     }
+}
+
+/// A collided aggregate waiting to be sent again, taken (with its bytes) if there is one.
+fn take_retry(retry: &mut Vec<Packet>, bytes: &mut u64) -> Option<(Vec<Packet>, u64)> {
+    (!retry.is_empty()).then(|| (std::mem::take(retry), std::mem::take(bytes)))
 }
 
 #[cfg(test)]
