@@ -82,11 +82,12 @@ bench-ns3: install
 	  $(NS3_LIBS) -Wl,-rpath,$(abspath $(NS3_DIR))/ns3/lib64 -o $(NS3_DIR)/bench-10-cubic
 	$(BIN)/rtclab bench process --ns3 $(NS3_DIR)/bench-10-cubic --out bench-out/process
 
-## Real WebRTC stacks through the emulator (docs/realclient.md): the comparison on the step and
-## Wi-Fi scenarios, 3 runs each. Needs root. `make test` runs one short aiortc call in CI only.
-realclient: install
-	$(BIN)/rtclab realclient aiortc step --runs 3 --out realclient-out/step
-	$(BIN)/rtclab realclient aiortc wifi --runs 3 --out realclient-out/wifi
+## Real WebRTC stacks through the emulator (docs/realclient.md): aiortc, pion and Chromium on the
+## step, dip and Wi-Fi scenarios, 3 runs each, with captures. Needs root (and go, chromium).
+## `make test` runs one 60 s call of each in CI only.
+realclient: install chromium
+	for c in aiortc pion chromium; do for s in step dip wifi; do \
+	  $(BIN)/rtclab realclient $$c $$s --runs 3 --capture --out realclient-out/$$c-$$s || exit 1; done; done
 
 ## Coverage-guided fuzzing of every wire parser (cargo-fuzz, nightly): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60

@@ -3,7 +3,7 @@ hand-made capture here; on rtclab's own emulated calls in test_emu.py)."""
 
 import struct
 
-from rtclab.classify import classify_capture
+from rtclab.classify import classify_capture, sdp_payload_types
 
 
 def _rtp(seq, ts, payload, marker=False, pt=96, padding=0):
@@ -38,6 +38,23 @@ def test_the_rules_on_a_hand_made_capture(tmp_path):
     assert r["packets"] == 7 and r["streams"] == 1
     assert r["counts"] == {"media": 3, "fec": 2, "rtx": 1, "padding": 1}
     assert r["scores"] is None  # not rtclab's descriptor: nothing to score against
+
+
+def test_the_sdp_names_rtx_and_fec_payload_types(tmp_path, cli):
+    sdp = ("v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96 97 98 99\r\na=rtpmap:96 VP8/90000\r\n"
+           "a=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\na=rtpmap:98 ulpfec/90000\r\na=rtpmap:99 red/90000\r\n")
+    assert sdp_payload_types(sdp) == {97: "rtx", 98: "fec"}  # RED carries media or FEC: left to the rules
+    # an RFC 4588 retransmission under SRTP: other bytes (its own SSRC's keystream), payload type 97
+    pkts = [_rtp(1, 900, bytes([1]) * 100, marker=True), _rtp(2, 1800, bytes([2]) * 100, marker=True),
+            _rtp(1, 900, bytes([9]) * 102, pt=97)]
+    _pcap(tmp_path / "c.pcap", pkts)
+    assert classify_capture(tmp_path / "c.pcap")["counts"] == {"media": 2, "fec": 1}  # without the SDP: wrong
+    assert classify_capture(tmp_path / "c.pcap", sdp_payload_types(sdp))["counts"] == {"media": 2, "rtx": 1}
+    (tmp_path / "offer.sdp").write_text(sdp)
+    r = cli("classify", str(tmp_path / "c.pcap"), "--sdp", str(tmp_path / "offer.sdp"), "--json")
+    assert r.returncode == 0 and '"rtx": 1' in r.stdout
+    r = cli("classify", str(tmp_path / "c.pcap"), "--sdp", str(tmp_path / "missing.sdp"))
+    assert r.returncode != 0 and "missing.sdp" in r.stderr
 
 
 def test_unreadable_captures_are_named(cli, tmp_path):

@@ -1,6 +1,6 @@
 """`rtclab realclient`: the per-phase figures on hand-made series (always), and one real aiortc
-call through the emulator (in CI, where `make test` installs aiortc and runs as root, or with
-RTCLAB_REALCLIENT=1)."""
+call and one real pion call through the emulator (in CI, where `make test` installs aiortc,
+Go is on the machine and it runs as root, or with RTCLAB_REALCLIENT=1)."""
 
 import math
 import os
@@ -13,9 +13,12 @@ from rtclab.realclient import (
     _phases,
     _with_cc,
     available,
+    compare,
     compare_aiortc,
     table,
 )
+
+OPT_IN = os.environ.get("RTCLAB_REALCLIENT") == "1" or os.environ.get("CI") == "true"
 
 
 def _link(caps, bin_s=0.2):
@@ -44,6 +47,20 @@ def test_reaction_and_recovery_times():
     assert "aiortc" not in table([{"client": "gcc", "run": 1, **r} for r in rows])
 
 
+def test_link_figures_cover_only_the_span_the_client_logged():
+    link = _link([1.0] * 30)
+    link["delivered_mbps"] = np.where(link["time_s"] <= 2.0, 0.0, 0.8)  # nothing until the call connects
+    link["queue_delay_ms_mean"] = np.where(link["time_s"] <= 2.0, 0.0, 10.0)
+    t = link["time_s"].to_numpy()
+    late = t > 2.0  # a browser logs from 2 s on
+    rows = _metrics({"time_s": t[late], "target_mbps": np.full(late.sum(), 0.8),
+                     "sending_mbps": np.full(late.sum(), 0.77)}, link)
+    by = {r["metric"]: r["value"] for r in rows}
+    assert by["link utilization (wire bytes)"] == pytest.approx(0.8)  # not diluted by the 2 s before
+    assert by["queue p50 ms"] == pytest.approx(10.0)
+    assert by["utilization"] == pytest.approx(0.77)
+
+
 def test_a_scenario_needs_exactly_one_media_flow():
     with pytest.raises(ValueError, match="exactly one flow"):
         _with_cc('name = "x"\nduration = "5s"\n[link]\ncapacity = "1Mbps"\n[[flows]]\nkind = "tcp"\nrtt = "40ms"\n', "gcc")
@@ -51,8 +68,7 @@ def test_a_scenario_needs_exactly_one_media_flow():
         compare_aiortc("no-such-scenario")
 
 
-@pytest.mark.skipif(not (os.environ.get("RTCLAB_REALCLIENT") == "1" or os.environ.get("CI") == "true")
-                    or available() is not None,
+@pytest.mark.skipif(not OPT_IN or available("aiortc") is not None,
                     reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root and aiortc")
 def test_aiortc_call_through_the_emulator(tmp_path):
     rows = compare_aiortc("step", runs=1, out=tmp_path / "out", progress=False)
@@ -61,6 +77,37 @@ def test_aiortc_call_through_the_emulator(tmp_path):
     # the real client follows the step down: its target ends below the reduced capacity
     assert by[("aiortc", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
     assert (tmp_path / "out" / "realclient.json").exists()
+
+
+@pytest.mark.skipif(not OPT_IN or available("pion") is not None,
+                    reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root and Go")
+def test_pion_call_through_the_emulator(tmp_path):
+    rows = compare("pion", "step", runs=1, out=tmp_path / "out", progress=False, capture=True)
+    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
+    print(table(rows))
+    # pion's send-side GCC follows the step down and its packets are media (no FEC, no padding)
+    assert by[("pion", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
+    assert by[("pion", "whole run", "media bytes share")] > 0.9
+    assert (tmp_path / "out" / "run1-sent.pcap").exists()
+
+
+@pytest.mark.skipif(not OPT_IN or available("chromium") is not None,
+                    reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root, chromium and chromium-driver")
+def test_chromium_call_through_the_emulator(tmp_path):
+    rows = compare("chromium", "step", runs=1, out=tmp_path / "out", progress=False, capture=True)
+    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
+    print(table(rows))
+    # libwebrtc's estimate follows the step down; its traffic is media, retransmissions and probes
+    assert by[("chromium", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
+    shares = [by[("chromium", "whole run", f"{c} bytes share")] for c in ("media", "fec", "rtx", "padding")]
+    assert sum(shares) == pytest.approx(1.0) and shares[0] > 0.5
+
+
+def test_unknown_clients_and_a_missing_pion_peer_are_named(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="unknown client 'chrome'"):
+        compare("chrome")
+    monkeypatch.setenv("RTCLAB_PION_PEER", str(tmp_path / "nope"))
+    assert "not an executable file" in available("pion")
 
 
 def test_a_trace_is_one_whole_run_phase():

@@ -15,6 +15,11 @@ nanosecond timestamps). Per RTP stream (UDP 5-tuple and SSRC), in capture order:
    (FlexFEC-style parity sent after its frame, as rtclab's and Zoom's FEC);
 4. **media**: the rest.
 
+Given the session's SDP (`sdp_payload_types`; `rtclab classify --sdp FILE`), packets of a
+payload type it declares as `rtx` (RFC 4588: the original under another SSRC, so its bytes
+never repeat) or FEC (`ulpfec`, `flexfec`) are labelled so before rules 2-4 (RED is left to
+the rules: its blocks, media or ULPFEC, are inside the encrypted payload).
+
 RTCP (payload types 192-223 in the second byte, RFC 5761) and non-RTP packets are control and
 left out. The capture must be taken where the packets are sent (`rtclab run --engine emu
 --capture --capture-at sent`, or Wireshark on the sending host as in the study): a
@@ -130,15 +135,22 @@ def rtp_packets(path: str | Path) -> Iterator[RtpPacket]:
                         bytes(udp[hdr:end]), frozenset(ids))
 
 
-def classify(packets: list[RtpPacket]) -> list[str]:
-    """A class (`CLASSES`) per packet (see the module doc)."""
-    media_pt = {s: c.most_common(1)[0][0] for s, c in _pt_counts(packets).items()}
+def classify(packets: list[RtpPacket], payload_types: Optional[dict[int, str]] = None) -> list[str]:
+    """A class (`CLASSES`) per packet (see the module doc). `payload_types` maps payload types
+    the session's SDP declares to a class (`sdp_payload_types`: RFC 4588 `rtx` streams, which
+    carry their original under another SSRC and so never repeat its bytes, and FEC formats);
+    they are labelled by it before the content rules."""
+    known = payload_types or {}
+    media_pt = {s: c.most_common(1)[0][0] for s, c in _pt_counts(packets, known).items()}
     seen: dict[tuple, OrderedDict] = {}
     closed: dict[tuple, OrderedDict] = {}
     out = []
     for p in packets:
         if p.padding:
             out.append("padding")
+            continue
+        if p.payload_type in known:
+            out.append(known[p.payload_type])
             continue
         recent = seen.setdefault(p.stream, OrderedDict())
         while recent and next(iter(recent.values())) < p.time_s - WINDOW_S:
@@ -160,14 +172,32 @@ def classify(packets: list[RtpPacket]) -> list[str]:
     return out
 
 
-def _pt_counts(packets: list[RtpPacket]) -> dict[tuple, Counter]:
+def _pt_counts(packets: list[RtpPacket], known: dict[int, str]) -> dict[tuple, Counter]:
     counts: dict[tuple, Counter] = {}
     for p in packets:
-        if not p.padding:
+        if not p.padding and p.payload_type not in known:
             counts.setdefault(p.stream, Counter())[p.payload_type] += 1
     for p in packets:
         counts.setdefault(p.stream, Counter({p.payload_type: 1}))
     return counts
+
+
+#: SDP encoding names (a=rtpmap, RFC 8866 §6.6) and the class their packets carry. Not `red`
+#: (RFC 2198): an encapsulation whose blocks are media or ULPFEC, inside the payload that SRTP
+#: encrypts; Chromium sends its VP8 in RED, and the content rules tell its FEC apart.
+SDP_CLASSES = {"rtx": "rtx", "ulpfec": "fec", "flexfec": "fec", "flexfec-03": "fec"}
+
+
+def sdp_payload_types(sdp: str) -> dict[int, str]:
+    """Payload type -> class for the retransmission and FEC formats an SDP declares."""
+    import re
+
+    out = {}
+    for pt, name in re.findall(r"^a=rtpmap:(\d+) ([A-Za-z0-9-]+)/", sdp, flags=re.M):
+        cls = SDP_CLASSES.get(name.lower())
+        if cls:
+            out[int(pt)] = cls
+    return out
 
 
 def ground_truth(p: RtpPacket) -> Optional[str]:
@@ -205,12 +235,12 @@ def scores(truth: list[Optional[str]], labels: list[str]) -> dict[str, dict[str,
     return out
 
 
-def classify_capture(path: str | Path) -> dict:
+def classify_capture(path: str | Path, payload_types: Optional[dict[int, str]] = None) -> dict:
     """Reads, classifies and, for rtclab's own streams, scores a capture."""
     packets = list(rtp_packets(path))
     if not packets:
         raise CaptureError(f"{path}: no RTP packets")
-    labels = classify(packets)
+    labels = classify(packets, payload_types)
     truth = [ground_truth(p) for p in packets]
     known = sum(t is not None for t in truth)
     return {"packets": len(packets), "streams": len({p.stream for p in packets}),

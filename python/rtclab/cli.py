@@ -379,22 +379,32 @@ def cmd_realclient(args: argparse.Namespace) -> int:
     from rtclab.output import OutputError
 
     try:
-        rows = realclient.compare_aiortc(args.scenario, runs=args.runs, out=args.out, progress=not args.no_progress)
+        rows = realclient.compare(args.client, args.scenario, runs=args.runs, out=args.out,
+                                  progress=not args.no_progress, capture=args.capture)
     except (ValueError, RuntimeError, OutputError) as e:
         raise UserError(str(e)) from e
     print(realclient.table(rows))
     if args.out:
-        print(f"results in {args.out} (realclient.json, table.md, scenario.toml)")
+        print(f"results in {args.out} (realclient.json, table.md, targets.png, scenario.toml, runN-sender.csv, runN-link.csv, runN-offer.json"
+              + (", runN-sent.pcap)" if args.capture else ")"))
     return 0
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from rtclab.classify import CLASSES, CaptureError, classify_capture
+    from rtclab.classify import CLASSES, CaptureError, classify_capture, sdp_payload_types
 
+    pts = None
+    if args.sdp:
+        try:
+            pts = sdp_payload_types(Path(args.sdp).read_text())
+        except OSError as e:
+            raise UserError(f"{args.sdp}: {e.strerror or e}") from e
+        except UnicodeDecodeError as e:
+            raise UserError(f"{args.sdp}: not a text file ({e.reason})") from e
     try:
-        r = classify_capture(args.pcap)
+        r = classify_capture(args.pcap, pts)
     except OSError as e:
         raise UserError(f"{args.pcap}: {e.strerror or e}") from e
     except CaptureError as e:
@@ -647,15 +657,19 @@ def build_parser() -> argparse.ArgumentParser:
                                          "padding (the fairness study's classifier)")
     cl.add_argument("pcap", help="a libpcap file of RTP over UDP, taken where the packets are sent")
     cl.add_argument("--json", action="store_true", help="print the result as JSON")
+    cl.add_argument("--sdp", help="the session's SDP (offer or answer): its rtx and FEC payload types are labelled so")
     cl.set_defaults(func=cmd_classify)
 
-    rc = sub.add_parser("realclient", help="a real WebRTC stack (aiortc) through the emulator, next to gcc_paper and gcc "
-                                           "in the simulator (needs root and `pip install aiortc`)")
-    rc.add_argument("client", choices=["aiortc"], help="which real stack")
+    rc = sub.add_parser("realclient", help="a real WebRTC stack (aiortc, pion or Chromium) through the emulator, next to "
+                                           "gcc_paper and gcc in the simulator (needs root; aiortc: `pip install aiortc`; "
+                                           "pion: go; chromium: Debian's chromium and chromium-driver)")
+    rc.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
     rc.add_argument("scenario", nargs="?", default="step",
-                    help="a scenario file with one media flow, or a built-in: step, wifi (default: %(default)s)")
+                    help="a scenario file with one media flow, or a built-in: step, dip, wifi (default: %(default)s)")
     rc.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
     rc.add_argument("--out", help="write realclient.json, table.md and the scenario here")
+    rc.add_argument("--capture", action="store_true",
+                    help="capture each run's sent packets and report their composition (media, rtx, fec, padding)")
     rc.add_argument("--no-progress", action="store_true", help="no progress lines")
     rc.set_defaults(func=cmd_realclient)
 

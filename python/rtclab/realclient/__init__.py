@@ -1,17 +1,29 @@
 """`rtclab realclient`: real WebRTC stacks through the emulator, next to our controllers.
 
-Today: aiortc (PyPI; `pip install aiortc`, or `make realclient`), whose receiver runs
-libwebrtc's receive-side REMB estimator (`aiortc/rate.py`, the paper's GCC) and whose sender
-sets its VP8 encoder to the REMB. Each run starts a call between two aiortc peers in the
-emulator's two namespaces (`rtclab emu shell`, needs root) over the scenario's link, logs the
-sender's target and bytes sent, and reads the bottleneck's queue from the link series; the
-same scenario then runs in the simulator with `gcc_paper` and `gcc`. Per phase of constant
-capacity: mean target, sending rate, utilization (sending rate / capacity), queue p50/p95 (of
-the 200 ms bin means), and at each capacity change the reaction time (drop: until the target
-is at or below the new capacity) or recovery time (rise: until it reaches 80 % of it).
+Three clients (docs/realclient.md):
 
-Not yet: pion's send-side GCC and Chromium's libwebrtc (the issue's other two anchors), the
-capture-based composition of the real client's traffic.
+- `aiortc` (PyPI; `pip install aiortc`, or `make realclient`): its receiver runs libwebrtc's
+  receive-side REMB estimator (`aiortc/rate.py`, the paper's GCC) and its sender sets its VP8
+  encoder to the REMB (`aiortc_peer.py`);
+- `pion` (Go; `pion_peer/main.go`, built on first use with the machine's `go` from the Go
+  module proxy, or the binary named by `RTCLAB_PION_PEER`): pion/webrtc v4 with pion's
+  send-side GCC interceptor (`pion/interceptor/pkg/gcc`) fed by TWCC feedback, and an ideal
+  encoder that writes target/30 bytes every 1/30 s;
+- `chromium` (Debian's `chromium` and `chromium-driver`, driven by Selenium): two headless
+  Chromium instances, each driven in its namespace, so Chromium's own libwebrtc (send-side GCC
+  with LossBasedBweV2, probing, pacing, VP8 rate control) carries a canvas video
+  (`chromium_peer.py`).
+
+Each run starts a call between two peers in the emulator's two namespaces (`rtclab emu shell`,
+needs root) over the scenario's link, logs the sender's target and bytes sent, and reads the
+bottleneck's queue from the link series; the same scenario then runs in the simulator with
+`gcc_paper` and `gcc`. Per phase of constant capacity: mean target, sending rate, utilization
+(sending rate / capacity), link utilization (the bottleneck's delivered wire bytes / capacity:
+the clients count RTP payload, 4-5 % less), queue p50/p95 (of the 200 ms bin means), and at each capacity change
+the reaction time (drop: until the target is at or below the new capacity) or recovery time
+(rise: until it reaches 80 % of it). With `capture`, every run's packets are captured as sent
+and classified (`rtclab.classify`, told the SDP's retransmission and FEC payload types): the
+composition of the real client's traffic by bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-#: Built-in comparison scenarios: a step down and back up, and a Wi-Fi capacity trace.
+#: Built-in comparison scenarios: a step down and back up, a deep dip (how fast each recovers
+#: from an outage-like drop), and a Wi-Fi capacity trace.
 SCENARIOS = {
     "step": """
 name = "realclient-step"
@@ -35,6 +48,18 @@ description = "1.2 Mbit/s, 0.6 from 20 s, 1.2 again from 40 s; 300 ms buffer, 40
 duration = "60s"
 [link]
 capacity = { schedule = [ { at = "0s", rate = "1.2Mbps" }, { at = "20s", rate = "0.6Mbps" }, { at = "40s", rate = "1.2Mbps" } ] }
+queue = { limit = "300ms" }
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "40ms"
+""",
+    "dip": """
+name = "realclient-dip"
+description = "1.5 Mbit/s, a deep dip to 0.1 Mbit/s for 5 s at 20 s, 1.5 again from 25 s; 300 ms buffer, 40 ms RTT"
+duration = "60s"
+[link]
+capacity = { schedule = [ { at = "0s", rate = "1.5Mbps" }, { at = "20s", rate = "0.1Mbps" }, { at = "25s", rate = "1.5Mbps" } ] }
 queue = { limit = "300ms" }
 [[flows]]
 kind = "media"
@@ -84,6 +109,8 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
         link = link[link["time_s"] <= duration_s + 1e-9]
     lt = link["time_s"].to_numpy()
     q = link["queue_delay_ms_mean"].to_numpy()
+    # what crossed the bottleneck, headers and all (the client's own count is RTP payload)
+    wire = link["delivered_mbps"].to_numpy() if "delivered_mbps" in link else np.full(len(lt), math.nan)
     t, target, sending = series["time_s"], series["target_mbps"], series["sending_mbps"]
     phases = _phases(link)
     trace = len(phases) > MAX_PHASES
@@ -92,7 +119,8 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
     for k, (a, b, cap) in enumerate(phases):
         name = f"whole run (mean capacity {cap:.3g} Mbit/s)" if trace else f"from {a:.0f} s at {cap:g} Mbit/s"
         m = (t > a) & (t <= b)
-        lm = (lt > a) & (lt <= b)
+        # the link over the span the client logged (a browser connects seconds after the start)
+        lm = (lt > max(a, float(t[0]) - 0.2)) & (lt <= min(b, float(t[-1]))) if len(t) else lt < 0
 
         def mean(x: np.ndarray, m: np.ndarray = m) -> float:
             return float(np.nanmean(x[m])) if m.any() else math.nan
@@ -101,6 +129,8 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
             {"phase": name, "metric": "target Mbit/s", "value": mean(target)},
             {"phase": name, "metric": "sending Mbit/s", "value": mean(sending)},
             {"phase": name, "metric": "utilization", "value": mean(sending) / cap if cap > 0 else math.nan},
+            {"phase": name, "metric": "link utilization (wire bytes)",
+             "value": float(np.mean(wire[lm])) / cap if cap > 0 and lm.any() else math.nan},
             {"phase": name, "metric": "queue p50 ms", "value": float(np.percentile(q[lm], 50)) if lm.any() else math.nan},
             {"phase": name, "metric": "queue p95 ms", "value": float(np.percentile(q[lm], 95)) if lm.any() else math.nan},
         ]
@@ -116,7 +146,8 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
     return rows
 
 
-def _aiortc_series(log: Path) -> dict[str, np.ndarray]:
+def _client_series(log: Path) -> dict[str, np.ndarray]:
+    """A real sender's log (time_s, target_bps, bytes_sent, ...) as Mbit/s series."""
     rows = list(csv.DictReader(log.open()))
     t = np.array([float(r["time_s"]) for r in rows])
     target = np.array([float(r["target_bps"]) for r in rows]) / 1e6
@@ -133,15 +164,100 @@ def _sim_series(result) -> dict[str, np.ndarray]:
             "sending_mbps": f["sending_rate_mbps"].to_numpy()}
 
 
-def available() -> str | None:
-    """None when the aiortc comparison can run here, else why not."""
-    try:
-        import aiortc  # noqa: F401
-    except ImportError:
-        return "aiortc is not installed (pip install aiortc, or make realclient)"
+#: The real clients, in the order the table shows them.
+CLIENTS = ("aiortc", "pion", "chromium")
+#: The pion peer's Go sources (built on first use).
+PION_SOURCE = Path(__file__).parent / "pion_peer"
+
+
+def available(client: str = "aiortc") -> str | None:
+    """None when `client`'s comparison can run here, else why not."""
+    if client not in CLIENTS:
+        return f"unknown client {client!r}: one of {', '.join(CLIENTS)}"
+    if client == "aiortc":
+        try:
+            import aiortc  # noqa: F401
+        except ImportError:
+            return "aiortc is not installed (pip install aiortc, or make realclient)"
+    elif client == "chromium":
+        from rtclab.realclient.chromium_peer import CHROMEDRIVER, CHROMIUM
+
+        try:
+            import selenium  # noqa: F401
+        except ImportError:
+            return "selenium is not installed (pip install selenium)"
+        for exe, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+            if not os.access(exe, os.X_OK):
+                return f"{exe} is missing (apt-get install {pkg}, or make chromium)"
+    elif os.environ.get("RTCLAB_PION_PEER"):
+        peer = Path(os.environ["RTCLAB_PION_PEER"])
+        if not (peer.is_file() and os.access(peer, os.X_OK)):
+            return f"RTCLAB_PION_PEER={peer} is not an executable file"
+    elif _go() is None:
+        return "the pion peer is built with Go, and `go` is not on PATH (or set RTCLAB_PION_PEER to a built pion-peer)"
     if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
         return "the emulator needs root and /dev/net/tun"
     return None
+
+
+def _go() -> str | None:
+    """The Go command: on PATH, or where the official tarball puts it."""
+    import shutil
+
+    return shutil.which("go") or next((g for g in ("/usr/local/go/bin/go",) if os.access(g, os.X_OK)), None)
+
+
+def pion_binary(progress: bool = True) -> Path:
+    """The pion peer: `RTCLAB_PION_PEER`, or `go build` of `pion_peer/` into rtclab's cache
+    (~/.cache/rtclab, keyed by the sources' hash; the modules come from the Go module proxy
+    at the versions go.sum pins)."""
+    import hashlib
+    import subprocess
+
+    if os.environ.get("RTCLAB_PION_PEER"):
+        return Path(os.environ["RTCLAB_PION_PEER"])
+    h = hashlib.sha256()
+    for name in ("main.go", "go.mod", "go.sum"):
+        h.update((PION_SOURCE / name).read_bytes())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rtclab"
+    exe = cache / f"pion-peer-{h.hexdigest()[:16]}"
+    if exe.is_file():
+        return exe
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = cache / f".{exe.name}.{os.getpid()}.tmp"
+    if progress:
+        print("building the pion peer (go build; first use only) ...", file=sys.stderr, flush=True)
+    try:
+        r = subprocess.run([_go() or "go", "build", "-trimpath", "-o", str(tmp), "."], cwd=PION_SOURCE,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"building the pion peer failed (go build in {PION_SOURCE}):\n{r.stderr.strip()[-3000:]}")
+        tmp.replace(exe)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return exe
+
+
+def _peer_command(client: str, progress: bool) -> list[str]:
+    if client == "pion":
+        return [str(pion_binary(progress))]
+    return [sys.executable, "-m", f"rtclab.realclient.{client}_peer"]
+
+
+def _composition(pcap: Path, sig: Path) -> list[dict[str, Any]]:
+    """Bytes shares of the sender's packets by class, the SDP's rtx/FEC payload types known."""
+    from rtclab.classify import CLASSES, CaptureError, classify_capture, sdp_payload_types
+
+    pts: dict[int, str] = {}
+    for name in ("offer.json", "answer.json"):
+        f = sig / name
+        if f.exists():
+            pts.update(sdp_payload_types(json.loads(f.read_text())["sdp"]))
+    try:
+        r = classify_capture(pcap, pts)
+    except CaptureError:
+        return [{"phase": "whole run", "metric": f"{c} bytes share", "value": math.nan} for c in CLASSES]
+    return [{"phase": "whole run", "metric": f"{c} bytes share", "value": r["composition"][c]} for c in CLASSES]
 
 
 def _scenario_text(scenario: str) -> str:
@@ -180,25 +296,33 @@ def _with_cc(text: str, cc: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def compare_aiortc(scenario: str = "step", runs: int = 3, out: str | os.PathLike | None = None,
-                   progress: bool = True) -> list[dict[str, Any]]:
-    """aiortc through the emulator `runs` times, and `gcc_paper` and `gcc` in the simulator,
-    on `scenario` (a built-in name or a file); returns rows {client, run, phase, metric, value}."""
-    import rtclab
-    from rtclab.api import emu_shell
+def compare(client: str, scenario: str = "step", runs: int = 3, out: str | os.PathLike | None = None,
+            progress: bool = True, capture: bool = False) -> list[dict[str, Any]]:
+    """`client` (one of `CLIENTS`) through the emulator `runs` times, and `gcc_paper` and `gcc`
+    in the simulator, on `scenario` (a built-in name or a file); returns rows {client, run,
+    phase, metric, value}. With `capture`, each run's sent packets are classified too (rows
+    "<class> bytes share"), and the captures are kept in `out` beside each run's sender log,
+    bottleneck series (`runN-link.csv`) and SDP offer."""
+    import shutil
 
+    import rtclab
+    from rtclab.shell import run_shell
+
+    if client not in CLIENTS:
+        raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     text = _scenario_text(scenario)
     _with_cc(text, "gcc")  # checks the flows before anything starts
-    why = available()
+    why = available(client)
     if why:
-        raise RuntimeError(f"cannot run the aiortc comparison: {why}")
+        raise RuntimeError(f"cannot run the {client} comparison: {why}")
     if out is not None:
         from rtclab.output import check_replaceable
 
         check_replaceable(Path(out).absolute(), str(out), [Path(scenario)] if Path(scenario).is_file() else [])
     duration = _duration_s(text)
+    peer = _peer_command(client, progress)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rtclab-realclient-") as tmp:
         if scenario == "wifi":
@@ -209,32 +333,80 @@ def compare_aiortc(scenario: str = "step", runs: int = 3, out: str | os.PathLike
             text = text.replace("{trace}", str(scaled))
         scen = Path(tmp) / "scenario.toml"
         scen.write_text(text)
+        kept: list[tuple[int, Path | None, Path]] = []
+        curves: list[tuple[str, dict[str, np.ndarray], Any]] = []
         for k in range(runs):
             sig = Path(tmp) / f"run{k}"
             sig.mkdir()
-            peer = [sys.executable, "-m", "rtclab.realclient.aiortc_peer"]
+            pcap = sig / "sent.pcap" if capture else None
             if progress:
-                print(f"aiortc run {k + 1}/{runs} ({duration:.0f} s) ...", file=sys.stderr, flush=True)
-            rc, result = emu_shell(str(scen), [*peer, "offer", str(sig), "--duration", str(duration - 1)],
-                                   receiver=" ".join([*peer, "answer", str(sig)]), seed=k + 1)
+                print(f"{client} run {k + 1}/{runs} ({duration:.0f} s) ...", file=sys.stderr, flush=True)
+            rc, result = run_shell(str(scen), [*peer, "offer", str(sig), "--duration", str(duration - 1)],
+                                   receiver=" ".join([*peer, "answer", str(sig)]), seed=k + 1,
+                                   capture=str(pcap) if pcap else None, capture_sent=True)
             log = sig / "sender.csv"
             if rc != 0 or not log.exists():
-                raise RuntimeError(f"aiortc run {k + 1} failed (exit {rc}); see the peers' output above")
-            rows += [{"client": "aiortc", "run": k + 1, **r} for r in _metrics(_aiortc_series(log), result.link, duration)]
+                raise RuntimeError(f"{client} run {k + 1} failed (exit {rc}); see the peers' output above")
+            series = _client_series(log)
+            curves.append((f"{client} run {k + 1}", series, result.link))
+            rows += [{"client": client, "run": k + 1, **r} for r in _metrics(series, result.link, duration)]
+            if pcap is not None:
+                rows += [{"client": client, "run": k + 1, **r} for r in _composition(pcap, sig)]
+            result.link.to_csv(sig / "link.csv", index=False)
+            kept.append((k + 1, pcap, sig))
         for cc in ("gcc_paper", "gcc"):
             res = rtclab.run(_with_cc(text, cc))
+            curves.append((f"{cc} (simulator)", _sim_series(res), res.link))
             rows += [{"client": cc, "run": 1, **r} for r in _metrics(_sim_series(res), res.link, duration)]
-    if out is not None:
-        from rtclab.output import write_atomically
+        if out is not None:
+            from rtclab.output import write_atomically
 
-        def fill(d: Path) -> None:
-            (d / "realclient.json").write_text(json.dumps(rows, indent=1))
-            (d / "scenario.toml").write_text(text)
-            (d / "table.md").write_text(table(rows) + "\n")
+            def fill(d: Path) -> None:
+                (d / "realclient.json").write_text(json.dumps(rows, indent=1))
+                (d / "scenario.toml").write_text(text)
+                (d / "table.md").write_text(table(rows) + "\n")
+                plot(curves, d / "targets.png", f"{client} vs gcc_paper and gcc: {scenario}")
+                for k, pcap, sig in kept:
+                    shutil.copyfile(sig / "sender.csv", d / f"run{k}-sender.csv")
+                    shutil.copyfile(sig / "link.csv", d / f"run{k}-link.csv")
+                    shutil.copyfile(sig / "offer.json", d / f"run{k}-offer.json")
+                    if pcap is not None:
+                        shutil.copyfile(pcap, d / f"run{k}-sent.pcap")
 
-        inputs = [scenario] if Path(scenario).is_file() else []
-        write_atomically(out, fill, inputs, kind="realclient")
+            inputs = [scenario] if Path(scenario).is_file() else []
+            write_atomically(out, fill, inputs, kind="realclient")
     return rows
+
+
+def plot(curves: list[tuple[str, dict[str, np.ndarray], Any]], path: Path, title: str) -> None:
+    """Targets over time (each real run and each simulated controller) on the link's capacity,
+    and the bottleneck queue of each, in two panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, height_ratios=[2, 1])
+    link0 = curves[0][2]
+    top.step(link0["time_s"], link0["capacity_mbps"], where="post", color="black", lw=1.2, label="capacity")
+    for i, (label, s, link) in enumerate(curves):
+        color = f"C{i}"
+        top.plot(s["time_s"], s["target_mbps"], color=color, lw=1, label=label)
+        bottom.plot(link["time_s"], link["queue_delay_ms_mean"], color=color, lw=0.8)
+    top.set_ylabel("target Mbit/s")
+    bottom.set_ylabel("queue ms")
+    bottom.set_xlabel("time s")
+    top.set_title(title)
+    top.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def compare_aiortc(scenario: str = "step", runs: int = 3, out: str | os.PathLike | None = None,
+                   progress: bool = True) -> list[dict[str, Any]]:
+    """`compare("aiortc", ...)` (kept for earlier callers)."""
+    return compare("aiortc", scenario, runs, out, progress)
 
 
 def table(rows: list[dict[str, Any]]) -> str:

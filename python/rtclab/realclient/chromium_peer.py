@@ -1,0 +1,240 @@
+"""One end of a call between two headless Chromium instances (Chromium's own libwebrtc: send-side
+GCC with TWCC, LossBasedBweV2, probing, the pacer, the VP8 encoder's rate control), for
+`rtclab realclient chromium`.
+
+Run inside the emulator's namespaces by `rtclab emu shell`: the answerer (receiver) as the
+shell's `--receiver`, the offerer (sender) as its command. Each end drives its own headless
+Chromium through ChromeDriver (Selenium; Debian's `chromium` and `chromium-driver`, which
+`make test` installs where it can) on the namespace's loopback; signalling is two JSON files
+in a folder both namespaces see, as for the other clients, and ICE uses the namespaces' host
+addresses (mDNS obfuscation of local addresses off, no STUN).
+
+The sender's video is a 640x480 canvas at 30 fps (`canvas.captureStream`): a drifting pattern
+with a small noise patch, so that VP8 has something to spend bits on across the scenarios'
+range (at 640x480 libwebrtc allows up to 1.7 Mbit/s); `degradationPreference` is
+"maintain-resolution" so the encoder follows the bandwidth estimate with its quantizer and
+frame rate rather than by rescaling. Every 200 ms the sender reads `getStats()` and logs, on
+the emulation's clock (`RTCLAB_START_MONOTONIC_NS`): the bandwidth estimate
+(`candidate-pair.availableOutgoingBitrate`: GCC's target, what `target_mbps` is for our
+controllers), RTP payload bytes sent, the encoder's target (`outbound-rtp.targetBitrate`),
+retransmitted bytes, frame width, frames per second and the quality limitation reason.
+
+    python -m rtclab.realclient.chromium_peer answer DIR
+    python -m rtclab.realclient.chromium_peer offer DIR --duration 59
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHROMIUM = os.environ.get("RTCLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("RTCLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
+#: Chromium as the machine's probe starts it headless (no background connections: the network
+#: is closed), plus what a call needs: real local addresses in ICE, timers at full rate, a
+#: granted (fake) camera.
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-features=WebRtcHideLocalIpsWithMdns", "--disable-background-timer-throttling",
+         "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
+         "--autoplay-policy=no-user-gesture-required", "--use-fake-ui-for-media-stream",
+         "--use-fake-device-for-media-stream"]
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>rtclab chromium peer</title>
+<canvas id="c" width="640" height="480"></canvas><video id="v" autoplay muted playsinline></video>
+<script>
+window.rc = {pc: null, sender: null};
+function gathered(pc) {
+  return new Promise(r => {
+    if (pc.iceGatheringState === "complete") return r();
+    pc.addEventListener("icegatheringstatechange", () => { if (pc.iceGatheringState === "complete") r(); });
+  });
+}
+async function allowAllInterfaces() {
+  // Chromium gathers candidates on every interface only for a page with camera permission
+  // (else on the default route's interface alone, and the namespaces have no default route):
+  // ask for the fake camera once, then let it go.
+  const s = await navigator.mediaDevices.getUserMedia({video: true});
+  s.getTracks().forEach(t => t.stop());
+}
+function source() {
+  const c = document.getElementById("c"), g = c.getContext("2d");
+  const noise = g.createImageData(48, 48);
+  let seed = 1, i = 0;
+  setInterval(() => {
+    i++;
+    for (let y = 0; y < 480; y += 40) {
+      for (let x = 0; x < 640; x += 40) {
+        const v = 127 + 100 * Math.sin((x + 4 * i) / 57) * Math.cos((y - 3 * i) / 83);
+        g.fillStyle = `rgb(${v | 0},${(255 - v) | 0},${((v * 7 + i) % 256) | 0})`;
+        g.fillRect(x, y, 40, 40);
+      }
+    }
+    for (let k = 0; k < noise.data.length; k++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      noise.data[k] = k % 4 === 3 ? 255 : seed >> 23;
+    }
+    g.putImageData(noise, 296, 216);
+  }, 1000 / 30);
+  return c.captureStream(30);
+}
+async function offer() {
+  await allowAllInterfaces();
+  const pc = rc.pc = new RTCPeerConnection({iceServers: []});
+  const track = source().getVideoTracks()[0];
+  const tr = pc.addTransceiver(track, {direction: "sendonly"});
+  rc.sender = tr.sender;
+  const p = tr.sender.getParameters();
+  p.degradationPreference = "maintain-resolution";
+  await tr.sender.setParameters(p);
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  return {sdp: pc.localDescription.sdp, type: pc.localDescription.type};
+}
+async function answer(o) {
+  await allowAllInterfaces();
+  const pc = rc.pc = new RTCPeerConnection({iceServers: []});
+  pc.ontrack = e => { document.getElementById("v").srcObject = new MediaStream([e.track]); };
+  await pc.setRemoteDescription(o);
+  await pc.setLocalDescription(await pc.createAnswer());
+  await gathered(pc);
+  return {sdp: pc.localDescription.sdp, type: pc.localDescription.type};
+}
+async function stats() {
+  const out = {state: rc.pc.connectionState};
+  (await rc.pc.getStats()).forEach(s => {
+    if (s.type === "candidate-pair" && s.nominated && s.availableOutgoingBitrate !== undefined)
+      out.bwe = s.availableOutgoingBitrate;
+    if (s.type === "outbound-rtp" && s.kind === "video") {
+      out.bytes = s.bytesSent; out.rtx = s.retransmittedBytesSent; out.enc = s.targetBitrate;
+      out.width = s.frameWidth; out.fps = s.framesPerSecond; out.limit = s.qualityLimitationReason;
+    }
+  });
+  return out;
+}
+</script>
+"""
+
+
+def _now_s() -> float:
+    start = int(os.environ.get("RTCLAB_START_MONOTONIC_NS", "0"))
+    return (time.monotonic_ns() - start) / 1e9
+
+
+def _wait_for(path: Path, timeout_s: float) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            try:
+                return json.loads(path.read_text())
+            except json.JSONDecodeError:
+                pass  # written but not yet complete
+        time.sleep(0.05)
+    raise TimeoutError(f"no {path.name} after {timeout_s:.0f} s: did the other peer start?")
+
+
+def _write_atomically(path: Path, obj: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj))
+    tmp.replace(path)
+
+
+def _browser(profile: Path, page: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for f in [*FLAGS, f"--user-data-dir={profile}"]:
+        opts.add_argument(f)
+    driver = webdriver.Chrome(options=opts, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_script_timeout(30)
+    driver.get(page.as_uri())
+    return driver
+
+
+def _call(driver, js: str, *args):
+    """Runs an async JS expression; returns its value (or raises its error)."""
+    r = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        f"({js}).then(v => done({{ok: v}}), e => done({{err: String(e)}}));", *args)
+    if "err" in r:
+        raise RuntimeError(f"in Chromium: {r['err']}")
+    return r["ok"]
+
+
+def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
+    page = scratch / "peer.html"
+    page.write_text(PAGE)
+    driver = _browser(scratch / "profile-offer", page)
+    try:
+        _write_atomically(folder / "offer.json", _call(driver, "offer()"))
+        ans = _wait_for(folder / "answer.json", 60)
+        _call(driver, "rc.pc.setRemoteDescription(arguments[0])", ans)
+        deadline = time.monotonic() + 20
+        while _call(driver, "stats()")["state"] != "connected":
+            if time.monotonic() > deadline:
+                raise TimeoutError("the call did not connect within 20 s")
+            time.sleep(0.05)
+        rows = ["time_s,target_bps,bytes_sent,encoder_target_bps,retransmitted_bytes,frame_width,fps,quality_limitation"]
+        t_end = time.monotonic() + duration_s
+        nxt = time.monotonic()
+        while time.monotonic() < t_end:
+            nxt += 0.2
+            time.sleep(max(0.0, nxt - time.monotonic()))
+            s = _call(driver, "stats()")
+            rows.append(f"{_now_s():.3f},{s.get('bwe', 'nan')},{s.get('bytes', 0)},{s.get('enc', 'nan')},"
+                        f"{s.get('rtx', 0)},{s.get('width', 'nan')},{s.get('fps', 'nan')},{s.get('limit', '')}")
+        log.write_text("\n".join(rows) + "\n")
+    finally:
+        driver.quit()
+
+
+def answer(folder: Path, scratch: Path) -> None:
+    stop = {"now": False}
+
+    def on_signal(*_):
+        stop["now"] = True
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    page = scratch / "peer.html"
+    page.write_text(PAGE)
+    driver = _browser(scratch / "profile-answer", page)
+    try:
+        o = _wait_for(folder / "offer.json", 90)
+        _write_atomically(folder / "answer.json", _call(driver, "answer(arguments[0])", o))
+        while not stop["now"]:
+            time.sleep(0.1)
+    finally:
+        driver.quit()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("role", choices=["offer", "answer"])
+    p.add_argument("folder", type=Path)
+    p.add_argument("--duration", type=float, default=30.0)
+    p.add_argument("--log", type=Path, default=None)
+    a = p.parse_args(argv)
+    a.folder.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"rtclab-chromium-{a.role}-"))
+    try:
+        if a.role == "offer":
+            offer(a.folder, a.duration, a.log or a.folder / "sender.csv", scratch)
+        else:
+            answer(a.folder, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
