@@ -127,6 +127,35 @@ EXPERIMENTS = [
 ]
 
 
+def _with(flow: dict, **changes) -> dict:
+    out = {**flow, **{k: v for k, v in changes.items() if k != "media"}}
+    if "media" in changes:
+        out["media"] = {**flow["media"], **changes["media"]}
+    return out
+
+
+# Cause experiments (issue 17): each varies one thing in one phase of an experiment; rows give
+# every flow's rate next to the published one (none for a control that replaces QLibra).
+# (label, phase, published per flow, [(variant, flows, queue limit)])
+CAUSES = [
+    ("exp 3 cap phase: QLibra skips the decrease for losses it reads as not its own", "cap", [540, 470], [
+        ("defaults (25 KB buffer)", [QLIBRA, RENO], None),
+        ("QLibra with text_rule", [_with(QLIBRA, qlibra={"text_rule": True}), RENO], None),
+        ("QLibra with threshold 0.05", [_with(QLIBRA, qlibra={"threshold": 0.05}), RENO], None),
+        ("QLibra with speedup_max 1 (no window boost)", [_with(QLIBRA, qlibra={"speedup_max": 1.0}), RENO], None),
+        ("100 KB buffer", [QLIBRA, RENO], "100KB"),
+        ("control: native Reno in QLibra's place", [_with(RENO, name="reno-a"), RENO], None),
+    ]),
+    ("exp 3 loss phase: the video app's maximum rate", "loss", [1120, 640], [
+        ("app maximum 900 kbit/s (default)", [QLIBRA, RENO], None),
+        ("app maximum 1200 kbit/s", [_with(QLIBRA, media={"max_bitrate": "1200kbps"}),
+                                     _with(RENO, media={"max_bitrate": "1200kbps"})], None),
+        ("app maximum 2000 kbit/s", [_with(QLIBRA, media={"max_bitrate": "2000kbps"}),
+                                     _with(RENO, media={"max_bitrate": "2000kbps"})], None),
+    ]),
+]
+
+
 def scenario(name: str, phase: str, flows: list[dict]) -> dict:
     link: dict = {"capacity": "1000kbps" if phase == "cap" else "100Mbps", "queue": {"limit": "25KB"}}
     if phase == "loss":
@@ -138,6 +167,11 @@ def jain(xs) -> float:
     xs = np.asarray(xs, dtype=float)
     s2 = float((xs * xs).sum())
     return float(xs.sum() ** 2 / (len(xs) * s2)) if s2 > 0 else float("nan")
+
+
+def _after_warmup(res, flow: int):
+    ts = res.timeseries
+    return ts[(ts["flow"] == flow) & (ts["time_s"] > 60)]
 
 
 def _by_name(summary: dict) -> dict[str, dict]:
@@ -154,6 +188,14 @@ def build(runs: int = 10) -> Reproduction:
         for phase in PHASES:
             for r in range(reps):
                 jobs.append(Job((i, phase, r), scenario(f"qlibra-exp{i + 1}-{phase}", phase, flows), seed=r + 1))
+
+    for c, (_, phase, _, variants) in enumerate(CAUSES):
+        for v, (_, flows, limit) in enumerate(variants):
+            sc = scenario(f"qlibra-cause{c + 1}-{v + 1}", phase, flows)
+            if limit:
+                sc["link"]["queue"]["limit"] = limit
+            for r in range(reps):
+                jobs.append(Job(("cause", c, v, r), sc, seed=r + 1))
 
     def evaluate(res) -> list[Row]:
         rows = []
@@ -183,6 +225,18 @@ def build(runs: int = 10) -> Reproduction:
                 for f, ours, pub in zip(flows, rates, paper[phase]):
                     rows.append(Row(f"exp {title}", f"{label}: {f['name']}", "sending rate kbit/s", float(ours), str(pub)))
                 rows.append(Row(f"exp {title}", f"{label}", "Jain", jain(rates), f"{jain(paper[phase]):.3f}"))
+        for c, (label, phase, published, variants) in enumerate(CAUSES):
+            for v, (variant, flows, _) in enumerate(variants):
+                runs_ = [x for k, x in res.items() if k[:3] == ("cause", c, v)]
+                rates = np.mean([[f["sending_rate_mbps"] * 1000 for f in r.summary["flows"]] for r in runs_], axis=0)
+                control = flows[0]["cc"] != "qlibra"
+                for f, ours, pub in zip(flows, rates, published):
+                    rows.append(Row(f"cause: {label}", f"{variant}: {f['name']}", "sending rate kbit/s", float(ours),
+                                    "–" if control else str(pub)))
+                if not control:
+                    self_share = [_after_warmup(r, 0)["self_congested"].mean() for r in runs_]
+                    rows.append(Row(f"cause: {label}", f"{variant}: qlibra", "share of time self-congested (SELF)",
+                                    float(np.mean(self_share)), "–"))
         return rows
 
     figures = ([(f"study: {s[0]}", [("study", s[0], 0)]) for s in STUDY if s[0] in ("loss 1 %", "loss 20 %", "buffer 16 BDP")]
