@@ -394,6 +394,7 @@ def plot(curves: list[tuple[str, dict[str, np.ndarray], Any]], path: Path, title
         top.plot(s["time_s"], s["target_mbps"], color=color, lw=1, label=label)
         bottom.plot(link["time_s"], link["queue_delay_ms_mean"], color=color, lw=0.8)
     top.set_ylabel("target Mbit/s")
+    bottom.set_yscale("symlog", linthresh=10)  # an outage's queue delay (bytes / a near-zero rate) is seconds
     bottom.set_ylabel("queue ms")
     bottom.set_xlabel("time s")
     top.set_title(title)

@@ -15,38 +15,24 @@ and the bytes sent so far.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import fractions
-import json
-import os
 import signal
 import sys
 import time
 from pathlib import Path
 
-
-def _now_s() -> float:
-    start = int(os.environ.get("RTCLAB_START_MONOTONIC_NS", "0"))
-    return (time.monotonic_ns() - start) / 1e9
+from rtclab.realclient.peer import no_signal, now_s, parse_args, read_signal, write_atomically
 
 
 async def _wait_for(path: Path, timeout_s: float) -> dict:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if path.exists():
-            try:
-                return json.loads(path.read_text())
-            except json.JSONDecodeError:
-                pass  # written but not yet complete
+        msg = read_signal(path)
+        if msg is not None:
+            return msg
         await asyncio.sleep(0.05)
-    raise TimeoutError(f"no {path.name} after {timeout_s:.0f} s: did the other peer start?")
-
-
-def _write_atomically(path: Path, obj: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj))
-    tmp.replace(path)
+    raise no_signal(path, timeout_s)
 
 
 def _noise_track():
@@ -84,7 +70,7 @@ async def offer(folder: Path, duration_s: float, log: Path) -> None:
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     sender = pc.addTrack(_noise_track())
     await pc.setLocalDescription(await pc.createOffer())
-    _write_atomically(folder / "offer.json", {"sdp": pc.localDescription.sdp, "type": pc.localDescription.type})
+    write_atomically(folder / "offer.json", {"sdp": pc.localDescription.sdp, "type": pc.localDescription.type})
     answer = await _wait_for(folder / "answer.json", 30)
     await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type=answer["type"]))
     rows = ["time_s,target_bps,bytes_sent"]
@@ -97,7 +83,7 @@ async def offer(folder: Path, duration_s: float, log: Path) -> None:
         for s in (await sender.getStats()).values():
             if getattr(s, "type", "") == "outbound-rtp":
                 sent = s.bytesSent
-        rows.append(f"{_now_s():.3f},{target},{sent}")
+        rows.append(f"{now_s():.3f},{target},{sent}")
     log.write_text("\n".join(rows) + "\n")
     await pc.close()
 
@@ -126,21 +112,15 @@ async def answer(folder: Path) -> None:
     offer_msg = await _wait_for(folder / "offer.json", 60)
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_msg["sdp"], type=offer_msg["type"]))
     await pc.setLocalDescription(await pc.createAnswer())
-    _write_atomically(folder / "answer.json", {"sdp": pc.localDescription.sdp, "type": pc.localDescription.type})
+    write_atomically(folder / "answer.json", {"sdp": pc.localDescription.sdp, "type": pc.localDescription.type})
     await done.wait()
     await pc.close()
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("role", choices=["offer", "answer"])
-    p.add_argument("folder", type=Path)
-    p.add_argument("--duration", type=float, default=30.0)
-    p.add_argument("--log", type=Path, default=None)
-    a = p.parse_args(argv)
-    a.folder.mkdir(parents=True, exist_ok=True)
+    a = parse_args(__doc__.splitlines()[0], argv)
     if a.role == "offer":
-        asyncio.run(offer(a.folder, a.duration, a.log or a.folder / "sender.csv"))
+        asyncio.run(offer(a.folder, a.duration, a.log))
     else:
         asyncio.run(answer(a.folder))
     return 0

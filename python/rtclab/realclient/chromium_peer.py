@@ -25,8 +25,6 @@ retransmitted bytes, frame width, frames per second and the quality limitation r
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import signal
@@ -34,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from rtclab.realclient.peer import now_s, parse_args, wait_for, write_atomically
 
 CHROMIUM = os.environ.get("RTCLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RTCLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -123,29 +123,6 @@ async function stats() {
 """
 
 
-def _now_s() -> float:
-    start = int(os.environ.get("RTCLAB_START_MONOTONIC_NS", "0"))
-    return (time.monotonic_ns() - start) / 1e9
-
-
-def _wait_for(path: Path, timeout_s: float) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.exists():
-            try:
-                return json.loads(path.read_text())
-            except json.JSONDecodeError:
-                pass  # written but not yet complete
-        time.sleep(0.05)
-    raise TimeoutError(f"no {path.name} after {timeout_s:.0f} s: did the other peer start?")
-
-
-def _write_atomically(path: Path, obj: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj))
-    tmp.replace(path)
-
-
 def _browser(profile: Path, page: Path):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -175,8 +152,8 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
     page.write_text(PAGE)
     driver = _browser(scratch / "profile-offer", page)
     try:
-        _write_atomically(folder / "offer.json", _call(driver, "offer()"))
-        ans = _wait_for(folder / "answer.json", 60)
+        write_atomically(folder / "offer.json", _call(driver, "offer()"))
+        ans = wait_for(folder / "answer.json", 60)
         _call(driver, "rc.pc.setRemoteDescription(arguments[0])", ans)
         deadline = time.monotonic() + 20
         while _call(driver, "stats()")["state"] != "connected":
@@ -190,7 +167,7 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
             nxt += 0.2
             time.sleep(max(0.0, nxt - time.monotonic()))
             s = _call(driver, "stats()")
-            rows.append(f"{_now_s():.3f},{s.get('bwe', 'nan')},{s.get('bytes', 0)},{s.get('enc', 'nan')},"
+            rows.append(f"{now_s():.3f},{s.get('bwe', 'nan')},{s.get('bytes', 0)},{s.get('enc', 'nan')},"
                         f"{s.get('rtx', 0)},{s.get('width', 'nan')},{s.get('fps', 'nan')},{s.get('limit', '')}")
         log.write_text("\n".join(rows) + "\n")
     finally:
@@ -209,8 +186,8 @@ def answer(folder: Path, scratch: Path) -> None:
     page.write_text(PAGE)
     driver = _browser(scratch / "profile-answer", page)
     try:
-        o = _wait_for(folder / "offer.json", 90)
-        _write_atomically(folder / "answer.json", _call(driver, "answer(arguments[0])", o))
+        o = wait_for(folder / "offer.json", 90)
+        write_atomically(folder / "answer.json", _call(driver, "answer(arguments[0])", o))
         while not stop["now"]:
             time.sleep(0.1)
     finally:
@@ -218,17 +195,11 @@ def answer(folder: Path, scratch: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("role", choices=["offer", "answer"])
-    p.add_argument("folder", type=Path)
-    p.add_argument("--duration", type=float, default=30.0)
-    p.add_argument("--log", type=Path, default=None)
-    a = p.parse_args(argv)
-    a.folder.mkdir(parents=True, exist_ok=True)
+    a = parse_args(__doc__.splitlines()[0], argv)
     scratch = Path(tempfile.mkdtemp(prefix=f"rtclab-chromium-{a.role}-"))
     try:
         if a.role == "offer":
-            offer(a.folder, a.duration, a.log or a.folder / "sender.csv", scratch)
+            offer(a.folder, a.duration, a.log, scratch)
         else:
             answer(a.folder, scratch)
     finally:

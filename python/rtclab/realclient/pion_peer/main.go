@@ -90,6 +90,20 @@ func writeAtomically(path string, sd *webrtc.SessionDescription) error {
 	return os.Rename(tmp, path)
 }
 
+// publish sets sdp (made with error err) as the local description, waits for ICE gathering
+// (no trickle: the file carries every candidate) and writes the description to path.
+func publish(pc *webrtc.PeerConnection, sdp webrtc.SessionDescription, err error, path string) error {
+	if err != nil {
+		return err
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(sdp); err != nil {
+		return err
+	}
+	<-gathered
+	return writeAtomically(path, pc.LocalDescription())
+}
+
 // newPeer makes a peer connection with host-only UDP/IPv4 ICE; the sender's registry carries
 // the GCC interceptor and the TWCC header extension, the receiver's the TWCC feedback sender
 // (both get pion's defaults: NACK, RTCP reports, stats).
@@ -154,15 +168,7 @@ func offer(dir string, duration time.Duration, logPath string) error {
 		}
 	})
 	sdp, err := pc.CreateOffer(nil)
-	if err != nil {
-		return err
-	}
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(sdp); err != nil {
-		return err
-	}
-	<-gathered
-	if err := writeAtomically(filepath.Join(dir, "offer.json"), pc.LocalDescription()); err != nil {
+	if err := publish(pc, sdp, err, filepath.Join(dir, "offer.json")); err != nil {
 		return err
 	}
 	answer, err := waitFor(filepath.Join(dir, "answer.json"), 30*time.Second)
@@ -240,15 +246,7 @@ func answer(dir string) error {
 		return err
 	}
 	sdp, err := pc.CreateAnswer(nil)
-	if err != nil {
-		return err
-	}
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(sdp); err != nil {
-		return err
-	}
-	<-gathered
-	if err := writeAtomically(filepath.Join(dir, "answer.json"), pc.LocalDescription()); err != nil {
+	if err := publish(pc, sdp, err, filepath.Join(dir, "answer.json")); err != nil {
 		return err
 	}
 	<-stop
