@@ -289,6 +289,7 @@ def test_repro_copa_writes_rows_and_report(cli, tmp_path):
     assert rows and all({"experiment", "variant", "metric", "ours", "paper"} <= row.keys() for row in rows)
     exps = {row["experiment"].split(" (")[0] for row in rows}
     assert {"dynamic flows, 100 Mbit/s", "RTT fairness, 20 flows 15-300 ms", "one flow, 12 Mbit/s"} <= exps
+    assert any(e.startswith("100-flow cause") for e in exps)
     assert all(row["ours"] is not None for row in rows)
     html = (tmp_path / "r" / "report.html").read_text()
     assert "Jain CDF" in html and html.count("data:image/png;base64,") >= 8
@@ -305,6 +306,13 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     # The study's shares of one bottleneck add up to one.
     shares = [row["ours"] for row in rows if row["experiment"] == "study: loss 20 %" and row["metric"] == "share"]
     assert len(shares) == 3 and abs(sum(shares) - 1.0) < 0.01
+    # The cause rows: under random loss QLibra is app-limited, so a higher app maximum shows.
+    cause = {(row["variant"], row["metric"]): row["ours"] for row in rows
+             if row["experiment"].startswith("cause: exp 3 loss")}
+    rate = "sending rate kbit/s"
+    assert cause[("app maximum 1200 kbit/s: qlibra", rate)] > cause[("app maximum 900 kbit/s (default): qlibra", rate)] + 100
+    assert any(row["experiment"].startswith("cause: exp 3 cap") and row["variant"].startswith("control")
+               for row in rows)
 
 
 def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experiments(cli, tmp_path):

@@ -139,6 +139,12 @@ def build(runs: int = 10) -> Reproduction:
     # The same with the mode detector off (Copa D): is the queue gap the detector's?
     flows = [tcp_flow("copa_d", 40, f"copa-{i}", start=float(i)) for i in range(100)]
     jobs.append(Job(("scale", "copa_d"), scenario("scale-100-copa-d", 110, "100Mbps", {"limit": "5bdp"}, flows, bin_s="100ms")))
+    # Cause of the 100-flow queue (issue 17): 10 flows joining one per second, with the 5 BDP
+    # buffer (losses rare) and with 1 BDP (losses restore δ).
+    for limit in ("5bdp", "1bdp"):
+        flows = [tcp_flow("copa", 40, f"copa-{i}", start=float(i)) for i in range(10)]
+        jobs.append(Job(("scale-cause", limit), scenario(f"scale-cause-{limit}", 30, "100Mbps", {"limit": limit}, flows,
+                                                         bin_s="100ms")))
     # E9, Fig. 2: one flow on 12 Mbit/s, 10 ms bins to see the oscillation.
     jobs.append(Job(("fig2",), scenario("fig2", 30, "12Mbps", {"limit": "1bdp"}, [tcp_flow("copa", 50)],
                                         bin_s="10ms")))
@@ -217,6 +223,17 @@ def build(runs: int = 10) -> Reproduction:
                     rows.append(Row(exp, f"{variant}, n = {n}", "share of samples in competitive mode",
                                     float(ff["competitive"].mean()), "–"))
                     rows.append(Row(exp, f"{variant}, n = {n}", "mean δ", float(ff["delta"].mean()), "–"))
+        for limit in ("5bdp", "1bdp"):
+            sr = res[("scale-cause", limit)]
+            exp = "100-flow cause: 10 flows joining one per second, 20-30 s"
+            ff = sr.flows[sr.flows["time_s"] > 20]
+            lk = sr.link[sr.link["time_s"] > 20]
+            variant = f"copa, {limit[0]} BDP buffer"
+            rows.append(Row(exp, variant, "share of samples in competitive mode", float(ff["competitive"].mean()), "–"))
+            rows.append(Row(exp, variant, "mean δ", float(ff["delta"].mean()), "–"))
+            rows.append(Row(exp, variant, "mean queue / (2.5n packets)", float(lk["queue_bytes_mean"].mean()) / 1500 / 25,
+                            "≈ 1 (queue between 0 and 2.5/δ̂)", tol=1.0))
+            rows.append(Row(exp, variant, "packets lost", float(sum(sum(f["drops"].values()) for f in sr.summary["flows"])), "–"))
         rows.append(Row("100 flows added one per second (§3)", "copa", "share of (flow, bin) samples with v = 1",
                         float((vel == 1.0).mean()) if len(vel) else None, "most of the time"))
         rows.append(Row("100 flows added one per second (§3)", "copa", "utilization", r.summary["link"]["utilization"], "–"))
