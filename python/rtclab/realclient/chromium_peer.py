@@ -11,7 +11,9 @@ addresses (mDNS obfuscation of local addresses off, no STUN).
 
 The sender's video is a 640x480 canvas at 30 fps (`canvas.captureStream`): a drifting pattern
 with a small noise patch, so that VP8 has something to spend bits on across the scenarios'
-range (at 640x480 libwebrtc allows up to 1.7 Mbit/s); `degradationPreference` is
+range (at 640x480 libwebrtc allows up to 1.7 Mbit/s; `RTCLAB_CHROMIUM_VIDEO=WxH` picks another
+size, e.g. 320x240, where it allows 0.6; `RTCLAB_CHROMIUM_FLAGS` adds switches, e.g. field
+trials); `degradationPreference` is
 "maintain-resolution" so the encoder follows the bandwidth estimate with its quantizer and
 frame rate rather than by rescaling. Every 200 ms the sender reads `getStats()` and logs, on
 the emulation's clock (`RTCLAB_START_MONOTONIC_NS`): the bandwidth estimate
@@ -37,6 +39,10 @@ from rtclab.realclient.peer import now_s, parse_args, wait_for, write_atomically
 
 CHROMIUM = os.environ.get("RTCLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RTCLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
+#: The canvas's size, WxH.
+VIDEO = os.environ.get("RTCLAB_CHROMIUM_VIDEO", "640x480")
+#: More Chromium switches, space-separated (e.g. `--force-fieldtrials=...` for an experiment).
+EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
 #: Chromium as the machine's probe starts it headless (no background connections: the network
 #: is closed), plus what a call needs: real local addresses in ICE, timers at full rate, a
 #: granted (fake) camera.
@@ -48,7 +54,7 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
          "--use-fake-device-for-media-stream"]
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>rtclab chromium peer</title>
-<canvas id="c" width="640" height="480"></canvas><video id="v" autoplay muted playsinline></video>
+<canvas id="c" width="@W@" height="@H@"></canvas><video id="v" autoplay muted playsinline></video>
 <script>
 window.rc = {pc: null, sender: null};
 function gathered(pc) {
@@ -70,8 +76,8 @@ function source() {
   let seed = 1, i = 0;
   setInterval(() => {
     i++;
-    for (let y = 0; y < 480; y += 40) {
-      for (let x = 0; x < 640; x += 40) {
+    for (let y = 0; y < c.height; y += 40) {
+      for (let x = 0; x < c.width; x += 40) {
         const v = 127 + 100 * Math.sin((x + 4 * i) / 57) * Math.cos((y - 3 * i) / 83);
         g.fillStyle = `rgb(${v | 0},${(255 - v) | 0},${((v * 7 + i) % 256) | 0})`;
         g.fillRect(x, y, 40, 40);
@@ -81,7 +87,7 @@ function source() {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       noise.data[k] = k % 4 === 3 ? 255 : seed >> 23;
     }
-    g.putImageData(noise, 296, 216);
+    g.putImageData(noise, (c.width >> 1) - 24, (c.height >> 1) - 24);
   }, 1000 / 30);
   return c.captureStream(30);
 }
@@ -123,13 +129,22 @@ async function stats() {
 """
 
 
+def _page() -> str:
+    import re
+
+    m = re.fullmatch(r"(\d{2,4})x(\d{2,4})", VIDEO)
+    if not m:
+        raise SystemExit(f"RTCLAB_CHROMIUM_VIDEO={VIDEO!r} is not a size like 640x480")
+    return PAGE.replace("@W@", m.group(1)).replace("@H@", m.group(2))
+
+
 def _browser(profile: Path, page: Path):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for f in [*FLAGS, f"--user-data-dir={profile}"]:
+    for f in [*FLAGS, *EXTRA_FLAGS, f"--user-data-dir={profile}"]:
         opts.add_argument(f)
     driver = webdriver.Chrome(options=opts, service=Service(executable_path=CHROMEDRIVER))
     driver.set_script_timeout(30)
@@ -149,7 +164,7 @@ def _call(driver, js: str, *args):
 
 def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
     page = scratch / "peer.html"
-    page.write_text(PAGE)
+    page.write_text(_page())
     driver = _browser(scratch / "profile-offer", page)
     try:
         write_atomically(folder / "offer.json", _call(driver, "offer()"))
@@ -183,7 +198,7 @@ def answer(folder: Path, scratch: Path) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     page = scratch / "peer.html"
-    page.write_text(PAGE)
+    page.write_text(_page())
     driver = _browser(scratch / "profile-answer", page)
     try:
         o = wait_for(folder / "offer.json", 90)
