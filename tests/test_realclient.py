@@ -21,6 +21,13 @@ from rtclab.realclient import (
 OPT_IN = os.environ.get("RTCLAB_REALCLIENT") == "1" or os.environ.get("CI") == "true"
 
 
+def _one_call(client: str, tmp_path, capture: bool = True) -> dict:
+    """One real call on `step` (and the simulator's two), as {(client, phase, metric): value}."""
+    rows = compare(client, "step", runs=1, out=tmp_path / "out", progress=False, capture=capture)
+    print(table(rows))
+    return {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
+
+
 def _link(caps, bin_s=0.2):
     t = np.arange(1, len(caps) + 1) * bin_s
     return pd.DataFrame({"time_s": t, "capacity_mbps": caps, "queue_delay_ms_mean": np.linspace(0, 10, len(caps))})
@@ -71,9 +78,7 @@ def test_a_scenario_needs_exactly_one_media_flow():
 @pytest.mark.skipif(not OPT_IN or available("aiortc") is not None,
                     reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root and aiortc")
 def test_aiortc_call_through_the_emulator(tmp_path):
-    rows = compare_aiortc("step", runs=1, out=tmp_path / "out", progress=False)
-    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
-    print(table(rows))
+    by = _one_call("aiortc", tmp_path, capture=False)
     # the real client follows the step down: its target ends below the reduced capacity
     assert by[("aiortc", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
     assert (tmp_path / "out" / "realclient.json").exists()
@@ -82,9 +87,7 @@ def test_aiortc_call_through_the_emulator(tmp_path):
 @pytest.mark.skipif(not OPT_IN or available("pion") is not None,
                     reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root and Go")
 def test_pion_call_through_the_emulator(tmp_path):
-    rows = compare("pion", "step", runs=1, out=tmp_path / "out", progress=False, capture=True)
-    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
-    print(table(rows))
+    by = _one_call("pion", tmp_path)
     # pion's send-side GCC follows the step down and its packets are media (no FEC, no padding)
     assert by[("pion", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
     assert by[("pion", "whole run", "media bytes share")] > 0.9
@@ -94,9 +97,7 @@ def test_pion_call_through_the_emulator(tmp_path):
 @pytest.mark.skipif(not OPT_IN or available("chromium") is not None,
                     reason="opt-in (RTCLAB_REALCLIENT=1 or CI=true), needs root, chromium and chromium-driver")
 def test_chromium_call_through_the_emulator(tmp_path):
-    rows = compare("chromium", "step", runs=1, out=tmp_path / "out", progress=False, capture=True)
-    by = {(r["client"], r["phase"], r["metric"]): r["value"] for r in rows}
-    print(table(rows))
+    by = _one_call("chromium", tmp_path)
     # libwebrtc's estimate follows the step down; its traffic is media, retransmissions and probes
     assert by[("chromium", "from 20 s at 0.6 Mbit/s", "target Mbit/s")] < 0.7
     shares = [by[("chromium", "whole run", f"{c} bytes share")] for c in ("media", "fec", "rtx", "padding")]
