@@ -356,8 +356,9 @@ def compare(client: str, scenario: str = "step", runs: int = 3, out: str | os.Pa
             kept.append((k + 1, pcap, sig))
         for cc in ("gcc_paper", "gcc"):
             res = rtclab.run(_with_cc(text, cc))
-            curves.append((f"{cc} (simulator)", _sim_series(res), res.link))
-            rows += [{"client": cc, "run": 1, **r} for r in _metrics(_sim_series(res), res.link, duration)]
+            series = _sim_series(res)
+            curves.append((f"{cc} (simulator)", series, res.link))
+            rows += [{"client": cc, "run": 1, **r} for r in _metrics(series, res.link, duration)]
         if out is not None:
             from rtclab.output import write_atomically
 

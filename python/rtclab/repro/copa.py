@@ -93,6 +93,10 @@ def queue_oscillation(res, rtt_s: float, packet: int = 1500, after: float = 5.0)
     return (1 / f0) / rtt_s, float(np.percentile(q, 95) - np.percentile(q, 5))
 
 
+#: Flows in the 100-flow cause experiment (joining one per second).
+CAUSE_FLOWS = 10
+
+
 def build(runs: int = 10) -> Reproduction:
     jobs: list[Job] = []
     # E1, §5.1: 100 Mbit/s, 20 ms, 1 BDP; a flow arrives every second for 10 s, then one leaves
@@ -142,7 +146,7 @@ def build(runs: int = 10) -> Reproduction:
     # Cause of the 100-flow queue (issue 17): 10 flows joining one per second, with the 5 BDP
     # buffer (losses rare) and with 1 BDP (losses restore δ).
     for limit in ("5bdp", "1bdp"):
-        flows = [tcp_flow("copa", 40, f"copa-{i}", start=float(i)) for i in range(10)]
+        flows = [tcp_flow("copa", 40, f"copa-{i}", start=float(i)) for i in range(CAUSE_FLOWS)]
         jobs.append(Job(("scale-cause", limit), scenario(f"scale-cause-{limit}", 30, "100Mbps", {"limit": limit}, flows,
                                                          bin_s="100ms")))
     # E9, Fig. 2: one flow on 12 Mbit/s, 10 ms bins to see the oscillation.
@@ -225,13 +229,14 @@ def build(runs: int = 10) -> Reproduction:
                     rows.append(Row(exp, f"{variant}, n = {n}", "mean δ", float(ff["delta"].mean()), "–"))
         for limit in ("5bdp", "1bdp"):
             sr = res[("scale-cause", limit)]
-            exp = "100-flow cause: 10 flows joining one per second, 20-30 s"
+            exp = f"100-flow cause: {CAUSE_FLOWS} flows joining one per second, 20-30 s"
             ff = sr.flows[sr.flows["time_s"] > 20]
             lk = sr.link[sr.link["time_s"] > 20]
             variant = f"copa, {limit[0]} BDP buffer"
             rows.append(Row(exp, variant, "share of samples in competitive mode", float(ff["competitive"].mean()), "–"))
             rows.append(Row(exp, variant, "mean δ", float(ff["delta"].mean()), "–"))
-            rows.append(Row(exp, variant, "mean queue / (2.5n packets)", float(lk["queue_bytes_mean"].mean()) / 1500 / 25,
+            rows.append(Row(exp, variant, "mean queue / (2.5n packets)",
+                            float(lk["queue_bytes_mean"].mean()) / 1500 / (2.5 * CAUSE_FLOWS),
                             "≈ 1 (queue between 0 and 2.5/δ̂)", tol=1.0))
             rows.append(Row(exp, variant, "packets lost", float(sum(sum(f["drops"].values()) for f in sr.summary["flows"])), "–"))
         rows.append(Row("100 flows added one per second (§3)", "copa", "share of (flow, bin) samples with v = 1",

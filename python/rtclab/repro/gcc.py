@@ -66,6 +66,17 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                "20 ms arrival jitter per flow": {"flow": {"jitter": "20ms"}}}
 
 
+def two_flows_2013(name: str, label: str, capacity_mbps: int, extra: dict, flow: dict | None = None) -> dict:
+    """FhMN 2013's two-flow set-up: the second flow 30 s after the first, a 60 KB buffer;
+    `extra` goes to both flows' controller, `flow` to both flows' keys."""
+    flows = [controller_flow(label, "first", extra=extra), controller_flow(label, "second", start="30s", extra=extra)]
+    for f in flows:
+        f.update(flow or {})
+    sc = scenario(name, 300, f"{capacity_mbps}Mbps", 0, flows)
+    sc["link"]["queue"] = {"limit": "60KB"}
+    return sc
+
+
 def two_flow_jains(res, prefix: tuple) -> list[float]:
     """Jain's index of the two flows over 60-300 s, per run whose key starts with `prefix`."""
     out = []
@@ -105,9 +116,7 @@ def build(runs: int = 10) -> Reproduction:
     for label in OLD_VARIANTS:
         for c in (1, 2, 3):
             for r in range(min(runs, 5)):
-                flows = [controller_flow(label, "first", extra=old), controller_flow(label, "second", start="30s", extra=old)]
-                sc = scenario(f"2013-two-flows-{c}", 300, f"{c}Mbps", 0, flows)
-                sc["link"]["queue"] = {"limit": "60KB"}
+                sc = two_flows_2013(f"2013-two-flows-{c}", label, c, old)
                 jobs.append(Job(("2013-two-flows", label, c, r), sc, seed=r + 1))
         # Candidate causes of the study's unfairness, each tried on gcc_paper (issue 17): 2013
         # Chrome's detector had a static threshold; real receivers time-stamp with OS jitter.
@@ -115,12 +124,8 @@ def build(runs: int = 10) -> Reproduction:
             for cause, change in CAUSES_2013.items():
                 for c in (1, 2):
                     for r in range(min(runs, 5)):
-                        flows = [controller_flow(label, "first", extra={**old, **change.get("media", {})}),
-                                 controller_flow(label, "second", start="30s", extra={**old, **change.get("media", {})})]
-                        for f in flows:
-                            f.update(change.get("flow", {}))
-                        sc = scenario(f"2013-cause-{c}", 300, f"{c}Mbps", 0, flows)
-                        sc["link"]["queue"] = {"limit": "60KB"}
+                        sc = two_flows_2013(f"2013-cause-{c}", label, c, {**old, **change.get("media", {})},
+                                            change.get("flow"))
                         jobs.append(Job(("2013-cause", cause, c, r), sc, seed=r + 1))
         step = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
         sc = scenario("2013-step", 200, step, 0, [controller_flow(label, extra={**old, "max_bitrate": "3500kbps"})])
