@@ -109,7 +109,7 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     from rtclab.repro.zhuge import KS, trace_dir
 
     # S2 (TCP on the traces, the heaviest part: 11 min on 2 cores) has its own test below.
-    r = cli("repro", "zhuge", "--runs", 1, "--only", "S1,S3,S4,S5", "--out", tmp_path / "z", "--no-progress",
+    r = cli("repro", "zhuge", "--runs", 1, "--only", "S1,S3,S4,S5,S7", "--out", tmp_path / "z", "--no-progress",
             timeout=600)
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "z" / "repro.json").read_text())
@@ -130,6 +130,15 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     assert all(v is not None and 0 <= v < 50 for v in small), small
     over = [x["ours"] for x in rows if x["metric"] == "time with RTT>200ms (s)"]
     assert len(over) == 2 * 3 * len(NS) and all(0 <= v <= 50 for v in over)
+    # S7b/c: two flows through the AP with Zhuge on neither, both, or the first; their rates add
+    # up to at most the PHY rate, and the edge rows are judged against the published < 3 %.
+    for cc in ("gcc", "copa"):
+        for label in ("neither with Zhuge", "both with Zhuge", "first with Zhuge"):
+            rates = [x["ours"] for x in rows if x["variant"] == f"{cc}, {label}" and x["metric"].endswith("bitrate (Mbit/s)")]
+            assert len(rates) == 2 and all(r > 1 for r in rates) and sum(rates) < 65, (cc, label, rates)
+        edge = [x for x in rows if x["experiment"] == "S7c inter-fairness" and x["metric"].startswith("|Zhuge flow")
+                and x["variant"].startswith((cc, f"cause: {cc}"))]
+        assert len(edge) == 2 and all(x["ours"] >= 0 and x["verdict"] for x in edge)
     if trace_dir() is not None:
         assert {x["experiment"] for x in rows} >= {f"S1 trace {t}" for t in ("W1", "W2", "C1", "C2", "C3")}
 
