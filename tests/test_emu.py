@@ -322,6 +322,12 @@ def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     assert r.returncode == 2
     assert "at most 200 flows" in r.stderr
     assert not (tmp_path / "o").exists()
+    # FastAck forges TCP ACKs in the simulator only: named, nothing written.
+    scn = tmp_path / "fastack.toml"
+    scn.write_text(TWO_CUBIC.format(d=5) + '\n[[middleboxes]]\nkind = "fast_ack"\nat = "bottleneck"\n')
+    r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o")
+    assert r.returncode == 2 and '"fast_ack" runs in the simulator only' in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
 
 
 @needs_root

@@ -12,6 +12,10 @@ def test_judge_reads_values_bounds_and_ranges():
     assert judge(0.2, "≈ 0", abs_tol=0.5) == WITHIN and judge(6.8, "≈ 0") == MISSED
     assert judge(1.0, "–") == "" and judge(1.0, "poor (unpredictable)") == ""
     assert judge(None, "0.5") == "not measured" and judge(float("nan"), "0.5") == "not measured"
+    # Percentages are fractions, and a range may run either way.
+    assert judge(-0.56, "-14% to -64% vs Copa") == WITHIN and judge(0.36, "-14% to -64%") == MISSED
+    assert judge(-0.6, "<= -50% (RTP)") == WITHIN and judge(-0.4, "<= -50%") == MISSED
+    assert judge(0.1, "+10% (Fig 4.19)") == WITHIN and judge(-0.06, "+10%") == MISSED
 
 
 def test_rows_carry_their_verdict_into_tables_and_json():

@@ -172,6 +172,10 @@ const ABC_ECHO: u8 = 0b10_0000;
 const ABC_ACCELERATE: u8 = 0b100_0000;
 
 impl Packet {
+    /// `hop` of a packet a network element made itself (a forged ACK, a local
+    /// retransmission): the engine puts it on its flow's route in `dir` just after the element.
+    pub const ORIGINATED: u8 = u8::MAX;
+
     /// A retransmission of data sent before.
     #[inline]
     pub fn retransmit(&self) -> bool {

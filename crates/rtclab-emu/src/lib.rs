@@ -160,6 +160,14 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
             f.name
         )));
     }
+    if s.middleboxes.iter().any(|m| m.kind == "fast_ack") {
+        return Err(EmuError::Unsupported(
+            "middlebox kind \"fast_ack\" runs in the simulator only (forging a kernel TCP \
+             flow's ACKs and retransmitting its segments from the AP needs TCP byte streams \
+             the emulator does not rebuild)"
+                .into(),
+        ));
+    }
     if let Some(f) = s.flows.iter().find(|f| ecn(f) && kernel_tcp(f).is_none()) {
         return Err(EmuError::Unsupported(format!(
             "flow {:?}: ecn on rtclab's own TCP is not supported by the emulator yet (its UDP \

@@ -66,6 +66,13 @@ impl ElementOutput {
     }
 }
 
+/// What an element added to and took from the network, by kind (data, feedback).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MadeAbsorbed {
+    pub made: (u64, u64),
+    pub absorbed: (u64, u64),
+}
+
 pub trait NetElement {
     fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput);
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput);
@@ -78,6 +85,12 @@ pub trait NetElement {
     /// element that keeps packets must report them.
     fn held_by_kind(&self) -> (u64, u64) {
         (0, 0)
+    }
+    /// Packets this element made (`Packet::ORIGINATED`: forged ACKs, local retransmissions)
+    /// and packets it took out of the network without losing them (feedback it answered
+    /// itself), all time: the conservation identities count them.
+    fn made_and_absorbed(&self) -> MadeAbsorbed {
+        MadeAbsorbed::default()
     }
     /// Named figures for the run's summary (`summary.middleboxes[].metrics`); none by default.
     fn metrics(&self) -> Vec<(&'static str, f64)> {
@@ -130,6 +143,12 @@ impl NetElement for AnyElement {
         match self {
             AnyElement::Custom(e) => e.metrics(),
             _ => Vec::new(),
+        }
+    }
+    fn made_and_absorbed(&self) -> MadeAbsorbed {
+        match self {
+            AnyElement::Custom(e) => e.made_and_absorbed(),
+            _ => MadeAbsorbed::default(),
         }
     }
     fn held_by_kind(&self) -> (u64, u64) {

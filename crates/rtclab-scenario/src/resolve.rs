@@ -1737,15 +1737,15 @@ fn middlebox_specs(
     Ok(out)
 }
 
-/// Middleboxes that act on feedback (Zhuge) must sit where some flow's data and feedback
-/// both pass: a hop on its forward path and on its reverse path.
+/// Middleboxes that act on feedback (Zhuge, FastAck) must sit where some flow's data and
+/// feedback both pass: a hop on its forward path and on its reverse path.
 fn feedback_paths(
     middleboxes: &[MiddleboxSpec],
     flows: &[FlowSpec],
     links: &[NamedLink],
 ) -> Result<(), ConfigError> {
     for (i, m) in middleboxes.iter().enumerate() {
-        if m.kind != "zhuge" {
+        if !matches!(m.kind.as_str(), "zhuge" | "fast_ack") {
             continue;
         }
         let sees_both =
@@ -1755,9 +1755,10 @@ fn feedback_paths(
             return Err(ConfigError::new(
                 format!("middleboxes[{i}].at"),
                 format!(
-                    "a zhuge middlebox at {name:?} sees no feedback path: no flow crosses {name:?} \
-                     both ways, so the ACKs or RTCP it must delay or rewrite would bypass it; \
-                     place it at a link on the flows' forward and reverse paths"
+                    "a {} middlebox at {name:?} sees no feedback path: no flow crosses {name:?} \
+                     both ways, so the ACKs or RTCP it must delay, rewrite or answer would \
+                     bypass it; place it at a link on the flows' forward and reverse paths",
+                    m.kind
                 ),
             ));
         }

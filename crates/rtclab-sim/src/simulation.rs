@@ -174,6 +174,20 @@ impl Simulation {
         held
     }
 
+    /// What elements made and absorbed (FastAck's forged ACKs and local retransmissions, the
+    /// client ACKs it answered), summed: the conservation identities add them.
+    pub fn packets_made_and_absorbed(&self) -> rtclab_net::element::MadeAbsorbed {
+        let mut t = rtclab_net::element::MadeAbsorbed::default();
+        for e in &self.elements {
+            let m = e.made_and_absorbed();
+            t.made.0 += m.made.0;
+            t.made.1 += m.made.1;
+            t.absorbed.0 += m.absorbed.0;
+            t.absorbed.1 += m.absorbed.1;
+        }
+        t
+    }
+
     /// Payloads (media feedback contents) held for packets still in flight (leak checks).
     pub fn pending_feedback(&self) -> usize {
         self.out.payloads.len()
@@ -374,6 +388,17 @@ impl Simulation {
             self.meters.hops[h].on_backlog(now, b);
         } else {
             for mut p in self.out.packets.drain(..) {
+                if p.hop == Packet::ORIGINATED {
+                    // A packet the element made: it travels on from the element's place on
+                    // its flow's route (an element makes packets only for flows whose route
+                    // in that direction crosses it).
+                    let route = &self.routes[p.flow.0 as usize][p.dir.index()];
+                    let Some(at) = route.iter().position(|&e| e as usize == idx) else {
+                        debug_assert!(false, "element {idx} made a packet off its route");
+                        continue;
+                    };
+                    p.hop = at as u8;
+                }
                 p.hop += 1;
                 self.work.push_back(p);
             }

@@ -65,29 +65,35 @@ _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
 
 def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.0) -> str:
     """The verdict for a published value written as "X", "≈ X", "< X", "> X", "<= X", ">= X" or
-    "X-Y" (leading text only; anything after the number is a remark): `WITHIN` or `MISSED`, ""
-    when the published value is not a number (qualitative, or "–"), "not measured" when ours is
-    missing."""
+    "X-Y" / "X to Y" (leading text only; anything after the number is a remark): `WITHIN` or
+    `MISSED`, "" when the published value is not a number (qualitative, or "–"), "not measured"
+    when ours is missing. A number written with "%" is a fraction ("-50%" = -0.5, as such rows
+    give ours); a range may run either way ("-14% to -64%")."""
     import math
     import re
 
     text = paper.strip().replace("≤", "<=").replace("≥", ">=").replace("−", "-")
-    m_bound = re.match(rf"^(<=|>=|<|>)\s*({_NUM})", text)
-    m_range = re.match(rf"^({_NUM})\s*(?:-|–|to)\s*({_NUM})", text)
-    m_value = re.match(rf"^(?:≈|~|about)?\s*({_NUM})", text)
+    num = rf"({_NUM})(%?)"
+    m_bound = re.match(rf"^(<=|>=|<|>)\s*{num}", text)
+    m_range = re.match(rf"^{num}\s*(?:-|–|to)\s*{num}", text)
+    m_value = re.match(rf"^(?:≈|~|about)?\s*{num}", text)
     if not (m_bound or m_range or m_value):
         return ""
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return "not measured"
+
+    def value(m: re.Match, i: int) -> float:
+        return float(m.group(i)) / (100.0 if m.group(i + 1) else 1.0)
+
     if m_bound:
-        op, x = m_bound.group(1), float(m_bound.group(2))
+        op, x = m_bound.group(1), value(m_bound, 2)
         ok = {"<": ours < x, "<=": ours <= x, ">": ours > x, ">=": ours >= x}[op]
         return WITHIN if ok else MISSED
-    if m_range and float(m_range.group(1)) < float(m_range.group(2)):
-        lo, hi = float(m_range.group(1)), float(m_range.group(2))
+    if m_range and value(m_range, 1) != value(m_range, 3):
+        lo, hi = sorted((value(m_range, 1), value(m_range, 3)))
         slack = max(tol * max(abs(lo), abs(hi)), abs_tol)
         return WITHIN if lo - slack <= ours <= hi + slack else MISSED
-    x = float(m_value.group(1)) if m_value else float("nan")
+    x = value(m_value, 1) if m_value else float("nan")
     return WITHIN if abs(ours - x) <= max(tol * abs(x), abs_tol) else MISSED
 
 

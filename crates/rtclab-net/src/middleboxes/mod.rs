@@ -22,7 +22,7 @@ macro_rules! register {
     };
 }
 
-register! { ack_aggregation }
+register! { ack_aggregation, fast_ack }
 
 /// What a middlebox is built from.
 pub struct MiddleboxArgs<'a> {

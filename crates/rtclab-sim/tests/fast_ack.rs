@@ -1,0 +1,100 @@
+//! FastAck at the bottleneck's hop (the Zhuge evaluation's TCP baseline, spec `zhuge-metis.md`
+//! A.8): the sender's control loop ends at the AP, the queue's losses still reach the sender,
+//! losses after the link are repaired by the AP. Figures: docs/algorithms/fast_ack.md.
+mod common;
+use common::*;
+
+fn scenario(mb: &str, loss: &str, cc: &str) -> String {
+    format!(
+        r#"duration = "20s"
+[link]
+capacity = "10Mbps"
+queue = {{ limit = "60pkt" }}
+{loss}
+{mb}
+[[flows]]
+kind = "tcp"
+cc = "{cc}"
+rtt = "60ms"
+[metrics]
+bin = "100ms"
+"#
+    )
+}
+
+const FAST_ACK: &str = "[[middleboxes]]\nkind = \"fast_ack\"\nat = \"bottleneck\"\nhold_ms = 0";
+
+fn mean_after(o: &rtclab_sim::RunOutput, name: &str, from: f64) -> f64 {
+    let t = col(&o.flows, "time_s");
+    let v = col(&o.flows, name);
+    let xs: Vec<f64> =
+        (0..t.len()).filter(|&i| t[i] >= from && v[i].is_finite()).map(|i| v[i]).collect();
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// The forged ACKs leave the AP when the link has sent the segment: the sender's smoothed RTT
+/// is the return half of the path (30 ms) plus the queue, not the whole 60 ms.
+#[test]
+fn the_senders_loop_ends_at_the_access_point() {
+    for cc in ["cubic", "copa"] {
+        let (plain, _) = run(parse(&scenario("", "", cc)), 1);
+        let (fa, _) = run(parse(&scenario(FAST_ACK, "", cc)), 1);
+        let (a, b) = (mean_after(&plain, "srtt_ms", 5.0), mean_after(&fa, "srtt_ms", 5.0));
+        let (qa, qb) = (
+            mean_after(&plain, "queuing_delay_ms_mean", 5.0),
+            mean_after(&fa, "queuing_delay_ms_mean", 5.0),
+        );
+        println!("{cc}: srtt {a:.1} ms (queue {qa:.1}) vs {b:.1} ms with FastAck (queue {qb:.1})");
+        assert!((a - 60.0 - qa).abs() < 6.0, "{cc}: plain srtt {a} vs 60 + {qa}");
+        assert!((b - 30.0 - qb).abs() < 6.0, "{cc}: FastAck srtt {b} vs 30 + {qb}");
+        let fm = &fa.summary["middleboxes"][0]["metrics"];
+        assert!(fm["forged_acks"].as_f64().unwrap() > 1000.0, "{fm}");
+        assert!(
+            fm["passed_acks"].as_f64().unwrap() < 50.0,
+            "only the first round trip's ACKs pass: {fm}"
+        );
+        let util = fa.summary["link"]["utilization"].as_f64().unwrap();
+        assert!(util > 0.9, "{cc}: utilization {util}");
+    }
+}
+
+/// Losses before the link (here a 1 % random loss in front of the queue) are never
+/// acknowledged: the sender sees and repairs them itself, and the receiver gets every
+/// segment in order (goodput ≈ throughput); the AP answers for nothing it did not send.
+#[test]
+fn the_queues_losses_still_reach_the_sender() {
+    let loss = "loss = { model = \"iid\", rate = 0.01 }";
+    let (fa, _) = run(parse(&scenario(FAST_ACK, loss, "cubic")), 1);
+    let f = &fa.summary["flows"][0];
+    let (thr, good) = (f["throughput_mbps"].as_f64().unwrap(), f["goodput_mbps"].as_f64().unwrap());
+    let retx = f["retransmits"].as_u64().unwrap();
+    println!("throughput {thr:.2}, goodput {good:.2} Mbit/s, sender retransmits {retx}");
+    assert!(retx > 50, "the sender repaired the losses: {retx}");
+    assert!(good > 0.9 * thr && thr < 10.5, "{good} vs {thr}");
+    let sent = f["sending_rate_mbps"].as_f64().unwrap();
+    assert!(sent < 12.0, "no flood: the sender sent {sent} Mbit/s into a 10 Mbit/s link");
+}
+
+/// A Zhuge-style placement check: FastAck where no flow's feedback passes is refused.
+#[test]
+fn fast_ack_without_a_feedback_path_is_refused() {
+    let text = r#"duration = "5s"
+[[links]]
+name = "down"
+capacity = "10Mbps"
+[[links]]
+name = "up"
+capacity = "10Mbps"
+[[middleboxes]]
+kind = "fast_ack"
+at = "down"
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+path = ["down"]
+reverse_path = ["up"]
+"#;
+    let e = rtclab_scenario::from_toml_str(text, &builtin_dir()).unwrap_err();
+    assert_eq!(e.path, "middleboxes[0].at");
+    assert!(e.message.contains("fast_ack middlebox at \"down\" sees no feedback path"), "{e}");
+}
