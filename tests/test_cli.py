@@ -181,10 +181,10 @@ def test_repro_zhuge_s2_runs_copa_and_abc_on_every_trace_set(cli, tmp_path):
 
 def test_repro_confucius_compares_the_queues(cli, tmp_path):
     """`rtclab repro confucius`: every queue in the load and size sweeps, stall and PLT rows,
-    and the heterogeneous-CC JFI."""
+    the heterogeneous-CC JFI, and the synthetic web pages (10 per run) under every queue."""
     from rtclab.repro.confucius import LOADS, QUEUES, SIZES
 
-    r = cli("repro", "confucius", "--out", tmp_path / "c", "--no-progress", timeout=600)
+    r = cli("repro", "confucius", "--runs", 2, "--out", tmp_path / "c", "--no-progress", timeout=600)
     assert r.returncode == 0, r.stderr
     rows = json.loads((tmp_path / "c" / "repro.json").read_text())
     stalls = [x for x in rows if x["metric"] == "stall duration (s)"]
@@ -192,6 +192,15 @@ def test_repro_confucius_compares_the_queues(cli, tmp_path):
     assert all(0 <= x["ours"] <= 20 for x in stalls)
     jfi = {x["variant"]: x["ours"] for x in rows if x["metric"] == "JFI"}
     assert set(jfi) == {"FIFO", "FQ", "Confucius"} and all(0 < v <= 1 for v in jfi.values())
+    pages = [x for x in rows if x["experiment"] == "Web pages (20 synthetic pages)"]
+    share = {x["variant"]: x["ours"] for x in pages if x["metric"] == "share of pages without a stall"}
+    assert set(share) == set(QUEUES) and all(0 <= v <= 1 for v in share.values())
+    # Strict priority serves the video first: it never stalls, and the pages pay for it.
+    assert share["StrictPriority"] == 1.0
+    deg = {x["variant"]: x["ours"] for x in pages if x["metric"].startswith("PLT - PLT(FQ)")}
+    assert deg["FQ"] == 0 and deg["StrictPriority"] > deg["Confucius"]
+    gen = {x["metric"]: x for x in pages if x["variant"] == "generator, 1000 pages"}
+    assert all(x["verdict"] == "within tolerance" for x in gen.values()), gen
 
 
 def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
