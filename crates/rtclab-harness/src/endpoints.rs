@@ -235,6 +235,12 @@ pub fn sample_flow(snd: &AnyEndpoint, rcv: Option<&AnyEndpoint>, packet_size: u3
                 sample_media_receiver(r, &mut c);
             }
             sample_media_sender(sender, &mut c);
+            if let Some(cwnd) = sender.controller().target().cwnd_bytes {
+                // A window controller on media: its window, RTT and the encoder's target.
+                c.cwnd_packets = cwnd as f64 / packet_size as f64;
+                c.srtt_ms = sender.window_srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+                c.target_mbps = sender.encoder_target().map_or(f64::NAN, |r| r.as_mbps_f64());
+            }
             return c;
         }
         AnyEndpoint::Other(e) => {

@@ -140,6 +140,15 @@ impl MediaSender {
     pub fn controller(&self) -> &AnyController {
         &self.cc
     }
+    /// The encoder's current target (a window controller's is derived from its window).
+    pub fn encoder_target(&self) -> Option<Rate> {
+        self.last_target
+    }
+    /// A window controller's smoothed RTT as the media flow measures it (None for rate
+    /// controllers).
+    pub fn window_srtt(&self) -> Option<rtclab_core::TimeDelta> {
+        self.window.as_ref().and_then(|w| w.srtt())
+    }
     pub fn encoder_config(&self) -> &EncoderConfig {
         self.encoder.config()
     }
@@ -173,10 +182,11 @@ impl MediaSender {
     fn apply_target(&mut self) {
         let t = self.cc.target();
         if let (Some(w), Some(cwnd)) = (&self.window, t.cwnd_bytes) {
-            // Window controllers: the encoder follows 0.9 × cwnd / srtt, paced at the
-            // controller's rate or 1.25 × cwnd / srtt.
-            let srtt = w.srtt().unwrap_or(rtclab_core::TimeDelta::from_millis(100));
-            let per_rtt = Rate::from_bytes_per(cwnd, srtt);
+            // Window controllers: the encoder follows 0.9 × cwnd / occupancy (the time a
+            // packet holds its place in the window: the RTT plus the wait for its report),
+            // paced at the controller's rate or 1.25 × cwnd / occupancy.
+            let held = w.occupancy().or(w.srtt()).unwrap_or(rtclab_core::TimeDelta::from_millis(100));
+            let per_rtt = Rate::from_bytes_per(cwnd, held);
             let share = self.protection.media_share();
             let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9 * share) as u64);
             self.note_target(target.min(self.cfg.encoder.max_bitrate));

@@ -9,8 +9,15 @@
 //!   sent before the current recovery started does not count again (RFC 9002 §7.3.2); packets
 //!   sent before the recovery started do not grow the window when they are acknowledged.
 //! - The media sender couples the encoder to the window: target = min(max bitrate,
-//!   0.9 × cwnd / srtt) (spec `copa-qlibra-tcp.md` §2.5 item 9), paced at the controller's
-//!   rate or 1.25 × cwnd / srtt (RFC 9002 §7.7), never more than cwnd bytes in flight.
+//!   0.9 × cwnd / occupancy) (spec `copa-qlibra-tcp.md` §2.5 item 9, with srtt read as the
+//!   time a packet holds its place in the window), paced at the controller's rate or 1.25 ×
+//!   cwnd / occupancy (RFC 9002 §7.7), never more than cwnd bytes in flight. The occupancy is
+//!   a smoothed (1/8) mean, per report, of the time from each newly reported packet's sending
+//!   to the report: the RTT *plus* the wait for the receiver's report. Transport-wide feedback
+//!   comes every 50-250 ms (libwebrtc's cadence), so a window empties at cwnd / (srtt + about
+//!   half the interval); an encoder run at cwnd / srtt overfills it and frames queue at the
+//!   sender without bound (measured before this rule: Copa video on a constant 20 Mbit/s link
+//!   reached 5 s of frame delay, 5 s of it in the pacer, at 11-13 Mbit/s).
 //! - Reports are never marked application-limited: the encoder follows the window, so it is
 //!   always just below it.
 //! - The sender arms a probe timeout (2 × srtt + 25 ms, ≥ 100 ms, doubling) while data is in
@@ -24,6 +31,8 @@ use rtclab_transport::RttEstimator;
 #[derive(Clone, Debug)]
 pub struct WindowAdapter {
     rtt: RttEstimator,
+    /// Smoothed time a packet stays in the window (sending to its report).
+    occupancy: Option<TimeDelta>,
     recovery_start: Option<Time>,
     /// Lowest sequence number not yet reported (cumulative point) and next to send.
     snd_una: u64,
@@ -40,6 +49,7 @@ impl Default for WindowAdapter {
             ),
             recovery_start: None,
             snd_una: 0,
+            occupancy: None,
         }
     }
 }
@@ -47,6 +57,12 @@ impl Default for WindowAdapter {
 impl WindowAdapter {
     pub fn srtt(&self) -> Option<TimeDelta> {
         self.rtt.srtt()
+    }
+
+    /// How long a packet holds its place in the window: from its sending to the report that
+    /// frees it, smoothed; the throughput a window allows is cwnd / this (Little's law).
+    pub fn occupancy(&self) -> Option<TimeDelta> {
+        self.occupancy
     }
 
     /// Feeds one feedback's per-packet results to `cc`.
@@ -70,6 +86,14 @@ impl WindowAdapter {
         };
         if let Some(r) = rtt {
             self.rtt.on_sample(r);
+        }
+        if !received.is_empty() {
+            let held: i64 = received.iter().map(|p| (now - p.send_time).as_nanos()).sum();
+            let sample = TimeDelta::from_nanos(held / received.len() as i64);
+            self.occupancy = Some(match self.occupancy {
+                None => sample,
+                Some(o) => TimeDelta::from_nanos(o.as_nanos() + (sample - o).as_nanos() / 8),
+            });
         }
         let lost: Vec<&PacketResult> = results.iter().filter(|p| p.arrival.is_none()).collect();
         let new_loss = lost.iter().any(|p| self.recovery_start.is_none_or(|r| p.send_time > r));

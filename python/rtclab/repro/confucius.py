@@ -4,8 +4,8 @@ al., arXiv 2310.18030). Set-ups and published numbers from
 
 A 20 Mbit/s bottleneck, RTT 40 ms, a 1000-packet buffer. The real-time flow is a video call
 over GCC (libwebrtc's send-side; the dissertation runs Copa, GCC and BBR and reports GCC "behaves
-similarly"; rtclab's video over Copa keeps a standing sender-side backlog, frame delays of
-1.5 s before any competition, so it is not used here); at 10 s a burst of
+similarly"; rtclab's video over Copa keeps a sender-side backlog, a 165 ms mean frame delay
+alone on the link, so it is not used here); at 10 s a burst of
 web flows (CUBIC, finite transfers, `size`) starts. Queues: FIFO (drop-tail), FQ (FQ-CoDel
 with a 500 ms target, i.e. without AQM drops, as the prototype scripts), CBQ 1:1 and 1:5 and
 strict priority (the real-time flow in class 0; `drr`), and Confucius.
@@ -181,7 +181,7 @@ def build(runs: int = 10) -> Reproduction:
         return rows
 
     notes = [
-        "The video runs over GCC: rtclab's video over Copa shows 1.5 s frame delays before the burst (a sender-side "
+        "The video runs over GCC: rtclab's video over Copa shows 165 ms mean frame delays alone (a sender-side "
         "backlog of frame bursts against Copa's window), so the stall metric would not measure the queue.",
         "Sweeps: web flows are finite CUBIC transfers (`size`), all starting together at 10 s. Web pages: "
         f"{len(pages)} synthetic pages (rtclab.repro.web_pages; the paper replays 1000 Alexa pages whose HAR files "
