@@ -143,6 +143,11 @@ impl CcfbGenerator {
     }
 }
 
+/// When the receiver sent the report (its Report Timestamp), on the clock of [`arrivals`].
+pub fn report_time(fb: &CongestionControlFeedback) -> Time {
+    Time::from_nanos((fb.report_timestamp as u128 * 1_000_000_000 / 65_536) as u64)
+}
+
 /// Sender side: for each report block, the first unwrapped sequence number and the arrival
 /// times (None: not received) on the receiver's clock. Offsets that are over range or
 /// unavailable carry no usable time and end the block's run there.

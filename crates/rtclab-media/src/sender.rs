@@ -225,14 +225,14 @@ impl MediaSender {
         match fb {
             MediaFeedback::Twcc(t) => {
                 let results = self.history.on_transport_feedback(t);
-                self.on_results(now, &results);
+                self.on_results(now, &results, None);
             }
             MediaFeedback::Ccfb(c) => {
                 let mut results = Vec::new();
                 for (base, arrivals) in crate::ccfb::arrivals(c, &self.history) {
                     results.extend(self.history.results(base, arrivals));
                 }
-                self.on_results(now, &results);
+                self.on_results(now, &results, Some(crate::ccfb::report_time(c)));
             }
             MediaFeedback::Remb(bps) => self.cc.on_receiver_estimate(now, Rate::from_bps(*bps)),
             MediaFeedback::ReceiverReport { fraction_lost } => {
@@ -259,14 +259,14 @@ impl MediaSender {
         self.encoder.frame_rate()
     }
 
-    fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult]) {
+    fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult], report_time: Option<Time>) {
         for p in self.protection.on_results(now, results) {
             self.pacer.enqueue_retransmission(now, p);
         }
         match &mut self.window {
             Some(w) => {
                 let (in_flight, next) = (self.history.in_flight_bytes(), self.history.next_seq());
-                w.on_results(now, results, in_flight, next, &mut self.cc);
+                w.on_results(now, results, report_time, in_flight, next, &mut self.cc);
                 self.window_blocked = false;
                 self.pto_count = 0;
                 self.arm_pto(now);

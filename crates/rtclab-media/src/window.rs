@@ -4,7 +4,10 @@
 //!
 //! - Each feedback becomes one acknowledgement report: packets newly reported received, an RTT
 //!   sample from the newest of them (feedback time − send time − the time it waited at the
-//!   receiver for the report), bytes in flight, and the newest delivered packet.
+//!   receiver for the report: until the report's timestamp with RFC 8888, which carries one,
+//!   like QUIC's ACK Delay; with TWCC, which does not, only until the report's latest arrival,
+//!   so the wait for the report's departure stays in the sample), bytes in flight, and the
+//!   newest delivered packet.
 //! - Packets reported lost are a congestion event, once per recovery period: a loss of a packet
 //!   sent before the current recovery started does not count again (RFC 9002 §7.3.2); packets
 //!   sent before the recovery started do not grow the window when they are acknowledged.
@@ -65,11 +68,14 @@ impl WindowAdapter {
         self.occupancy
     }
 
-    /// Feeds one feedback's per-packet results to `cc`.
+    /// Feeds one feedback's per-packet results to `cc`. `report_time`: when the receiver sent
+    /// the report, on the clock of the arrival times (RFC 8888's Report Timestamp; None for
+    /// TWCC, which carries none).
     pub fn on_results(
         &mut self,
         now: Time,
         results: &[PacketResult],
+        report_time: Option<Time>,
         in_flight: u64,
         snd_nxt: u64,
         cc: &mut impl CongestionController,
@@ -77,9 +83,11 @@ impl WindowAdapter {
         let received: Vec<&PacketResult> = results.iter().filter(|p| p.arrival.is_some()).collect();
         let max_arrival = received.iter().filter_map(|p| p.arrival).max();
         let newest = received.iter().max_by_key(|p| p.send_time);
-        let rtt = match (newest, max_arrival) {
+        let rtt = match (newest, report_time.or(max_arrival)) {
             (Some(p), Some(max_a)) => {
-                let waited = max_a - p.arrival.unwrap_or(max_a);
+                // The time the newest packet waited at the receiver: until the report left
+                // when the report says when (RFC 8888), else at least until the latest arrival.
+                let waited = (max_a - p.arrival.unwrap_or(max_a)).max(TimeDelta::ZERO);
                 Some((now - p.send_time - waited).max(TimeDelta::from_micros(1)))
             }
             _ => None,
@@ -151,19 +159,19 @@ mod tests {
         let mut cc = Reno::new(RenoConfig { packet_size: 1200, initial_window: 10 });
         // 10 packets acked: slow start 10 → 20. RTT = 100 − 0 − (29 − 29) ... newest sent at 9.
         let r: Vec<_> = (0..10).map(|i| res(i, i, Some(20 + i))).collect();
-        a.on_results(Time::from_millis(60), &r, 0, 10, &mut cc);
+        a.on_results(Time::from_millis(60), &r, None, 0, 10, &mut cc);
         assert_eq!(cc.cwnd_packets(), 20);
         assert_eq!(a.srtt(), Some(TimeDelta::from_millis(51)));
         // Two feedbacks reporting losses of packets sent before the first reaction: one halving.
         let r = vec![res(10, 61, None), res(11, 62, Some(90))];
-        a.on_results(Time::from_millis(120), &r, 0, 20, &mut cc);
+        a.on_results(Time::from_millis(120), &r, None, 0, 20, &mut cc);
         assert_eq!(cc.cwnd_packets(), 10);
         let r = vec![res(12, 63, None), res(13, 64, Some(95))];
-        a.on_results(Time::from_millis(125), &r, 0, 20, &mut cc);
+        a.on_results(Time::from_millis(125), &r, None, 0, 20, &mut cc);
         assert_eq!(cc.cwnd_packets(), 10, "same recovery period");
         // A loss of a packet sent after the recovery started is a new congestion event.
         let r = vec![res(14, 130, None)];
-        a.on_results(Time::from_millis(200), &r, 0, 20, &mut cc);
+        a.on_results(Time::from_millis(200), &r, None, 0, 20, &mut cc);
         assert_eq!(cc.cwnd_packets(), 5);
     }
 }
