@@ -185,7 +185,8 @@ impl MediaSender {
             // Window controllers: the encoder follows 0.9 × cwnd / occupancy (the time a
             // packet holds its place in the window: the RTT plus the wait for its report),
             // paced at the controller's rate or 1.25 × cwnd / occupancy.
-            let held = w.occupancy().or(w.srtt()).unwrap_or(rtclab_core::TimeDelta::from_millis(100));
+            let held =
+                w.occupancy().or(w.srtt()).unwrap_or(rtclab_core::TimeDelta::from_millis(100));
             let per_rtt = Rate::from_bytes_per(cwnd, held);
             let share = self.protection.media_share();
             let target = Rate::from_bps((per_rtt.as_bps() as f64 * 0.9 * share) as u64);
@@ -259,7 +260,12 @@ impl MediaSender {
         self.encoder.frame_rate()
     }
 
-    fn on_results(&mut self, now: Time, results: &[rtclab_cc::PacketResult], report_time: Option<Time>) {
+    fn on_results(
+        &mut self,
+        now: Time,
+        results: &[rtclab_cc::PacketResult],
+        report_time: Option<Time>,
+    ) {
         for p in self.protection.on_results(now, results) {
             self.pacer.enqueue_retransmission(now, p);
         }

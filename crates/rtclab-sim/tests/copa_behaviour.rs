@@ -209,8 +209,8 @@ stop = "15s"
 fn copa_video_does_not_pile_frames_up_at_the_sender() {
     let mut late_by = Vec::new();
     for fb in ["", ", feedback = \"rfc8888\"", ", feedback_interval = \"5ms\""] {
-    let s = parse(&format!(
-        r#"
+        let s = parse(&format!(
+            r#"
 name = "copa-video"
 duration = "30s"
 [link]
@@ -224,21 +224,23 @@ cc = "copa"
 rtt = "50ms"
 media = {{ start_bitrate = "1Mbps", max_bitrate = "100Mbps"{fb} }}
 "#
-    ));
-    let (out, _) = run(s, 1);
-    let t = col(&out.flows, "time_s");
-    let d = col(&out.flows, "frame_delay_ms_mean");
-    let mean = |a: f64, b: f64| {
-        let v: Vec<f64> =
-            (0..t.len()).filter(|&i| t[i] > a && t[i] <= b && d[i].is_finite()).map(|i| d[i]).collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    };
-    let (mid, late) = (mean(10.0, 20.0), mean(20.0, 30.0));
-    let thr = col(&out.flows, "throughput_mbps");
-    let th: f64 = (0..t.len()).filter(|&i| t[i] > 10.0).map(|i| thr[i]).sum::<f64>() / 20.0;
-    println!("copa video{fb}, 20 Mbit/s: {th:.1} Mbit/s, mean frame delay {mid:.0} ms (10-20 s), {late:.0} ms (20-30 s)");
-    assert!(late < 1000.0 && late < 2.0 * mid.max(100.0), "{mid} -> {late}");
-    late_by.push((th, late));
+        ));
+        let (out, _) = run(s, 1);
+        let t = col(&out.flows, "time_s");
+        let d = col(&out.flows, "frame_delay_ms_mean");
+        let mean = |a: f64, b: f64| {
+            let v: Vec<f64> = (0..t.len())
+                .filter(|&i| t[i] > a && t[i] <= b && d[i].is_finite())
+                .map(|i| d[i])
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        let (mid, late) = (mean(10.0, 20.0), mean(20.0, 30.0));
+        let thr = col(&out.flows, "throughput_mbps");
+        let th: f64 = (0..t.len()).filter(|&i| t[i] > 10.0).map(|i| thr[i]).sum::<f64>() / 20.0;
+        println!("copa video{fb}, 20 Mbit/s: {th:.1} Mbit/s, mean frame delay {mid:.0} ms (10-20 s), {late:.0} ms (20-30 s)");
+        assert!(late < 1000.0 && late < 2.0 * mid.max(100.0), "{mid} -> {late}");
+        late_by.push((th, late));
     }
     // The report's timestamp (RFC 8888) lets Copa see the link, not the report cadence.
     assert!(late_by[1].0 > late_by[0].0 && late_by[1].1 < late_by[0].1, "{late_by:?}");
