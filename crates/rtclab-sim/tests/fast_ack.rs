@@ -1,6 +1,7 @@
 //! FastAck at the bottleneck's hop (the Zhuge evaluation's TCP baseline, spec `zhuge-metis.md`
 //! A.8): the sender's control loop ends at the AP, the queue's losses still reach the sender,
-//! losses after the link are repaired by the AP. Figures: docs/algorithms/fast_ack.md.
+//! losses after the link are repaired by the AP (its placement check is in `zhuge.rs`).
+//! Figures: docs/algorithms/fast_ack.md.
 mod common;
 use common::*;
 
@@ -73,28 +74,4 @@ fn the_queues_losses_still_reach_the_sender() {
     assert!(good > 0.9 * thr && thr < 10.5, "{good} vs {thr}");
     let sent = f["sending_rate_mbps"].as_f64().unwrap();
     assert!(sent < 12.0, "no flood: the sender sent {sent} Mbit/s into a 10 Mbit/s link");
-}
-
-/// A Zhuge-style placement check: FastAck where no flow's feedback passes is refused.
-#[test]
-fn fast_ack_without_a_feedback_path_is_refused() {
-    let text = r#"duration = "5s"
-[[links]]
-name = "down"
-capacity = "10Mbps"
-[[links]]
-name = "up"
-capacity = "10Mbps"
-[[middleboxes]]
-kind = "fast_ack"
-at = "down"
-[[flows]]
-kind = "tcp"
-rtt = "20ms"
-path = ["down"]
-reverse_path = ["up"]
-"#;
-    let e = rtclab_scenario::from_toml_str(text, &builtin_dir()).unwrap_err();
-    assert_eq!(e.path, "middleboxes[0].at");
-    assert!(e.message.contains("fast_ack middlebox at \"down\" sees no feedback path"), "{e}");
 }

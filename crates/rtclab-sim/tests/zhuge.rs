@@ -101,7 +101,12 @@ rtt = "40ms"
 "#;
     let e = rtclab_scenario::from_toml_str(text, &builtin_dir()).unwrap_err();
     assert_eq!(e.path, "middleboxes[0].at");
-    assert!(e.message.contains("sees no feedback path"), "{e}");
+    assert!(e.message.contains("a zhuge middlebox at \"down\" sees no feedback path"), "{e}");
+    // FastAck answers the flow's ACKs itself: the same placement rule.
+    let fast_ack = text.replace("kind = \"zhuge\"", "kind = \"fast_ack\"");
+    let e = rtclab_scenario::from_toml_str(&fast_ack, &builtin_dir()).unwrap_err();
+    assert_eq!(e.path, "middleboxes[0].at");
+    assert!(e.message.contains("a fast_ack middlebox at \"down\" sees no feedback path"), "{e}");
     let e = rtclab_scenario::from_toml_str(
         &text.replace("qshort", "x").replace("at = \"down\"", "at = \"down\"\nqshortt = 1"),
         &builtin_dir(),
