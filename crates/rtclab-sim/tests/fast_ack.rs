@@ -75,3 +75,44 @@ fn the_queues_losses_still_reach_the_sender() {
     let sent = f["sending_rate_mbps"].as_f64().unwrap();
     assert!(sent < 12.0, "no flood: the sender sent {sent} Mbit/s into a 10 Mbit/s link");
 }
+
+/// Losses after the AP's link (a 2 % random loss on the last hop, `air`) are the AP's to
+/// repair: the client's duplicate ACKs and SACK blocks make it resend the missing segments
+/// from its cache, the sender never sees them, and the client gets the data in order
+/// (measured: 323 local resends, no sender retransmission, goodput 9.36 of 9.72 Mbit/s; one
+/// hole per client loop, as the released code repairs, left 7.7).
+#[test]
+fn losses_after_the_link_are_repaired_by_the_access_point() {
+    let text = r#"duration = "20s"
+[[links]]
+name = "ap"
+capacity = "10Mbps"
+queue = { limit = "60pkt" }
+[[links]]
+name = "air"
+capacity = "1Gbps"
+loss = { model = "iid", rate = 0.02 }
+[[middleboxes]]
+kind = "fast_ack"
+at = "ap"
+hold_ms = 0
+[[flows]]
+kind = "tcp"
+cc = "copa"
+delayed_ack = false
+rtt = "60ms"
+path = ["ap", "air"]
+"#;
+    let (o, _) = run(parse(text), 1);
+    let f = &o.summary["flows"][0];
+    let m = &o.summary["middleboxes"][0]["metrics"];
+    let local = m["local_retransmissions"].as_f64().unwrap();
+    let (thr, good) = (f["throughput_mbps"].as_f64().unwrap(), f["goodput_mbps"].as_f64().unwrap());
+    let retx = f["retransmits"].as_u64().unwrap();
+    println!(
+        "local resends {local}, sender retransmits {retx}, throughput {thr:.2}, goodput {good:.2}"
+    );
+    assert!(local > 100.0 && local < 600.0, "about one resend per loss (2 % of ~16,000): {m}");
+    assert!(retx < 20, "the sender saw the last hop's losses: {retx}");
+    assert!(good > 0.9 * thr && thr > 5.0, "{good} vs {thr}");
+}

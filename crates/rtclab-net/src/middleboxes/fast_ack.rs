@@ -27,11 +27,19 @@
 //!   reading is not kept (docs/algorithms/fast_ack.md);
 //! - the client's own ACKs are absorbed (the sender hears only the AP), except one that
 //!   acknowledges more than the AP has forged (the first round trip, before the AP knows the
-//!   flow's feedback passes it), which passes; the client's duplicate ACKs (a segment lost
-//!   after the link sent it) drive local recovery: at every third duplicate (the released
-//!   code: at the third only, so a lost local retransmission stalls the flow for good) the
-//!   cached segment the client is missing is sent again through the link. The client's
-//!   cumulative ACK frees the cache below it.
+//!   flow's feedback passes it), which passes; the client's duplicate ACKs (segments lost
+//!   after the link sent them) drive local recovery: from the third duplicate on, every
+//!   segment the client is missing — its cumulative point and the gaps below the highest
+//!   segment its SACK blocks have reported (a scoreboard over its ACKs) — is sent again from
+//!   the cache through the link, once the link sent it longer ago than the client's loop (the
+//!   shortest time seen from the link sending a segment to the client's ACK of it, sampled
+//!   only from segments the link sent once: Karn's rule), so that a segment still on its way
+//!   (the sender's own resend of a queue drop, an earlier local resend) is not sent twice. The
+//!   released code resends the cumulative point at the third duplicate only: one hole per
+//!   client loop (measured: a 2 % last-hop loss then leaves goodput at 7.7 of 9.7 Mbit/s, 9.4
+//!   here), and a lost local resend stalls the flow for good. Without Karn's rule the loop
+//!   estimate fell to 15.5 ms (the forward delay is 25) and a C3 trace drew 257,520 needless
+//!   resends in 300 s; with it, none. The client's cumulative ACK frees the cache below it.
 //!
 //! A flow is served once one of its ACKs has crossed the AP (so forged ACKs have a way back);
 //! packets with media content (RTP) or feedback payloads (RTCP) pass untouched. The engine
@@ -98,8 +106,16 @@ static PARAMS: &[Param<FastAckConfig>] = &[
 /// One TCP flow crossing the AP.
 #[derive(Debug, Default)]
 struct FlowState {
-    /// Segments seen entering the link and not yet acknowledged by the client, by number.
-    cache: BTreeMap<u64, Packet>,
+    /// Segments seen entering the link and not yet acknowledged by the client, by number,
+    /// with when the link last finished sending each (None: not yet) and how many times it
+    /// has.
+    cache: BTreeMap<u64, (Packet, Option<Time>, u32)>,
+    /// The shortest time seen from the link sending a segment to the client's ACK of it
+    /// arriving back (the client's loop).
+    client_loop: Option<TimeDelta>,
+    /// Segments above the client's cumulative point its SACK blocks have reported.
+    client_sacked: std::collections::BTreeSet<u64>,
+
     /// Some ACK of the flow has crossed the AP: forged ACKs have a way back.
     served: bool,
     /// The highest cumulative acknowledgement the sender has heard (forged or passed on).
@@ -207,8 +223,9 @@ impl FastAck {
         while self.sent.front().is_some_and(|s| self.poll_at(s.leaves) <= now) {
             let s = self.sent.pop_front().expect("front exists");
             let Some(f) = self.flows.get_mut(&s.flow) else { continue };
-            if !f.served {
-                continue; // no way back yet: the client's ACKs still speak for it
+            if let Some(c) = f.cache.get_mut(&s.seq) {
+                c.1 = Some(s.leaves);
+                c.2 += 1;
             }
             if s.seq < f.next || !f.above.insert(s.seq) {
                 continue; // sent before (a resend of what the AP has acknowledged)
@@ -216,6 +233,9 @@ impl FastAck {
             let before = f.next;
             while f.above.remove(&f.next) {
                 f.next += 1;
+            }
+            if !f.served {
+                continue; // no way back yet: the client's ACKs still speak for it
             }
             if !f.above.is_empty() || f.next > before + 1 {
                 // Above a gap, or filling one: at once, as a receiver would (RFC 5681 §4.2).
@@ -253,19 +273,45 @@ impl FastAck {
 
     /// A client ACK: Some(packet) to pass on, None when absorbed (a local retransmission may go
     /// out instead).
-    fn on_client_ack(&mut self, pkt: Packet, out: &mut ElementOutput) -> Option<Packet> {
+    fn on_client_ack(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) -> Option<Packet> {
         let f = self.flows.entry(pkt.flow.0).or_default();
         f.served = true;
         f.ack_size = pkt.size;
         let c = pkt.seq;
+        for (b0, b1) in pkt.sack().iter(c) {
+            f.client_sacked.extend(b0..b1);
+        }
         if c > f.client_ack {
+            // The client's loop, from the newest segment this ACK covers, if the link sent it
+            // once (Karn's rule: an ACK of a segment sent twice does not say which copy).
+            if let Some(&(_, Some(left), 1)) = f.cache.get(&(c - 1)) {
+                let sample = now - left;
+                f.client_loop = Some(f.client_loop.map_or(sample, |l| l.min(sample)));
+            }
             f.client_ack = c;
             f.dups = 0;
             f.cache = f.cache.split_off(&c);
+            f.client_sacked = f.client_sacked.split_off(&c);
         } else if c == f.client_ack && c < f.acked {
             f.dups += 1;
-            if f.dups.is_multiple_of(self.cfg.dupthresh) {
-                if let Some(seg) = f.cache.get(&c) {
+            if f.dups >= self.cfg.dupthresh {
+                // The client's holes: its cumulative point and the gaps below its highest SACKed
+                // segment. Each is resent once the client has had time to receive it since the
+                // link last sent it (a segment still on its way would arrive twice).
+                let top = f.client_sacked.last().map_or(c + 1, |&s| s + 1);
+                let holes: Vec<u64> = (c..top)
+                    .filter(|s| !f.client_sacked.contains(s))
+                    .filter(|s| match (f.cache.get(s), f.client_loop) {
+                        (Some((_, Some(left), _)), Some(l)) => now - *left > l,
+                        (Some((_, Some(_), _)), None) => true,
+                        _ => false,
+                    })
+                    .collect();
+                for s in holes {
+                    let (seg, left, _) = f.cache.get_mut(&s).expect("a cached hole");
+                    // Back in the link's queue: not due again until the link has sent it and
+                    // the client has had its loop's time to answer.
+                    *left = None;
                     let mut again = *seg;
                     again.set_retransmit(true);
                     again.hop = Packet::ORIGINATED;
@@ -308,13 +354,15 @@ fn sack_ranges(set: &std::collections::BTreeSet<u64>) -> Vec<(u64, u64)> {
 }
 
 impl NetElement for FastAck {
-    fn handle_packet(&mut self, _now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput) {
+    fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput) {
         match dir {
             Direction::Forward => {
                 if is_tcp_data(&pkt) {
                     let f = self.flows.entry(pkt.flow.0).or_default();
                     if pkt.seq >= f.client_ack {
-                        f.cache.insert(pkt.seq, pkt);
+                        // A resend from the sender keeps the count of the link's sends.
+                        let sends = f.cache.get(&pkt.seq).map_or(0, |c| c.2);
+                        f.cache.insert(pkt.seq, (pkt, None, sends));
                         if !f.served && f.cache.len() > UNSERVED_CACHE {
                             f.cache.pop_first();
                         }
@@ -327,7 +375,7 @@ impl NetElement for FastAck {
                     && matches!(pkt.info, PacketInfo::None | PacketInfo::Sack(_));
                 if !ours {
                     out.packets.push(pkt);
-                } else if let Some(p) = self.on_client_ack(pkt, out) {
+                } else if let Some(p) = self.on_client_ack(now, pkt, out) {
                     out.packets.push(p);
                 }
             }
@@ -480,18 +528,24 @@ mod tests {
         }
         out.packets.clear();
         assert_eq!(run_to(&mut m, 1000).last().map(|g| g.1.seq), Some(6));
-        // Segment 2 was lost after the link: the client acknowledges 2, then repeats it.
+        // Segment 2 was lost after the link: the client acknowledges 2 at 2,000 µs (its loop:
+        // segment 1 left at 101 µs, so 1,899 µs), then repeats it.
         let ack = |c| Packet::ack(FlowId(0), c, us(0), 52, us(0));
         for _ in 0..4 {
             m.handle_packet(us(2000), Direction::Reverse, ack(2), &mut out);
         }
-        // The first is news to the client's count, the next three duplicates: one resend.
+        // Three duplicates, but segment 2 left only 1,898 µs ago: it may be on its way.
+        assert!(out.packets.is_empty());
+        for _ in 0..3 {
+            m.handle_packet(us(4000), Direction::Reverse, ack(2), &mut out);
+        }
+        // Later duplicates: one resend from the cache, through the link.
         assert_eq!(out.packets.len(), 1);
         let again = out.packets[0];
         assert_eq!((again.dir, again.kind, again.seq, again.retransmit()), (Direction::Forward, PacketKind::Data, 2, true));
         assert_eq!(again.hop, Packet::ORIGINATED);
-        assert_eq!(m.stats().absorbed_acks, 4);
-        assert_eq!(m.made_and_absorbed(), MadeAbsorbed { made: (1, 5), absorbed: (0, 4) });
+        assert_eq!(m.stats().absorbed_acks, 7);
+        assert_eq!(m.made_and_absorbed(), MadeAbsorbed { made: (1, 5), absorbed: (0, 7) });
         // The client's cumulative ACK frees the cache below it.
         m.handle_packet(us(3000), Direction::Reverse, ack(6), &mut out);
         assert!(m.flows[&0].cache.is_empty());
