@@ -17,8 +17,8 @@
 //!   cwnd / occupancy (RFC 9002 §7.7), never more than cwnd bytes in flight. The occupancy is
 //!   a smoothed (1/8) mean, per report, of the time from each newly reported packet's sending
 //!   to the report: the RTT *plus* the wait for the receiver's report. Transport-wide feedback
-//!   comes every 50-250 ms (libwebrtc's cadence), so a window empties at cwnd / (srtt + about
-//!   half the interval); an encoder run at cwnd / srtt overfills it and frames queue at the
+//!   comes every 25 ms here by default (50-250 ms at libwebrtc's cadence), so a window empties
+//!   at cwnd / (srtt + about half the interval); an encoder run at cwnd / srtt overfills it and frames queue at the
 //!   sender without bound (measured before this rule: Copa video on a constant 20 Mbit/s link
 //!   reached 5 s of frame delay, 5 s of it in the pacer, at 11-13 Mbit/s).
 //! - Reports are never marked application-limited: the encoder follows the window, so it is
