@@ -7,6 +7,7 @@ pub mod endpoint;
 pub mod histogram;
 pub mod packet;
 pub mod params;
+pub mod ranges;
 pub mod rng;
 pub mod time;
 pub mod units;

@@ -7,7 +7,6 @@
 pub mod cbr;
 pub mod flows;
 pub mod hairpin;
-mod ranges;
 pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;

@@ -6,7 +6,7 @@
 //! RFC 2018 SACK: the first block holds the most recently received packet, the others the
 //! highest remaining out-of-order ranges (at most three blocks, as with timestamps).
 
-use crate::ranges::insert_range;
+use rtclab_core::ranges::insert_range;
 use rtclab_core::{
     Endpoint, EndpointEvent, FlowId, Packet, Payload, SackBlocks, Time, TimeDelta, Transmit,
 };

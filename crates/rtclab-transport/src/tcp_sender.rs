@@ -47,8 +47,8 @@ use rtclab_cc::{AnyController, CongestionController, CongestionEvent, FeedbackRe
 use rtclab_core::{Endpoint, FlowId, Packet, Payload, Rate, Time, TimeDelta, Transmit};
 use std::collections::VecDeque;
 
-use crate::ranges::{insert_range, uncovered};
 use crate::rtt::RttEstimator;
+use rtclab_core::ranges::{insert_range, uncovered};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecoveryMode {

@@ -50,6 +50,7 @@ use crate::element::{DequeueRecord, ElementOutput, MadeAbsorbed, NetElement};
 use crate::middleboxes::{MiddleboxArgs, MiddleboxKind};
 use crate::queues::describe;
 use rtclab_core::params::{ms, param, Param};
+use rtclab_core::ranges::{insert_range, remove_below, uncovered};
 use rtclab_core::{Direction, Packet, PacketInfo, PacketKind, SackBlocks, Time, TimeDelta};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -113,17 +114,16 @@ struct FlowState {
     /// The shortest time seen from the link sending a segment to the client's ACK of it
     /// arriving back (the client's loop).
     client_loop: Option<TimeDelta>,
-    /// Segments above the client's cumulative point its SACK blocks have reported.
-    client_sacked: std::collections::BTreeSet<u64>,
-
+    /// Segments above the client's cumulative point its SACK blocks have reported (ranges).
+    client_sacked: Vec<(u64, u64)>,
     /// Some ACK of the flow has crossed the AP: forged ACKs have a way back.
     served: bool,
     /// The highest cumulative acknowledgement the sender has heard (forged or passed on).
     acked: u64,
     /// The first segment the link has not sent (the AP's own cumulative acknowledgement), and
-    /// the segments above it the link has sent.
+    /// the segments above it the link has sent (ranges).
     next: u64,
-    above: std::collections::BTreeSet<u64>,
+    above: Vec<(u64, u64)>,
     /// In-order sent segments not yet acknowledged.
     pending: Option<Pending>,
     /// The client's cumulative acknowledgement and its duplicates.
@@ -209,7 +209,9 @@ impl FastAck {
         f.pending = None;
         let mut ack = Packet::ack(rtclab_core::FlowId(flow), f.next, echo, f.ack_size, now);
         if !f.above.is_empty() {
-            ack.info = PacketInfo::Sack(SackBlocks::new(f.next, &sack_ranges(&f.above)));
+            // The highest blocks first (up to three), as the AP's receiver-like view has them.
+            let blocks: Vec<(u64, u64)> = f.above.iter().rev().copied().collect();
+            ack.info = PacketInfo::Sack(SackBlocks::new(f.next, &blocks));
         }
         ack.set_ecn_echo(ce);
         ack.hop = Packet::ORIGINATED;
@@ -227,12 +229,13 @@ impl FastAck {
                 c.1 = Some(s.leaves);
                 c.2 += 1;
             }
-            if s.seq < f.next || !f.above.insert(s.seq) {
+            if s.seq < f.next || uncovered(&f.above, s.seq, s.seq + 1).is_empty() {
                 continue; // sent before (a resend of what the AP has acknowledged)
             }
+            insert_range(&mut f.above, s.seq, s.seq + 1);
             let before = f.next;
-            while f.above.remove(&f.next) {
-                f.next += 1;
+            if f.above.first().is_some_and(|r| r.0 == f.next) {
+                f.next = f.above.remove(0).1;
             }
             if !f.served {
                 continue; // no way back yet: the client's ACKs still speak for it
@@ -279,7 +282,7 @@ impl FastAck {
         f.ack_size = pkt.size;
         let c = pkt.seq;
         for (b0, b1) in pkt.sack().iter(c) {
-            f.client_sacked.extend(b0..b1);
+            insert_range(&mut f.client_sacked, b0, b1);
         }
         if c > f.client_ack {
             // The client's loop, from the newest segment this ACK covers, if the link sent it
@@ -291,16 +294,17 @@ impl FastAck {
             f.client_ack = c;
             f.dups = 0;
             f.cache = f.cache.split_off(&c);
-            f.client_sacked = f.client_sacked.split_off(&c);
+            remove_below(&mut f.client_sacked, c);
         } else if c == f.client_ack && c < f.acked {
             f.dups += 1;
             if f.dups >= self.cfg.dupthresh {
                 // The client's holes: its cumulative point and the gaps below its highest SACKed
                 // segment. Each is resent once the client has had time to receive it since the
                 // link last sent it (a segment still on its way would arrive twice).
-                let top = f.client_sacked.last().map_or(c + 1, |&s| s + 1);
-                let holes: Vec<u64> = (c..top)
-                    .filter(|s| !f.client_sacked.contains(s))
+                let top = f.client_sacked.last().map_or(c + 1, |r| r.1);
+                let holes: Vec<u64> = uncovered(&f.client_sacked, c, top)
+                    .into_iter()
+                    .flat_map(|(a, b)| a..b)
                     .filter(|s| match (f.cache.get(s), f.client_loop) {
                         (Some((_, Some(left), _)), Some(l)) => now - *left > l,
                         (Some((_, Some(_), _)), None) => true,
@@ -326,7 +330,7 @@ impl FastAck {
             if c >= f.next {
                 // The client is ahead of what the AP saw sent (the first round trip).
                 f.next = c;
-                f.above = f.above.split_off(&c);
+                remove_below(&mut f.above, c);
                 f.pending = None;
             }
             self.stats.passed_acks += 1;
@@ -336,21 +340,6 @@ impl FastAck {
             None
         }
     }
-}
-
-/// Runs of consecutive segment numbers in `set`, highest first, at most `SackBlocks::MAX`.
-fn sack_ranges(set: &std::collections::BTreeSet<u64>) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for &s in set.iter().rev() {
-        if let Some(r) = out.last_mut().filter(|r| r.0 == s + 1) {
-            r.0 = s;
-        } else if out.len() == SackBlocks::MAX {
-            break;
-        } else {
-            out.push((s, s + 1));
-        }
-    }
-    out
 }
 
 impl NetElement for FastAck {
