@@ -129,6 +129,9 @@ pub enum PacketInfo {
         encode_ns: u32,
         rtx_wait_ns: u32,
     },
+    /// TCP data: the last packet of an application frame (video over TCP); `echo` holds the
+    /// frame's capture time. The receiver times the frame once it is delivered in order.
+    FrameEnd,
     /// Media-path padding (probe clusters with no media to send): counted by transport
     /// feedback, ignored by frame assembly.
     Padding,

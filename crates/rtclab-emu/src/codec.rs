@@ -154,6 +154,8 @@ const TAG_SACK: u8 = 1;
 const TAG_MEDIA: u8 = 2;
 const TAG_PADDING: u8 = 3;
 const TAG_BYTES: u8 = 4;
+/// TCP data ending a video frame (`echo` = the frame's capture time).
+const TAG_FRAME_END: u8 = 5;
 
 impl WireCodec for RecordCodec {
     fn encode(
@@ -181,6 +183,7 @@ impl WireCodec for RecordCodec {
             (PacketInfo::Sack(s), _) => (TAG_SACK, Some(s)),
             (PacketInfo::Media { .. }, _) => (TAG_MEDIA, None),
             (PacketInfo::Padding, _) => (TAG_PADDING, None),
+            (PacketInfo::FrameEnd, _) => (TAG_FRAME_END, None),
             _ => (TAG_NONE, None),
         };
         let blocks: Vec<(u64, u64)> = sack.map(|s| s.iter(pkt.seq).collect()).unwrap_or_default();
@@ -274,6 +277,7 @@ impl WireCodec for RecordCodec {
                 rtx_wait_ns: r.u32()?,
             },
             TAG_PADDING => PacketInfo::Padding,
+            TAG_FRAME_END => PacketInfo::FrameEnd,
             TAG_BYTES => {
                 let len = r.u16()? as usize;
                 payload = Some(Payload::bytes(r.take(len)?.to_vec()));
@@ -354,6 +358,13 @@ mod tests {
             rtx_wait_ns: 41_000_000,
         };
         assert_eq!(round_trip(m, None).1.info, m.info);
+
+        // Video over TCP: the frame's last packet and its capture time.
+        let mut f = Packet::data(FlowId(0), 40, 1500, Time::from_millis(90));
+        f.info = PacketInfo::FrameEnd;
+        f.echo = Time::from_millis(80);
+        let q = round_trip(f, None).1;
+        assert_eq!((q.info, q.echo), (PacketInfo::FrameEnd, f.echo));
     }
 
     #[test]

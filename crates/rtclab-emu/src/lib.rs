@@ -86,11 +86,11 @@ impl std::error::Error for EmuError {}
 
 /// The kernel congestion control a tcp flow runs with, where the emulator uses kernel TCP: a
 /// bulk tcp flow whose `cc` Linux has (`cubic`, `reno`, `bbr`). Every other flow — media, tcp
-/// with any other controller, an application rate or a size, cbr, registered kinds — runs rtclab's
+/// with any other controller, an application rate, a size or video, cbr, registered kinds — runs rtclab's
 /// own endpoints over UDP (`udp_endpoint.rs`).
 fn kernel_tcp(f: &rtclab_scenario::FlowSpec) -> Option<&'static str> {
     match &f.kind {
-        FlowKindSpec::Tcp { cc, app_rate: None, size: None, .. } => match cc {
+        FlowKindSpec::Tcp { cc, app_rate: None, size: None, video: None, .. } => match cc {
             CcSpec::Cubic(_) => Some("cubic"),
             CcSpec::Reno(_) => Some("reno"),
             CcSpec::Bbr(_) => Some("bbr"),

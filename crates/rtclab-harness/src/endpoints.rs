@@ -94,12 +94,13 @@ pub fn flow_endpoints(
 ) -> Result<(AnyEndpoint, AnyEndpoint), String> {
     let id = FlowId(f.id);
     Ok(match &f.kind {
-        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery } => {
+        FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery, video } => {
             let abc = matches!(cc, CcSpec::Abc(_));
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
                 app_rate: *app_rate,
+                video: *video,
                 size_packets: size.map(|b| b.div_ceil(*packet_size as u64)),
                 ecn: *ecn,
                 abc,
@@ -228,6 +229,9 @@ pub fn sample_flow(snd: &AnyEndpoint, rcv: Option<&AnyEndpoint>, packet_size: u3
             c.cwnd_packets =
                 sender.controller().target().cwnd_bytes.unwrap_or(0) as f64 / packet_size as f64;
             c.srtt_ms = sender.rtt().srtt().map_or(f64::NAN, |d| d.as_millis_f64());
+            if let Some(v) = sender.video() {
+                c.target_mbps = v.bitrate().as_mbps_f64();
+            }
             Some(sender.controller())
         }
         AnyEndpoint::MediaSender(sender) => {

@@ -367,6 +367,22 @@ pub fn endpoint_fields(
             mean: st.app_delay_sum.as_millis_f64() / st.app_packets as f64,
             max: st.app_delay_max.as_millis_f64(),
         });
+        if let Some(v) = sender.video() {
+            // Video over TCP: the encoder's counts and the frames the receiver timed.
+            let active = out.active_s;
+            let mut put = |k: &str, x: f64| {
+                out.metrics.insert(k.to_string(), x);
+            };
+            put("video_frames_encoded", v.frames_encoded as f64);
+            put("video_frames_blocked", v.frames_blocked as f64);
+            put("video_frames", frames.frames as f64);
+            put("video_frame_rate", if active > 0.0 { frames.frames as f64 / active } else { 0.0 });
+            for (k, q) in [("video_frame_delay_ms_p50", 0.5), ("video_frame_delay_ms_p95", 0.95)] {
+                if let Some(ns) = frames.frame_delay.quantile(q) {
+                    put(k, ns as f64 / 1e6);
+                }
+            }
+        }
     }
     if let (AnyEndpoint::MediaSender(sender), AnyEndpoint::MediaReceiver(receiver)) = (snd, rcv) {
         let (fs, ps, ss) = (&receiver.frames.stats, &receiver.playout.stats, &sender.stats);

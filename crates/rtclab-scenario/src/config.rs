@@ -476,6 +476,18 @@ pub struct TcpRecoveryConfig {
     pub frto: Option<bool>,
 }
 
+/// `video = { fps = 25, min_bitrate = "100kbps", max_bitrate = "100Mbps", send_buffer = "5MiB",
+/// interval = "40ms" }` on a tcp flow: video over TCP (defaults: the Zhuge simulator's).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpVideoParams {
+    pub fps: Option<f64>,
+    pub min_bitrate: Option<RateValue>,
+    pub max_bitrate: Option<RateValue>,
+    pub send_buffer: Option<crate::units::Size>,
+    pub interval: Option<Duration>,
+}
+
 /// `{ at = "40s", until = "60s" }`: a sender pause.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -544,6 +556,9 @@ pub struct FlowConfig {
     pub rate: Option<RateValue>,
     /// tcp: a finite transfer of this many bytes on the wire (a web object); absent = no end.
     pub size: Option<crate::units::Size>,
+    /// tcp: video over TCP (the Zhuge TCP experiments' sender): an encoder writes frames into
+    /// the socket and adapts its bitrate to the socket's backlog.
+    pub video: Option<TcpVideoParams>,
     /// media: encoder and controller parameters.
     pub media: Option<MediaParams>,
     /// A registered kind's parameters by name.

@@ -163,6 +163,8 @@ pub enum FlowKindSpec {
         size: Option<u64>,
         /// RACK, tail loss probes, F-RTO (simulated sender).
         recovery: TcpRecoverySpec,
+        /// Video over TCP: the application is an encoder writing frames (`tcp_video.rs`).
+        video: Option<rtclab_transport::TcpVideoConfig>,
     },
     Cbr {
         rate: Rate,
@@ -369,6 +371,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 "recovery (rack/tlp/frto) applies to tcp flows only",
             ));
         }
+        if f.video.is_some() && f.kind != FlowKind::Tcp {
+            return Err(ConfigError::new(
+                at("video"),
+                "video applies to tcp flows only (video over TCP); media flows take `media`",
+            ));
+        }
         if f.ecn.is_some() && f.kind != FlowKind::Tcp {
             return Err(ConfigError::new(
                 at("ecn"),
@@ -414,7 +422,12 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         "ABC uses the ECN field for its own marks (ECT(1) accelerate, ECT(0) brake); leave `ecn` out",
                     ));
                 }
+                let video = match &f.video {
+                    None => None,
+                    Some(v) => Some(tcp_video(f, v, packet_size, &at)?),
+                };
                 FlowKindSpec::Tcp {
+                    video,
                     cc,
                     packet_size,
                     ack_every: if !abc && f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
@@ -1659,6 +1672,55 @@ fn flow_paths(
         None => path.iter().rev().copied().collect(),
     };
     Ok((path, reverse_path))
+}
+
+/// A tcp flow's `video` table, checked (defaults: the Zhuge simulator's video over TCP).
+fn tcp_video(
+    f: &FlowConfig,
+    v: &TcpVideoParams,
+    packet_size: u32,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_transport::TcpVideoConfig, ConfigError> {
+    let d = rtclab_transport::TcpVideoConfig::default();
+    if f.rate.is_some() || f.size.is_some() {
+        return Err(ConfigError::new(
+            at("video"),
+            "`video` is the flow's application; leave `rate` and `size` out (they describe other applications)",
+        ));
+    }
+    let fps = v.fps.unwrap_or(d.fps);
+    if !(fps.is_finite() && fps > 0.0 && fps <= 240.0) {
+        return Err(ConfigError::new(
+            at("video.fps"),
+            format!("{fps} is out of range: accepted (0, 240] frames per second"),
+        ));
+    }
+    let min = v.min_bitrate.map_or(d.min_bitrate, |r| r.0);
+    let max = v.max_bitrate.map_or(d.max_bitrate, |r| r.0);
+    if min == Rate::ZERO || min > max {
+        return Err(ConfigError::new(
+            at("video.min_bitrate"),
+            format!("must be positive and at most max_bitrate ({} bit/s)", max.as_bps()),
+        ));
+    }
+    let send_buffer_bytes = v.send_buffer.map_or(d.send_buffer_bytes, |s| s.0);
+    if send_buffer_bytes < packet_size as u64 {
+        return Err(ConfigError::new(
+            at("video.send_buffer"),
+            format!("{send_buffer_bytes} B is smaller than one packet ({packet_size} B)"),
+        ));
+    }
+    let interval = v.interval.map_or(d.interval, |i| i.0);
+    if interval < TimeDelta::from_millis(1) || interval > TimeDelta::from_secs(10) {
+        return Err(ConfigError::new(at("video.interval"), "out of range: accepted 1 ms to 10 s"));
+    }
+    Ok(rtclab_transport::TcpVideoConfig {
+        fps,
+        min_bitrate: min,
+        max_bitrate: max,
+        send_buffer_bytes,
+        interval,
+    })
 }
 
 /// A registered flow kind with its parameters checked (built once with a throw-away stream).

@@ -481,3 +481,30 @@ fn toml_syntax_errors_name_the_line_and_the_key() {
     assert_eq!(e.path, "line 7");
     assert!(e.message.contains("strings are quoted in TOML: cc = \"cubic\""), "{}", e.message);
 }
+
+#[test]
+fn tcp_video_is_checked_and_takes_the_zhuge_defaults() {
+    let s = from_toml_str(&format!("{BASE}video = {{ fps = 30 }}\n"), Path::new(".")).unwrap();
+    let FlowKindSpec::Tcp { video: Some(v), .. } = &s.flows[0].kind else { panic!("no video") };
+    assert_eq!(v.fps, 30.0);
+    assert_eq!(v.send_buffer_bytes, 5 << 20, "the released simulator's SndBufSize");
+    assert_eq!(v.interval, rtclab_core::TimeDelta::from_millis(40));
+    for (extra, path, words) in [
+        ("video = { fps = 0 }", "flows[0].video.fps", "(0, 240]"),
+        ("video = { fps = 25, colour = 1 }", "colour", "colour"),
+        (
+            "video = { min_bitrate = \"5Mbps\", max_bitrate = \"1Mbps\" }",
+            "flows[0].video.min_bitrate",
+            "max_bitrate",
+        ),
+        ("video = { send_buffer = \"1KB\" }", "flows[0].video.send_buffer", "one packet"),
+        ("video = { interval = \"0s\" }", "flows[0].video.interval", "1 ms to 10 s"),
+        ("video = {}\nrate = \"1Mbps\"", "flows[0].video", "leave `rate` and `size` out"),
+    ] {
+        let e = err(&format!("{BASE}{extra}\n"));
+        assert!(e.to_string().contains(path) && e.to_string().contains(words), "{extra}: {e}");
+    }
+    let media = BASE.replace("kind = \"tcp\"", "kind = \"media\"");
+    let e = err(&format!("{media}video = {{}}\n"));
+    assert_eq!(e.path, "flows[0].video", "{e}");
+}

@@ -10,8 +10,10 @@ pub mod hairpin;
 pub mod rtt;
 pub mod tcp_receiver;
 pub mod tcp_sender;
+pub mod tcp_video;
 
 pub use cbr::{CbrConfig, CbrSender, DatagramSink};
 pub use rtt::RttEstimator;
 pub use tcp_receiver::{TcpReceiver, TcpReceiverConfig};
 pub use tcp_sender::{TcpSender, TcpSenderConfig, TcpSenderStats};
+pub use tcp_video::{TcpVideoApp, TcpVideoConfig};

@@ -5,11 +5,20 @@
 //! RFC 7323 timestamps (the ACK echoes the TSval of the earliest segment it acknowledges),
 //! RFC 2018 SACK: the first block holds the most recently received packet, the others the
 //! highest remaining out-of-order ranges (at most three blocks, as with timestamps).
+//!
+//! Video over TCP (`tcp_video.rs`): a data packet marked `FrameEnd` ends a frame captured at
+//! its `echo`; once in-order delivery passes it the frame is complete and decodable (all its
+//! bytes and all earlier frames are in), and shown at once (no jitter buffer or decoder model):
+//! `FrameComplete` and `FrameDisplayed` events, the latter split into the send-buffer wait
+//! (pacing stage: capture → the completing packet's transmission), its queueing (ground truth)
+//! and the rest of its trip (propagation).
 
 use rtclab_core::ranges::insert_range;
 use rtclab_core::{
-    Endpoint, EndpointEvent, FlowId, Packet, Payload, SackBlocks, Time, TimeDelta, Transmit,
+    Endpoint, EndpointEvent, FlowId, FrameStages, Packet, PacketInfo, Payload, SackBlocks, Time,
+    TimeDelta, Transmit,
 };
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpReceiverConfig {
@@ -59,6 +68,12 @@ pub struct TcpReceiver {
     pub duplicate_packets: u64,
     /// Goodput of the last packet handled through `Endpoint`, not yet polled as an event.
     delivered: Option<u64>,
+    /// Video over TCP: frame ends received and not yet delivered in order (seq → capture).
+    frame_ends: BTreeMap<u64, Time>,
+    /// Frame events not yet polled.
+    events: VecDeque<EndpointEvent>,
+    /// Frames delivered in order.
+    pub frames: u64,
 }
 
 impl TcpReceiver {
@@ -80,6 +95,9 @@ impl TcpReceiver {
             received_packets: 0,
             duplicate_packets: 0,
             delivered: None,
+            frame_ends: BTreeMap::new(),
+            events: VecDeque::new(),
+            frames: 0,
         }
     }
 
@@ -88,6 +106,10 @@ impl TcpReceiver {
         self.received_packets += 1;
         let payload = pkt.size.saturating_sub(self.cfg.header_size) as u64;
         let seq = pkt.seq;
+        if pkt.info == PacketInfo::FrameEnd && seq >= self.rcv_nxt {
+            self.frame_ends.insert(seq, pkt.echo);
+        }
+        let before = self.rcv_nxt;
         let immediate;
         let mut delivered = 0;
         if seq == self.rcv_nxt {
@@ -119,6 +141,9 @@ impl TcpReceiver {
             immediate = true;
         }
         self.goodput_bytes += delivered;
+        if self.rcv_nxt > before && !self.frame_ends.is_empty() {
+            self.complete_frames(now, pkt);
+        }
         // ECN: CWR ends the echo; a CE mark starts it, and a new one is sent at once (as
         // Linux's quick-ACK on a CE change).
         if pkt.ecn_echo() {
@@ -164,6 +189,24 @@ impl TcpReceiver {
             ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }
         Some(ack)
+    }
+
+    /// Frames whose last packet is now delivered in order; `pkt` completed them.
+    fn complete_frames(&mut self, now: Time, pkt: &Packet) {
+        while let Some((&end, &capture)) = self.frame_ends.first_key_value() {
+            if end >= self.rcv_nxt {
+                break;
+            }
+            self.frame_ends.pop_first();
+            self.frames += 1;
+            let delay = now - capture;
+            let s = pkt.sent_at;
+            let q = s + pkt.queue_delay;
+            let stages =
+                FrameStages::from_instants([capture, capture, s, s, q, now, now, now, now, now]);
+            self.events.push_back(EndpointEvent::FrameComplete { delay });
+            self.events.push_back(EndpointEvent::FrameDisplayed { delay, stages });
+        }
     }
 
     /// Adds `seq` (> rcv_nxt) to the out-of-order ranges; false if it was already held.
@@ -226,7 +269,10 @@ impl Endpoint for TcpReceiver {
         TcpReceiver::poll_timeout(self)
     }
     fn poll_event(&mut self) -> Option<EndpointEvent> {
-        self.delivered.take().map(|goodput_bytes| EndpointEvent::Delivered { goodput_bytes })
+        if let Some(goodput_bytes) = self.delivered.take() {
+            return Some(EndpointEvent::Delivered { goodput_bytes });
+        }
+        self.events.pop_front()
     }
 }
 

@@ -37,7 +37,10 @@
 //! fairness study's Bilibili-like sender): new data is sent only once written, the sender
 //! wakes up when the next packet is written, ACKs that find the buffer empty and the window
 //! open are marked application-limited (no window growth, RFC 7661's idea; BBR's app-limited
-//! samples), and the time each packet waited in the send buffer is recorded.
+//! samples), and the time each packet waited in the send buffer is recorded. With `video` set
+//! the application is a video encoder writing frames into the socket (`tcp_video.rs`, the
+//! Zhuge TCP experiments' sender): new data is what it has written, it runs on its own timer,
+//! and the last packet of each frame carries the frame's capture time for the receiver.
 //!
 //! The congestion controller decides the window (`target().cwnd_bytes`) and may ask for
 //! pacing; this file owns loss detection, recovery and the ACK clock, and feeds the
@@ -48,6 +51,7 @@ use rtclab_core::{Endpoint, FlowId, Packet, Payload, Rate, Time, TimeDelta, Tran
 use std::collections::VecDeque;
 
 use crate::rtt::RttEstimator;
+use crate::tcp_video::{TcpVideoApp, TcpVideoConfig};
 use rtclab_core::ranges::{insert_range, uncovered};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +75,8 @@ pub struct TcpSenderConfig {
     pub app_rate: Option<Rate>,
     /// A finite transfer of this many packets (a web object); `None` = no end.
     pub size_packets: Option<u64>,
+    /// Video over TCP: an encoder writes frames and follows the socket (`tcp_video.rs`).
+    pub video: Option<TcpVideoConfig>,
     /// ECN (RFC 3168): data packets are ECT(0); an ACK with ECE is a congestion signal,
     /// answered at most once per window of data with the controller's loss response and CWR
     /// on the next new packet — no retransmission.
@@ -99,6 +105,7 @@ impl Default for TcpSenderConfig {
             abc: false,
             app_rate: None,
             size_packets: None,
+            video: None,
             rack: true,
             tlp: true,
             frto: true,
@@ -229,6 +236,8 @@ pub struct TcpSender {
     app_start: Time,
     /// The window is open but the application has not written the next packet yet.
     data_wait: bool,
+    /// Video over TCP: the encoder and its socket writes.
+    video: Option<TcpVideoApp>,
     pub stats: TcpSenderStats,
 }
 
@@ -275,6 +284,7 @@ impl TcpSender {
             has_data: false,
             app_start: Time::ZERO,
             data_wait: false,
+            video: cfg.video.map(|v| TcpVideoApp::new(v, cfg.packet_size)),
             stats: TcpSenderStats::default(),
         }
     }
@@ -284,6 +294,15 @@ impl TcpSender {
         self.started = true;
         self.has_data = true;
         self.app_start = now;
+        if let Some(v) = &mut self.video {
+            v.start(now);
+            v.on_timer(now, self.snd_una, self.high_sent);
+        }
+    }
+
+    /// The video application, if this sender carries video over TCP.
+    pub fn video(&self) -> Option<&TcpVideoApp> {
+        self.video.as_ref()
     }
 
     /// When the application has written all of packet `seq` (app-rate senders).
@@ -296,6 +315,7 @@ impl TcpSender {
         self.has_data
             && self.cfg.size_packets.is_none_or(|n| seq < n)
             && self.cfg.app_rate.is_none_or(|r| self.written_at(seq, r) <= now)
+            && self.video.as_ref().is_none_or(|v| seq < v.written())
     }
 
     /// The application stops offering new data (outstanding data is still recovered).
@@ -846,6 +866,11 @@ impl TcpSender {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if let Some(v) = &mut self.video {
+            if v.poll_timeout().is_some_and(|t| t <= now) {
+                v.on_timer(now, self.snd_una, self.high_sent);
+            }
+        }
         if self.reo_at.is_some_and(|t| t <= now) {
             self.rack_detect(now);
             if self.recovery_due() {
@@ -1033,8 +1058,16 @@ impl TcpSender {
         } else {
             self.high_sent += 1;
             self.segs.push_back(Seg { sent_at: now, ..Default::default() });
-            if let Some(rate) = self.cfg.app_rate {
-                let waited = now - self.written_at(seq, rate);
+            let written = match (&mut self.video, self.cfg.app_rate) {
+                (Some(v), _) => {
+                    v.track(now, v.written().saturating_sub(self.high_sent));
+                    v.written_at(seq)
+                }
+                (None, Some(rate)) => Some(self.written_at(seq, rate)),
+                (None, None) => None,
+            };
+            if let Some(w) = written {
+                let waited = now - w;
                 self.stats.app_packets += 1;
                 self.stats.app_delay_sum += waited;
                 self.stats.app_delay_max = self.stats.app_delay_max.max(waited);
@@ -1047,6 +1080,10 @@ impl TcpSender {
         let size = self.cfg.packet_size;
         let mut p = Packet::data(self.flow, seq, size, now);
         p.set_retransmit(retransmit);
+        if let Some(capture) = self.video.as_ref().and_then(|v| v.frame_end(seq)) {
+            p.info = rtclab_core::PacketInfo::FrameEnd;
+            p.echo = capture;
+        }
         if self.cfg.abc {
             // Every ABC data packet leaves as an accelerate; an ABC router may make it a brake.
             p.set_ecn(rtclab_core::Ecn::Ect1);
@@ -1082,7 +1119,8 @@ impl TcpSender {
             Some(r) if self.data_wait => Some(self.written_at(self.snd_nxt, r)),
             _ => None,
         };
-        rtclab_core::earliest([self.rto_at, pacing, data, self.reo_at, self.pto_at])
+        let video = self.video.as_ref().and_then(|v| v.poll_timeout());
+        rtclab_core::earliest([self.rto_at, pacing, data, self.reo_at, self.pto_at, video])
     }
 }
 
