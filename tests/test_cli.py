@@ -108,7 +108,7 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     S1 rows per trace set when the trace sets are beside the checkout (shared/traces)."""
     from rtclab.repro.zhuge import KS, trace_dir
 
-    # S2 (TCP on the traces, the heaviest part: 11 min on 2 cores) has its own test below.
+    # S2 (video over TCP on the traces) has its own test below.
     r = cli("repro", "zhuge", "--runs", 1, "--only", "S1,S3,S4,S5,S7", "--out", tmp_path / "z", "--no-progress",
             timeout=600)
     assert r.returncode == 0, r.stderr
@@ -147,8 +147,8 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
 
 
 def test_repro_zhuge_s2_runs_copa_and_abc_on_every_trace_set(cli, tmp_path):
-    """`rtclab repro zhuge --only S2`: Copa over FIFO/CoDel, Copa + Zhuge and ABC on each trace set
-    (here one short synthetic trace per set, in the sets' file format); --only refuses what it
+    """`rtclab repro zhuge --only S2`: video over TCP with Copa over FIFO/CoDel, Copa + FastAck, Copa +
+    Zhuge and ABC on each trace set (here one synthetic trace per set, in the sets' file format); --only refuses what it
     does not know, before anything is written."""
     from rtclab.repro.zhuge import S2_SETS, S2_VARIANTS
 
@@ -173,6 +173,10 @@ def test_repro_zhuge_s2_runs_copa_and_abc_on_every_trace_set(cli, tmp_path):
                 and " vs " not in x["variant"]]
         assert len(tail) == len(S2_VARIANTS)
         assert all(0 <= v <= 1 for v in tail)
+        # Video over TCP: every variant's frames are timed.
+        late = [x["ours"] for x in rows if x["experiment"] == f"S2 trace {tid}" and x["metric"] == "ratio frames>400ms"
+                and " vs " not in x["variant"]]
+        assert len(late) == len(S2_VARIANTS) and all(v is not None and 0 <= v <= 1 for v in late), late
     for bad in ("S9", "S2,X", ","):
         r = cli("repro", "zhuge", "--only", bad, "--out", tmp_path / "bad")
         assert r.returncode == 2 and "--only" in r.stderr and "accepted: S1, S2, S3, S4, S5" in r.stderr, r.stderr
