@@ -184,6 +184,21 @@ kind = "media"
 cc = "gcc"
 rtt = "30ms"
 "#,
+        // Zhuge reporting on its own 1 ms cadence: the client's TWCC absorbed, the AP's made.
+        r#"duration = "10.0005s"
+[link]
+capacity = { schedule = [ { at = "0s", rate = "20Mbps" }, { at = "6s", rate = "2Mbps" } ] }
+queue = { limit = "100pkt" }
+[[middleboxes]]
+kind = "zhuge"
+at = "bottleneck"
+cadence_ms = 1
+[[flows]]
+kind = "media"
+cc = "gcc"
+rtt = "30ms"
+count = 2
+"#,
         // FastAck forging ACKs, absorbing the client's and resending last-hop losses, with a
         // media flow it leaves alone and forged ACKs still held at the end.
         r#"duration = "10.007s"

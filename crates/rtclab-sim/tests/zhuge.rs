@@ -81,6 +81,28 @@ fn zhuge_makes_gcc_react_within_a_feedback_interval() {
     assert!(a > 10.0 && b < 6.0 && b < a / 4.0, "FIFO {a}, Zhuge {b}");
 }
 
+/// The released simulator's cadence: the AP sends its own TWCC every 1 ms and absorbs the
+/// client's. GCC still reacts within a report interval (one millisecond instead of the client's
+/// wait), and keeps the link busy before the drop.
+#[test]
+fn zhuge_reporting_every_millisecond_drives_gcc() {
+    let gcc = "kind = \"media\"\ncc = \"gcc\"\nmedia = { max_bitrate = \"50Mbps\" }";
+    let text = s3(gcc, true).replace("qshort = false\n", "qshort = false\ncadence_ms = 1\n");
+    let (o, _) = run(parse(&text), 1);
+    let m = &o.summary["middleboxes"][0]["metrics"];
+    let made = m["reports_originated"].as_f64().unwrap();
+    println!("{m}");
+    assert!(made > 30_000.0, "about one report per ms with packets: {made}");
+    assert!(m["client_reports_absorbed"].as_f64().unwrap() > 100.0, "{m}");
+    assert_eq!(m["feedback_rewritten"].as_f64().unwrap(), 0.0);
+    let t = col(&o.flows, "time_s");
+    let v = col(&o.flows, "target_mbps");
+    let at = |x: f64| v[t.iter().position(|&y| (y - x).abs() < 1e-9).unwrap()];
+    println!("target before the drop {:.2}, 200 ms after {:.2} Mbit/s", at(39.0), at(40.2));
+    assert!(at(39.0) > 15.0, "the 30 Mbit/s link is used: {}", at(39.0));
+    assert!(at(40.2) < 6.0, "reaction within 200 ms: {}", at(40.2));
+}
+
 #[test]
 fn zhuge_where_no_feedback_passes_is_rejected() {
     let text = r#"duration = "5s"

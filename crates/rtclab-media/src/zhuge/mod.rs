@@ -17,9 +17,11 @@
 //!   passing back through the AP is rewritten to report the media packets the AP has seen
 //!   since the last report, with their *predicted* arrival times. The client's own TWCC
 //!   content is thus dropped and replaced, as the dissertation requires (§4.5.3), at the
-//!   client's feedback cadence — the clean ablation the spec recommends (A.4.2). The released
-//!   simulator instead sends an AP-originated report every 1 ms; that needs elements to
-//!   originate packets, not done yet. Other RTCP (REMB, RR, RFC 8888) passes untouched.
+//!   client's feedback cadence by default — the clean ablation the spec recommends (A.4.2).
+//!   With `cadence_ms` > 0 the AP sends its own report every `cadence_ms` instead (the
+//!   released simulator: 1 ms; simulator only) and absorbs the client's transport-wide
+//!   feedback once it has learnt the stream's SSRCs from the first one. Other RTCP (REMB, RR,
+//!   RFC 8888) passes untouched.
 //!
 //! The Fortune Teller's queue statistics are the whole link queue's, exact for FIFO queues.
 
@@ -28,6 +30,7 @@ pub mod fortune_teller;
 
 use crate::feedback::PendingArrivals;
 use crate::feedback_access::rewrite_transport_feedback;
+use crate::sender::MediaFeedback;
 use delta_delay::{DeltaDelay, DeltaDelayConfig};
 use fortune_teller::{FortuneTeller, FortuneTellerConfig};
 use rtclab_core::params::{ms, param, Param};
@@ -57,6 +60,8 @@ pub struct ZhugeConfig {
     pub flows_below: u32,
     pub in_band: bool,
     pub out_of_band: bool,
+    /// In band: the AP's own report every this often (None: rewrite the client's).
+    pub report_every: Option<TimeDelta>,
 }
 
 impl Default for ZhugeConfig {
@@ -67,6 +72,7 @@ impl Default for ZhugeConfig {
             flows_below: u32::MAX,
             in_band: true,
             out_of_band: true,
+            report_every: None,
         }
     }
 }
@@ -94,6 +100,8 @@ pub static ZHUGE_PARAMS: &[Param<ZhugeConfig>] = &[
         |c| c.in_band as u8 as f64, |c, v| c.in_band = v != 0.0),
     param!(ZhugeConfig, "out_of_band", "delay TCP flows' ACKs (true)", Bool, 0.0, 1.0,
         |c| c.out_of_band as u8 as f64, |c, v| c.out_of_band = v != 0.0),
+    param!(ZhugeConfig, "cadence_ms", "in band: 0 rewrites the client's transport-wide feedback at its cadence (default); > 0 sends the AP's own report every cadence_ms and absorbs the client's (the released simulator: 1; simulator only), ms", Real, 0.0, 1000.0,
+        |c| c.report_every.map_or(0.0, |d| d.as_millis_f64()), |c, v| c.report_every = (v > 0.0).then(|| ms(v))),
 ];
 
 #[derive(Debug)]
@@ -109,6 +117,10 @@ struct RtpState {
     seqs: crate::rtp_codec::SeqUnwrapper,
     /// The last packet reported, for a report with nothing new.
     last_reported: Option<(u64, Time)>,
+    /// AP-originated reports: the stream's (sender, media) SSRCs, learnt from the client's
+    /// first transport-wide feedback, and the reports' own count.
+    ssrcs: Option<(u32, u32)>,
+    fb_count: u8,
 }
 
 /// Counters a test or a report can read.
@@ -117,6 +129,9 @@ pub struct ZhugeStats {
     pub predictions: u64,
     pub acks_delayed: u64,
     pub feedback_rewritten: u64,
+    /// AP-originated reports sent, and client reports absorbed in their place.
+    pub reports_originated: u64,
+    pub client_reports_absorbed: u64,
 }
 
 pub struct Zhuge {
@@ -129,6 +144,8 @@ pub struct Zhuge {
     order: u64,
     stats: ZhugeStats,
     accuracy: Accuracy,
+    /// The next AP-originated report (once a stream's SSRCs are known).
+    next_report: Option<Time>,
 }
 
 /// The Fortune Teller against what happened (dissertation §4.7.6.1, Fig 4.18): each tracked
@@ -205,6 +222,7 @@ impl Zhuge {
             order: 0,
             stats: ZhugeStats::default(),
             accuracy: Accuracy::default(),
+            next_report: None,
         }
     }
 
@@ -273,6 +291,23 @@ impl Zhuge {
                 self.order += 1;
                 None
             }
+            Some(Tracked::Rtp(r)) if self.cfg.in_band && self.cfg.report_every.is_some() => {
+                // The AP reports on its own cadence: the client's transport-wide feedback
+                // (structured: the simulator) teaches the SSRCs and is absorbed.
+                let PacketInfo::Payload { id } = pkt.info else { return Some(pkt) };
+                let ids = match out.payloads.get(id).and_then(|p| p.downcast_ref::<MediaFeedback>())
+                {
+                    Some(MediaFeedback::Twcc(t)) => (t.sender_ssrc, t.media_ssrc),
+                    _ => return Some(pkt),
+                };
+                r.ssrcs = Some(ids);
+                out.payloads.take(id);
+                self.stats.client_reports_absorbed += 1;
+                if self.next_report.is_none() {
+                    self.next_report = self.cfg.report_every.map(|d| now + d);
+                }
+                None
+            }
             Some(Tracked::Rtp(r)) if self.cfg.in_band => {
                 let PacketInfo::Payload { id } = pkt.info else { return Some(pkt) };
                 let Some(payload) = out.payloads.get_mut(id) else { return Some(pkt) };
@@ -312,6 +347,38 @@ impl Zhuge {
     }
 }
 
+impl Zhuge {
+    /// The AP's own report for each stream with new packets since its last one: their
+    /// predicted arrival times, as a client's TWCC would carry the measured ones.
+    fn originate_reports(&mut self, now: Time, out: &mut ElementOutput) {
+        for (&flow, f) in self.flows.iter_mut() {
+            let Tracked::Rtp(r) = f else { continue };
+            let Some((sender_ssrc, media_ssrc)) = r.ssrcs else { continue };
+            let Some((base, arrivals)) = r.pending.take() else { continue };
+            let us: Vec<Option<i64>> =
+                arrivals.iter().map(|a| a.map(|t| (t.as_nanos() / 1000) as i64)).collect();
+            let Ok(fb) = TransportFeedback::from_arrivals(
+                sender_ssrc,
+                media_ssrc,
+                base as u16,
+                r.fb_count,
+                &us,
+            ) else {
+                continue;
+            };
+            r.fb_count = r.fb_count.wrapping_add(1);
+            let fb = MediaFeedback::Twcc(fb);
+            let size = crate::receiver::feedback_wire_size(&fb);
+            let id = out.payloads.insert(rtclab_core::Payload::structured(fb));
+            let mut p = Packet::ack(rtclab_core::FlowId(flow), 0, now, size, now);
+            p.info = PacketInfo::Payload { id };
+            p.hop = Packet::ORIGINATED;
+            out.packets.push(p);
+            self.stats.reports_originated += 1;
+        }
+    }
+}
+
 impl NetElement for Zhuge {
     fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput) {
         match dir {
@@ -330,10 +397,25 @@ impl NetElement for Zhuge {
 
     fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
         self.release_due(now, out);
+        if let (Some(at), Some(every)) = (self.next_report, self.cfg.report_every) {
+            if at <= now {
+                self.originate_reports(now, out);
+                // The next tick of the cadence after now.
+                let n = (now - at).as_nanos() / every.as_nanos() + 1;
+                self.next_report = Some(at + TimeDelta::from_nanos(n * every.as_nanos()));
+            }
+        }
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        self.held.keys().next().map(|k| k.0)
+        rtclab_core::earliest([self.held.keys().next().map(|k| k.0), self.next_report])
+    }
+
+    fn made_and_absorbed(&self) -> rtclab_net::element::MadeAbsorbed {
+        rtclab_net::element::MadeAbsorbed {
+            made: (0, self.stats.reports_originated),
+            absorbed: (0, self.stats.client_reports_absorbed),
+        }
     }
 
     fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
@@ -346,6 +428,8 @@ impl NetElement for Zhuge {
             ("predictions", self.stats.predictions as f64),
             ("acks_delayed", self.stats.acks_delayed as f64),
             ("feedback_rewritten", self.stats.feedback_rewritten as f64),
+            ("reports_originated", self.stats.reports_originated as f64),
+            ("client_reports_absorbed", self.stats.client_reports_absorbed as f64),
         ];
         m.extend(self.accuracy.metrics());
         m
@@ -472,6 +556,66 @@ mod tests {
         // Data passes untouched.
         z.handle_packet(end, Direction::Forward, Packet::data(FlowId(0), 999, 1200, end), &mut out);
         assert_eq!(out.packets.len(), 1);
+    }
+
+    /// `cadence_ms` > 0: the client's first TWCC teaches the SSRCs and is absorbed; then the AP
+    /// reports every cadence tick the packets it saw since its last report (none when nothing
+    /// is new), with its own feedback count, as packets it makes itself.
+    #[test]
+    fn the_ap_originates_reports_on_its_cadence_and_absorbs_the_clients() {
+        let mut z = zhuge(&[("cadence_ms", 1.0)]);
+        let mut out = ElementOutput::default();
+        let t = grow_queue(&mut z, 3, true, 0, 10, &mut out);
+        assert_eq!(z.poll_timeout(), None, "no report before the SSRCs are known");
+        let fb = TransportFeedback::from_arrivals(7, 9, 0, 40, &[Some(1_000)]).unwrap();
+        let id = out.payloads.insert(Payload::structured(MediaFeedback::Twcc(fb)));
+        let now = Time::from_millis(t);
+        let mut pkt = Packet::ack(FlowId(3), 0, Time::ZERO, 100, now);
+        pkt.info = PacketInfo::Payload { id };
+        z.handle_packet(now, Direction::Reverse, pkt, &mut out);
+        assert!(out.packets.is_empty(), "the client's report is absorbed");
+        assert!(out.payloads.get(id).is_none(), "and its payload freed");
+        assert_eq!(z.poll_timeout(), Some(now + TimeDelta::from_millis(1)));
+        let mut reports = Vec::new();
+        for k in 1..=5u64 {
+            let at = now + TimeDelta::from_millis(k as i64);
+            if k == 3 {
+                // Two more packets between the second and the third tick.
+                for seq in [10, 11] {
+                    let mut p = Packet::data(FlowId(3), seq, 1200, at);
+                    p.info = PacketInfo::Media {
+                        frame_id: seq as u32,
+                        index: 0,
+                        count: 1,
+                        key: false,
+                        xor_groups: 0,
+                        encode_ns: 0,
+                        rtx_wait_ns: 0,
+                    };
+                    z.handle_packet(at, Direction::Forward, p, &mut out);
+                }
+                out.packets.clear();
+            }
+            assert_eq!(z.poll_timeout(), Some(at));
+            z.handle_timeout(at, &mut out);
+            for p in out.packets.drain(..) {
+                assert_eq!(
+                    (p.dir, p.hop, p.flow),
+                    (Direction::Reverse, Packet::ORIGINATED, FlowId(3))
+                );
+                let PacketInfo::Payload { id } = p.info else { panic!("a feedback payload") };
+                let Some(MediaFeedback::Twcc(fb)) =
+                    out.payloads.take(id).and_then(|x| x.downcast_ref::<MediaFeedback>().cloned())
+                else {
+                    panic!("TWCC")
+                };
+                reports.push((k, fb.base_seq, fb.packets.len(), fb.fb_count, fb.sender_ssrc));
+            }
+        }
+        // Tick 1: the ten packets seen so far; tick 3: the two new ones; nothing else.
+        assert_eq!(reports, vec![(1, 0, 10, 0, 7), (3, 10, 2, 1, 7)]);
+        let m = z.made_and_absorbed();
+        assert_eq!((m.made, m.absorbed), ((0, 2), (0, 1)));
     }
 
     #[test]
