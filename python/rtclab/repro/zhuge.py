@@ -6,7 +6,8 @@ SIGCOMM 2022). Set-ups and published numbers from `shared/specs/zhuge-metis.md` 
   the head-of-line wait is what reacts at once to a drop in the dequeue rate); the RTT
   degradation duration (from the first RTT sample > 200 ms after the drop to the last, inside
   20 s) for GCC (libwebrtc's send-side, media) and Copa (δ = 0.5, default mode only, an ACK
-  per segment), each over FIFO, CoDel and Zhuge. GCC is also run without its congestion-window
+  per segment), each over FIFO, CoDel and Zhuge; Copa both as a bulk transfer and carrying
+  video over TCP (`copa-video`, as the released simulator's TCP experiments did), ABC alike. GCC is also run without its congestion-window
   pushback, the experiment that explains why the published gain does not appear with it.
 - S1, trace-driven RTP: GCC on the five trace sets (W1 restaurant Wi-Fi, W2 office Wi-Fi,
   C1 indoor 4G/5G, C2 urban 4G, C3 urban 5G; `runs` traces each, 300 s) over FIFO, CoDel and
@@ -88,9 +89,16 @@ def flow(cc: str) -> dict:
         if cc == "gcc-no-pushback":
             media["gcc"] = {"pushback": False}
         return {"name": cc, "kind": "media", "cc": "gcc", "rtt": "50ms", "media": media}
-    if cc == "abc":
-        return {"name": cc, "kind": "tcp", "cc": "abc", "rtt": "50ms"}
-    return {"name": cc, "kind": "tcp", "cc": "copa", "rtt": "50ms", "delayed_ack": False, "copa": {"mode_switch": False}}
+    if cc in ("abc", "abc-video"):
+        f = {"name": cc, "kind": "tcp", "cc": "abc", "rtt": "50ms"}
+        if cc == "abc-video":
+            f["video"] = {"fps": 25}
+        return f
+    f = {"name": cc, "kind": "tcp", "cc": "copa", "rtt": "50ms", "delayed_ack": False, "copa": {"mode_switch": False}}
+    if cc == "copa-video":
+        # Video over TCP, as the released simulator's TCP experiments ran it (PacketSenderTcp).
+        f["video"] = {"fps": 25}
+    return f
 
 
 def scenario(name: str, duration: float, capacity, cc: str, aqm: str, video: bool = False) -> dict:
@@ -273,6 +281,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
     s2_runs = min(runs, 5)
     s3_variants = [(cc, aqm) for cc in ("gcc", "gcc-no-pushback", "copa") for aqm in ("fifo", "codel", "zhuge")]
     s3_variants += [("gcc", "zhuge-1ms"), ("gcc-no-pushback", "zhuge-1ms")]
+    s3_variants += [("copa-video", aqm) for aqm in ("fifo", "codel", "fastack", "zhuge")] + [("abc-video", "abc")]
     s3_variants += [("copa", "fastack"), ("copa", "fastack-16.1"), ("copa", "zhuge-cap50"), ("copa", "zhuge-cap200"),
                     ("abc", "abc")]
     for k in KS if "S3" in parts else ():
@@ -312,9 +321,9 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
         rows: list[Row] = []
         n = len(instants)
         for k in KS if "S3" in parts else ():
-            for cc in ("gcc", "gcc-no-pushback", "copa"):
+            for cc in ("gcc", "gcc-no-pushback", "copa", "copa-video"):
                 # Copa's baselines include Copa + FastAck (Fig 4.14: "the better of Copa/Copa+FastAck").
-                base = ("fifo", "codel", "fastack") if cc == "copa" else ("fifo", "codel")
+                base = ("fifo", "codel", "fastack") if cc.startswith("copa") else ("fifo", "codel")
                 d = {aqm: float(np.mean([degradation_s(res[("s3", cc, aqm, k, i)], instants[i]) for i in range(n)]))
                      for aqm in (*base, "zhuge")}
                 for aqm in (*base, "zhuge"):
@@ -347,6 +356,12 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
             rows.append(Row("S3 bandwidth drop", f"abc+abc k={k}", "RTT>200ms duration (s)", abc, ""))
             copa_zhuge = float(np.mean([degradation_s(res[("s3", "copa", "zhuge", k, i)], instants[i]) for i in range(n)]))
             rows.append(Row("S3 bandwidth drop", f"copa k={k}", "Zhuge vs ABC", (copa_zhuge - abc) / abc if abc > 0 else None,
+                            "better than ABC for k < 15 (Fig 4.14)" if k < 15 else "ABC comparable or better for k >= 15"))
+            # The same with video over TCP (the released simulator's PacketSenderTcp) on both sides.
+            abc_v = float(np.mean([degradation_s(res[("s3", "abc-video", "abc", k, i)], instants[i]) for i in range(n)]))
+            rows.append(Row("S3 bandwidth drop", f"abc-video+abc k={k}", "RTT>200ms duration (s)", abc_v, ""))
+            cz_v = float(np.mean([degradation_s(res[("s3", "copa-video", "zhuge", k, i)], instants[i]) for i in range(n)]))
+            rows.append(Row("S3 bandwidth drop", f"copa-video k={k}", "Zhuge vs ABC", (cz_v - abc_v) / abc_v if abc_v > 0 else None,
                             "better than ABC for k < 15 (Fig 4.14)" if k < 15 else "ABC comparable or better for k >= 15"))
             # The cause of the ordering: the 10 ms cap on the delay Zhuge adds to one ACK (and on
             # each delta), raised to 50 and 200 ms.
@@ -484,7 +499,8 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
         "(25 fps; the encoder follows the socket's backlog, as the released PacketSenderTcp) per variant (Copa over "
         "FIFO / CoDel, Copa + FastAck, Copa + Zhuge, ABC's sender with the abc router): RTT = 50 ms + the flow's "
         "largest queuing delay per 50 ms bin; frame delay = capture to in-order delivery of the frame's last byte. "
-        "S3 runs bulk TCP (Copa, FastAck, ABC) as before.",
+        "S3 runs TCP both ways: bulk (copa, abc: the cause rows) and video over TCP as the released simulator did "
+        "(copa-video, abc-video).",
         f"S7b/c: two flows of one controller through the S4 AP (no competitors), the second from 1 s, {S7_LEN_S:g} s; "
         f"rates are means from {S7_FROM_S:g} s on, over {runs} seed(s); the inter-fairness edge is flow 1's "
         "mean signed difference less the same without Zhuge. The cause rows turn the head-of-line wait (qShort) "
