@@ -115,8 +115,11 @@ def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
     rows = json.loads((tmp_path / "z" / "repro.json").read_text())
     assert not [x for x in rows if x["experiment"].startswith("S2")]
     s3 = [x for x in rows if x["experiment"] == "S3 bandwidth drop" and x["metric"] == "Zhuge vs best baseline"]
-    # gcc, gcc-no-pushback, copa, and copa against FastAck with its lock broken (hold 16.1 ms).
-    assert len(s3) == 4 * len(KS) and all(x["paper"] for x in s3)
+    # gcc, gcc-no-pushback (each also with Zhuge's AP-originated 1 ms reports), copa, copa against
+    # FastAck with its lock broken (hold 16.1 ms), and copa carrying video over TCP.
+    assert len(s3) == 7 * len(KS) and all(x["paper"] for x in s3)
+    assert {x["variant"] for x in s3 if x["variant"].startswith("copa-video k=")} == {f"copa-video k={k}" for k in KS}
+    assert len([x for x in s3 if "AP reports every 1 ms" in x["variant"]]) == 2 * len(KS)
     fastack = [x for x in rows if x["variant"].startswith("copa+fastack k=") and x["metric"] == "RTT>200ms duration (s)"]
     assert len(fastack) == len(KS) and all(0 <= x["ours"] <= 20 for x in fastack)
     durations = [x["ours"] for x in rows if x["metric"] == "RTT>200ms duration (s)"]
