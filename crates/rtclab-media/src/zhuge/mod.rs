@@ -460,6 +460,21 @@ mod tests {
 
     /// Feeds `n` packets of `flow` into the hop at one per ms while the link serves one every
     /// 2 ms (the queue grows), from `t0`; returns the next free time.
+    /// A one-packet media frame `seq` of `flow`.
+    fn media_packet(flow: u32, seq: u64, now: Time) -> Packet {
+        let mut p = Packet::data(FlowId(flow), seq, 1200, now);
+        p.info = PacketInfo::Media {
+            frame_id: seq as u32,
+            index: 0,
+            count: 1,
+            key: false,
+            xor_groups: 0,
+            encode_ns: 0,
+            rtx_wait_ns: 0,
+        };
+        p
+    }
+
     fn grow_queue(
         z: &mut Zhuge,
         flow: u32,
@@ -471,18 +486,11 @@ mod tests {
         let mut queued = 0u32;
         for k in 0..n {
             let now = Time::from_millis(t0 + k);
-            let mut p = Packet::data(FlowId(flow), k, 1200, now);
-            if media {
-                p.info = PacketInfo::Media {
-                    frame_id: k as u32,
-                    index: 0,
-                    count: 1,
-                    key: false,
-                    xor_groups: 0,
-                    encode_ns: 0,
-                    rtx_wait_ns: 0,
-                };
-            }
+            let p = if media {
+                media_packet(flow, k, now)
+            } else {
+                Packet::data(FlowId(flow), k, 1200, now)
+            };
             z.handle_packet(now, Direction::Forward, p, out);
             queued += 1;
             if k % 2 == 0 {
@@ -582,17 +590,7 @@ mod tests {
             if k == 3 {
                 // Two more packets between the second and the third tick.
                 for seq in [10, 11] {
-                    let mut p = Packet::data(FlowId(3), seq, 1200, at);
-                    p.info = PacketInfo::Media {
-                        frame_id: seq as u32,
-                        index: 0,
-                        count: 1,
-                        key: false,
-                        xor_groups: 0,
-                        encode_ns: 0,
-                        rtx_wait_ns: 0,
-                    };
-                    z.handle_packet(at, Direction::Forward, p, &mut out);
+                    z.handle_packet(at, Direction::Forward, media_packet(3, seq, at), &mut out);
                 }
                 out.packets.clear();
             }
