@@ -68,12 +68,17 @@ pub struct TcpReceiver {
     pub duplicate_packets: u64,
     /// Goodput of the last packet handled through `Endpoint`, not yet polled as an event.
     delivered: Option<u64>,
-    /// Video over TCP: frame ends received and not yet delivered in order (seq → capture).
-    frame_ends: BTreeMap<u64, Time>,
+    /// Video over TCP (made at the first frame end; boxed so a bulk receiver stays small).
+    video: Option<Box<FrameTiming>>,
+}
+
+/// Video over TCP at the receiver.
+#[derive(Debug, Default)]
+struct FrameTiming {
+    /// Frame ends received and not yet delivered in order (seq → capture).
+    ends: BTreeMap<u64, Time>,
     /// Frame events not yet polled.
     events: VecDeque<EndpointEvent>,
-    /// Frames delivered in order.
-    pub frames: u64,
 }
 
 impl TcpReceiver {
@@ -95,9 +100,7 @@ impl TcpReceiver {
             received_packets: 0,
             duplicate_packets: 0,
             delivered: None,
-            frame_ends: BTreeMap::new(),
-            events: VecDeque::new(),
-            frames: 0,
+            video: None,
         }
     }
 
@@ -107,7 +110,7 @@ impl TcpReceiver {
         let payload = pkt.size.saturating_sub(self.cfg.header_size) as u64;
         let seq = pkt.seq;
         if pkt.info == PacketInfo::FrameEnd && seq >= self.rcv_nxt {
-            self.frame_ends.insert(seq, pkt.echo);
+            self.video.get_or_insert_with(Default::default).ends.insert(seq, pkt.echo);
         }
         let before = self.rcv_nxt;
         let immediate;
@@ -141,7 +144,7 @@ impl TcpReceiver {
             immediate = true;
         }
         self.goodput_bytes += delivered;
-        if self.rcv_nxt > before && !self.frame_ends.is_empty() {
+        if self.rcv_nxt > before && self.video.is_some() {
             self.complete_frames(now, pkt);
         }
         // ECN: CWR ends the echo; a CE mark starts it, and a new one is sent at once (as
@@ -193,19 +196,19 @@ impl TcpReceiver {
 
     /// Frames whose last packet is now delivered in order; `pkt` completed them.
     fn complete_frames(&mut self, now: Time, pkt: &Packet) {
-        while let Some((&end, &capture)) = self.frame_ends.first_key_value() {
+        let Some(v) = self.video.as_deref_mut() else { return };
+        while let Some((&end, &capture)) = v.ends.first_key_value() {
             if end >= self.rcv_nxt {
                 break;
             }
-            self.frame_ends.pop_first();
-            self.frames += 1;
+            v.ends.pop_first();
             let delay = now - capture;
             let s = pkt.sent_at;
             let q = s + pkt.queue_delay;
             let stages =
                 FrameStages::from_instants([capture, capture, s, s, q, now, now, now, now, now]);
-            self.events.push_back(EndpointEvent::FrameComplete { delay });
-            self.events.push_back(EndpointEvent::FrameDisplayed { delay, stages });
+            v.events.push_back(EndpointEvent::FrameComplete { delay });
+            v.events.push_back(EndpointEvent::FrameDisplayed { delay, stages });
         }
     }
 
@@ -272,7 +275,7 @@ impl Endpoint for TcpReceiver {
         if let Some(goodput_bytes) = self.delivered.take() {
             return Some(EndpointEvent::Delivered { goodput_bytes });
         }
-        self.events.pop_front()
+        self.video.as_deref_mut()?.events.pop_front()
     }
 }
 

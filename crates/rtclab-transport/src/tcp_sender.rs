@@ -236,8 +236,9 @@ pub struct TcpSender {
     app_start: Time,
     /// The window is open but the application has not written the next packet yet.
     data_wait: bool,
-    /// Video over TCP: the encoder and its socket writes.
-    video: Option<TcpVideoApp>,
+    /// Video over TCP: the encoder and its socket writes (boxed: a bulk sender's state stays
+    /// small, which the many-flow runs notice).
+    video: Option<Box<TcpVideoApp>>,
     pub stats: TcpSenderStats,
 }
 
@@ -284,7 +285,7 @@ impl TcpSender {
             has_data: false,
             app_start: Time::ZERO,
             data_wait: false,
-            video: cfg.video.map(|v| TcpVideoApp::new(v, cfg.packet_size)),
+            video: cfg.video.map(|v| Box::new(TcpVideoApp::new(v, cfg.packet_size))),
             stats: TcpSenderStats::default(),
         }
     }
@@ -302,7 +303,7 @@ impl TcpSender {
 
     /// The video application, if this sender carries video over TCP.
     pub fn video(&self) -> Option<&TcpVideoApp> {
-        self.video.as_ref()
+        self.video.as_deref()
     }
 
     /// When the application has written all of packet `seq` (app-rate senders).
