@@ -79,6 +79,11 @@ pub struct CopaConfig {
     /// A retransmission timeout resets the window to the minimum (mvfst's persistent
     /// congestion); the paper ignores loss in default mode.
     pub timeout_reset: bool,
+    /// Not in any Copa: no window increase on an ACK the sender marks application-limited
+    /// (RFC 7661's rule, as Linux applies to CUBIC). Off by default; a cause experiment for
+    /// video over TCP, where Copa's window otherwise grows without bound
+    /// (docs/algorithms/tcp_video.md).
+    pub app_limited_hold: bool,
 }
 
 impl Default for CopaConfig {
@@ -107,6 +112,7 @@ impl Default for CopaConfig {
             queue_delay: CopaQueueDelay::Standing,
             strict_increase: false,
             timeout_reset: false,
+            app_limited_hold: false,
         }
     }
 }
@@ -375,8 +381,12 @@ impl CongestionController for Copa {
         };
         self.update_mode(now, rtt_min);
 
+        // The cause-experiment switch: hold the window while the application limits the sender.
+        let hold = self.cfg.app_limited_hold && fb.app_limited;
         if self.slow_start {
-            if increase {
+            if increase && hold {
+                // Neither grow nor leave slow start.
+            } else if increase {
                 match self.cfg.slow_start {
                     CopaSlowStart::PerAck => self.cwnd += acked,
                     CopaSlowStart::DoublePerSrtt => {
@@ -402,7 +412,9 @@ impl CongestionController for Copa {
             }
             let step = acked * self.velocity / (self.delta * self.cwnd);
             if increase {
-                self.cwnd += step;
+                if !hold {
+                    self.cwnd += step;
+                }
             } else {
                 self.cwnd -= step;
             }
@@ -672,6 +684,16 @@ pub static COPA_PARAMS: &[crate::params::Param<CopaConfig>] = {
         ),
         param!(
             CopaConfig,
+            "app_limited_hold",
+            "not in any Copa (a cause experiment): no increase on application-limited ACKs, RFC 7661's rule (false)",
+            Bool,
+            0.0,
+            1.0,
+            |c| c.app_limited_hold as u8 as f64,
+            |c, v| c.app_limited_hold = v != 0.0
+        ),
+        param!(
+            CopaConfig,
             "strict_increase",
             "genericCC: increase only when strictly below the target (false)",
             Bool,
@@ -766,6 +788,40 @@ mod tests {
             let min = c.rtt_min.all().unwrap().as_millis_f64() as i64;
             assert_eq!(min, want, "window of {rtts} RTT_min");
         }
+    }
+
+    /// Every Copa grows on an empty queue whether or not the application keeps the window
+    /// full; `app_limited_hold` (the cause experiment) grows only on ACKs that are not
+    /// application-limited, and still shrinks toward the target.
+    #[test]
+    fn app_limited_hold_grows_only_when_the_window_is_used() {
+        let app_limited = |c: &mut Copa, now_ms: u64, rtt_ms: u64| {
+            let fb = FeedbackReport {
+                acked_bytes: 1500,
+                acked_packets: 1,
+                rtt: Some(TimeDelta::from_millis(rtt_ms as i64)),
+                snd_una: 1,
+                snd_nxt: 2,
+                app_limited: true,
+                ..Default::default()
+            };
+            c.on_feedback(Time::from_millis(now_ms), &fb);
+        };
+        for (hold, want) in [(false, 20.0), (true, 10.0)] {
+            let mut c = Copa::new(CopaConfig { app_limited_hold: hold, ..CopaConfig::default() });
+            for i in 0..10 {
+                app_limited(&mut c, 100 + i, 100);
+            }
+            assert_eq!(c.cwnd_packets(), want, "hold {hold}");
+            assert!(c.in_slow_start());
+        }
+        // With the hold, a queue above the target still shrinks the window.
+        let mut c = Copa::new(CopaConfig { app_limited_hold: true, ..CopaConfig::default() });
+        app_limited(&mut c, 100, 100);
+        for i in 0..20 {
+            app_limited(&mut c, 200 + i, 160);
+        }
+        assert!(!c.in_slow_start() && c.cwnd_packets() < 10.0, "{}", c.cwnd_packets());
     }
 
     #[test]
