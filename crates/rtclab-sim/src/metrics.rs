@@ -57,8 +57,14 @@ pub struct FlowMeter {
     pub ack_drops: u64,
     /// Data packets marked CE by a queue.
     pub ecn_marks: u64,
-    pub qdelay: LogHistogram,
-    pub owd: LogHistogram,
+    /// Queuing and one-way delays of the packets delivered in the window; read them through
+    /// [`FlowMeter::qdelay`] / [`FlowMeter::owd`] (the latest samples wait in `batch`).
+    qdelay: LogHistogram,
+    owd: LogHistogram,
+    /// The latest delivered packets' (queuing, one-way) delays, recorded 16 at a time: with
+    /// many flows interleaved (fair queueing) each record would otherwise touch another flow's
+    /// histogram lines; one flow's consecutive samples share them.
+    batch: DelayBatch,
     /// Media: end-to-end frame delay (ns) and completed frames, in the window.
     pub frame_delay: LogHistogram,
     pub frames: u64,
@@ -97,6 +103,60 @@ pub struct FlowMeter {
     col_named: Vec<Vec<f64>>,
     /// The id (`Meters::cc_names`) of the k-th name this flow reported last bin.
     name_ids: Vec<(&'static str, usize)>,
+}
+
+/// Samples waiting to be recorded (see `FlowMeter::batch`).
+#[derive(Clone, Debug, Default)]
+struct DelayBatch {
+    n: usize,
+    q: [u64; DELAY_BATCH],
+    owd: [u64; DELAY_BATCH],
+}
+
+const DELAY_BATCH: usize = 16;
+
+impl FlowMeter {
+    /// The queuing delays (ns) of the data packets delivered in the window.
+    pub fn qdelay(&self) -> std::borrow::Cow<'_, LogHistogram> {
+        self.with_batch(&self.qdelay, &self.batch.q)
+    }
+
+    /// The one-way delays (ns) of the data packets delivered in the window.
+    pub fn owd(&self) -> std::borrow::Cow<'_, LogHistogram> {
+        self.with_batch(&self.owd, &self.batch.owd)
+    }
+
+    fn with_batch<'a>(
+        &self,
+        h: &'a LogHistogram,
+        pending: &[u64; DELAY_BATCH],
+    ) -> std::borrow::Cow<'a, LogHistogram> {
+        if self.batch.n == 0 {
+            return std::borrow::Cow::Borrowed(h);
+        }
+        let mut h = h.clone();
+        for &v in &pending[..self.batch.n] {
+            h.record(v);
+        }
+        std::borrow::Cow::Owned(h)
+    }
+
+    #[inline]
+    fn record_delays(&mut self, q: u64, owd: u64) {
+        let b = &mut self.batch;
+        b.q[b.n] = q;
+        b.owd[b.n] = owd;
+        b.n += 1;
+        if b.n == DELAY_BATCH {
+            for &v in &b.q {
+                self.qdelay.record(v);
+            }
+            for &v in &b.owd {
+                self.owd.record(v);
+            }
+            b.n = 0;
+        }
+    }
 }
 
 /// All meters of a run.
@@ -182,8 +242,7 @@ impl Meters {
             f.recv_packets += 1;
             f.recv_bytes += pkt.size as u64;
             f.goodput_bytes += goodput;
-            f.qdelay.record(q);
-            f.owd.record(owd);
+            f.record_delays(q, owd);
         }
     }
 
@@ -390,12 +449,45 @@ impl Meters {
 
     /// Every flow's delay distributions over the window (`distributions.parquet`).
     pub fn distribution_columns(&self) -> Columns {
-        media_meter::distribution_columns(self.flows.iter().enumerate().map(|(i, f)| {
-            (i, [Some(&f.qdelay), Some(&f.owd), Some(&f.frame_delay)], Some(&f.display))
-        }))
+        let delays: Vec<_> = self.flows.iter().map(|f| (f.qdelay(), f.owd())).collect();
+        media_meter::distribution_columns(self.flows.iter().zip(&delays).enumerate().map(
+            |(i, (f, (q, owd)))| {
+                (i, [Some(&**q), Some(&**owd), Some(&f.frame_delay)], Some(&f.display))
+            },
+        ))
     }
 
     pub fn link_columns(&self) -> Columns {
         rtclab_harness::link_meter::link_columns(self.fwd(), self.rev(), self.bin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batched recording changes nothing a reader sees: with a batch full or part-full, the
+    /// histograms hold exactly the samples recorded one by one.
+    #[test]
+    fn batched_delays_read_as_if_recorded_one_by_one() {
+        for n in [0u64, 5, 16, 37] {
+            let mut f = FlowMeter::default();
+            let (mut q, mut owd) = (LogHistogram::new(), LogHistogram::new());
+            f.qdelay = LogHistogram::new();
+            f.owd = LogHistogram::new();
+            for k in 0..n {
+                let (a, b) = (1_000 * k * k + 7, 20_000_000 + 3_000 * k);
+                f.record_delays(a, b);
+                q.record(a);
+                owd.record(b);
+            }
+            for (got, want) in [(f.qdelay(), &q), (f.owd(), &owd)] {
+                assert_eq!(got.count(), want.count(), "{n} samples");
+                assert_eq!(got.max(), want.max());
+                for p in [0.0, 0.5, 0.95, 1.0] {
+                    assert_eq!(got.quantile(p), want.quantile(p), "{n} samples, q{p}");
+                }
+            }
+        }
     }
 }
