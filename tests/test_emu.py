@@ -314,6 +314,35 @@ def test_emu_wifi_uplink_stations_carry_the_reverse_direction(tmp_path):
     assert abs(emu.summary["flows"][1]["throughput_mbps"] - sim.summary["flows"][1]["throughput_mbps"]) < 0.5
 
 
+TCP_VIDEO = """
+name = "emu-tcp-video"
+duration = "5s"
+[link]
+capacity = "10Mbps"
+queue = { limit = "250pkt" }
+[[flows]]
+kind = "tcp"
+cc = "copa"
+rtt = "50ms"
+delayed_ack = false
+video = {}
+"""
+
+
+@needs_root
+def test_emu_carries_video_over_rtclabs_tcp_and_times_its_frames(cli, tmp_path):
+    """Video over TCP in the emulator: rtclab's TCP over real UDP carries the frame ends, and the
+    receiver times every frame as in the simulator."""
+    scn = tmp_path / "video.toml"
+    scn.write_text(TCP_VIDEO)
+    out = tmp_path / "out"
+    r = cli("run", scn, "--engine", "emu", "--out", out, "--no-progress", timeout=120)
+    assert r.returncode == 0, r.stderr
+    m = json.loads((out / "summary.json").read_text())["flows"][0]["metrics"]
+    assert m["video_frames_encoded"] >= 120 and m["video_frames_encoded"] - m["video_frames"] <= 10, m
+    assert 20 < m["video_frame_rate"] <= 26 and 25 < m["video_frame_delay_ms_p50"] < 500, m
+
+
 @needs_root
 def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     scn = tmp_path / "many.toml"
@@ -321,6 +350,12 @@ def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o")
     assert r.returncode == 2
     assert "at most 200 flows" in r.stderr
+    assert not (tmp_path / "o").exists()
+    # Zhuge's AP-originated reports need an element that makes packets: simulator only.
+    scn = tmp_path / "cadence.toml"
+    scn.write_text(TWO_CUBIC.format(d=5) + '\n[[middleboxes]]\nkind = "zhuge"\nat = "bottleneck"\ncadence_ms = 1\n')
+    r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "cadence_ms > 0" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
     # FastAck forges TCP ACKs in the simulator only: named, nothing written.
     scn = tmp_path / "fastack.toml"

@@ -322,6 +322,9 @@ impl TcpSender {
     /// The application stops offering new data (outstanding data is still recovered).
     pub fn stop(&mut self) {
         self.has_data = false;
+        if let Some(v) = &mut self.video {
+            v.stop();
+        }
     }
 
     pub fn controller(&self) -> &AnyController {

@@ -123,6 +123,11 @@ impl TcpVideoApp {
         self.last_update = now;
     }
 
+    /// The stream ends: no more frames (what was written is still delivered).
+    pub fn stop(&mut self) {
+        self.started = None;
+    }
+
     /// The encoder's current bitrate.
     pub fn bitrate(&self) -> Rate {
         Rate::from_bps(self.bitrate.round() as u64)
@@ -285,6 +290,10 @@ mod tests {
         assert_eq!(a.frame_end(2), None);
         assert_eq!(a.frame_end(7), Some(ms(40)));
         assert_eq!(a.written_at(5), Some(ms(40)));
+        a.stop();
+        assert_eq!(a.poll_timeout(), None);
+        a.on_timer(ms(80), 0, 8);
+        assert_eq!((a.written(), a.frames_encoded), (8, 2), "no frame after the stop");
     }
 
     #[test]
