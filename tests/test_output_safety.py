@@ -100,8 +100,16 @@ def test_leftovers_of_killed_runs_are_removed_only_if_ours(tmp_path):
     foreign = tmp_path / ".thesis.tmp-backup"
     foreign.mkdir()
     (foreign / "chapter1.tex").write_text("x")
-    assert sweep_leftovers(tmp_path) == [ours]
-    assert not ours.exists() and alive.exists() and foreign.exists()
+    # A writer killed between creating its directory and marking it (or after unmarking it,
+    # before its rename) leaves only the name, which carries its pid.
+    unmarked = tmp_path / f".o.tmp-{dead.pid}-x1y2"
+    unmarked.mkdir()
+    (unmarked / "summary.json").write_text("{}")
+    unmarked_alive = tmp_path / f".o.tmp-{os.getppid()}-x1y2"
+    unmarked_alive.mkdir()
+    assert sorted(sweep_leftovers(tmp_path)) == sorted([ours, unmarked])
+    assert not ours.exists() and not unmarked.exists()
+    assert alive.exists() and foreign.exists() and unmarked_alive.exists()
 
 
 def test_check_replaceable_names_the_problem(tmp_path):

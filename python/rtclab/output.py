@@ -15,6 +15,7 @@ its process id and is removed by the next run writing beside it, once that proce
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import tempfile
@@ -59,6 +60,18 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+def _leftover_pid(p: Path) -> int | None:
+    """The writer of an rtclab temporary directory: from its marker, else from its name
+    (`.NAME.tmp-PID-XXXX`: a writer killed before writing the marker, or after removing it and
+    before its final rename, leaves only the name); None if it is not ours."""
+    try:
+        return int(json.loads((p / TMP_MARKER).read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    m = re.search(r"\.(?:tmp|old)-(\d+)-[^/]*$", p.name)
+    return int(m.group(1)) if m else None
+
+
 def sweep_leftovers(parent: Path) -> list[Path]:
     """Removes temporary directories of killed rtclab runs in `parent` (only rtclab's own)."""
     removed = []
@@ -67,10 +80,8 @@ def sweep_leftovers(parent: Path) -> list[Path]:
     except OSError:
         return removed
     for p in candidates:
-        try:
-            info = json.loads((p / TMP_MARKER).read_text(encoding="utf-8"))
-            pid = int(info["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+        pid = _leftover_pid(p)
+        if pid is None:
             continue  # not ours (or not readable): leave it
         if pid == os.getpid() or _pid_alive(pid):
             continue
@@ -138,7 +149,7 @@ def write_atomically(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         sweep_leftovers(out.parent)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
         (tmp / TMP_MARKER).write_text(json.dumps({"pid": os.getpid()}), encoding="utf-8")
     except OSError as e:
         raise OutputError(f"--out {out_dir}: cannot create the output directory: {e.strerror or e}") from e
@@ -160,7 +171,7 @@ def write_atomically(
         # Marked first, so that a run killed between the two renames leaves a directory the
         # next run recognises as its own leftover.
         (out / TMP_MARKER).write_text(json.dumps({"pid": os.getpid()}), encoding="utf-8")
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
         old.rmdir()
         out.rename(old)
         tmp.rename(out)
