@@ -70,7 +70,6 @@ pub struct TcpVideoApp {
     packet_size: u64,
     bitrate: f64,
     started: Option<Time>,
-    frames_made: u64,
     next_update: Time,
     first_update: bool,
     /// Frames made and not yet written: (capture time, packets).
@@ -99,7 +98,6 @@ impl TcpVideoApp {
             packet_size: packet_size.max(1) as u64,
             bitrate: cfg.min_bitrate.as_bps() as f64,
             started: None,
-            frames_made: 0,
             next_update: Time::ZERO,
             first_update: true,
             queue: VecDeque::new(),
@@ -140,7 +138,7 @@ impl TcpVideoApp {
 
     fn next_frame_at(&self) -> Option<Time> {
         let t0 = self.started?;
-        Some(t0 + TimeDelta::from_secs_f64(self.frames_made as f64 / self.cfg.fps))
+        Some(t0 + TimeDelta::from_secs_f64(self.frames_encoded as f64 / self.cfg.fps))
     }
 
     /// When the application next needs to run.
@@ -165,7 +163,9 @@ impl TcpVideoApp {
     /// Runs what is due at `now`: bitrate updates, new frames and writes. `snd_una` frees the
     /// socket's buffer; `high_sent` is the first packet never sent (pending = written − it).
     pub fn on_timer(&mut self, now: Time, snd_una: u64, high_sent: u64) {
-        let Some(t0) = self.started else { return };
+        if self.started.is_none() {
+            return;
+        }
         self.release(snd_una);
         while self.next_update <= now {
             let at = self.next_update;
@@ -173,12 +173,10 @@ impl TcpVideoApp {
             self.next_update = at + self.cfg.interval;
         }
         let mut made = false;
-        while self.next_frame_at().is_some_and(|t| t <= now) {
-            let capture = self.next_frame_at().unwrap_or(t0);
+        while let Some(capture) = self.next_frame_at().filter(|&t| t <= now) {
             let bytes = self.bitrate / 8.0 / self.cfg.fps;
             let pkts = ((bytes / self.packet_size as f64).ceil() as u64).max(1);
             self.queue.push_back((capture, pkts));
-            self.frames_made += 1;
             self.frames_encoded += 1;
             made = true;
         }
