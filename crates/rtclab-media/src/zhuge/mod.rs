@@ -319,17 +319,11 @@ impl Zhuge {
                 {
                     r.last_reported = Some((base + i as u64, *t));
                 }
-                let us: Vec<Option<i64>> =
-                    arrivals.iter().map(|a| a.map(|t| (t.as_nanos() / 1000) as i64)).collect();
                 let mut rewritten = false;
                 let res = rewrite_transport_feedback(payload, |t: &mut TransportFeedback| {
-                    if let Ok(fb) = TransportFeedback::from_arrivals(
-                        t.sender_ssrc,
-                        t.media_ssrc,
-                        base as u16,
-                        t.fb_count,
-                        &us,
-                    ) {
+                    if let Ok(fb) =
+                        predicted_twcc((t.sender_ssrc, t.media_ssrc), t.fb_count, base, &arrivals)
+                    {
                         *t = fb;
                         rewritten = true;
                     }
@@ -345,9 +339,7 @@ impl Zhuge {
             _ => Some(pkt),
         }
     }
-}
 
-impl Zhuge {
     /// The AP's own report for each stream with new packets since its last one: their
     /// predicted arrival times, as a client's TWCC would carry the measured ones.
     fn originate_reports(&mut self, now: Time, out: &mut ElementOutput) {
@@ -355,15 +347,8 @@ impl Zhuge {
             let Tracked::Rtp(r) = f else { continue };
             let Some((sender_ssrc, media_ssrc)) = r.ssrcs else { continue };
             let Some((base, arrivals)) = r.pending.take() else { continue };
-            let us: Vec<Option<i64>> =
-                arrivals.iter().map(|a| a.map(|t| (t.as_nanos() / 1000) as i64)).collect();
-            let Ok(fb) = TransportFeedback::from_arrivals(
-                sender_ssrc,
-                media_ssrc,
-                base as u16,
-                r.fb_count,
-                &us,
-            ) else {
+            let Ok(fb) = predicted_twcc((sender_ssrc, media_ssrc), r.fb_count, base, &arrivals)
+            else {
                 continue;
             };
             r.fb_count = r.fb_count.wrapping_add(1);
@@ -377,6 +362,19 @@ impl Zhuge {
             self.stats.reports_originated += 1;
         }
     }
+}
+
+/// A transport-wide feedback message reporting packets `base..` with the AP's predicted
+/// arrival times (None: not seen).
+fn predicted_twcc(
+    (sender_ssrc, media_ssrc): (u32, u32),
+    fb_count: u8,
+    base: u64,
+    arrivals: &[Option<Time>],
+) -> Result<TransportFeedback, rtclab_wire::WireError> {
+    let us: Vec<Option<i64>> =
+        arrivals.iter().map(|a| a.map(|t| (t.as_nanos() / 1000) as i64)).collect();
+    TransportFeedback::from_arrivals(sender_ssrc, media_ssrc, base as u16, fb_count, &us)
 }
 
 impl NetElement for Zhuge {
@@ -458,8 +456,6 @@ mod tests {
         Zhuge::new(c, RngStream::from_seed(1))
     }
 
-    /// Feeds `n` packets of `flow` into the hop at one per ms while the link serves one every
-    /// 2 ms (the queue grows), from `t0`; returns the next free time.
     /// A one-packet media frame `seq` of `flow`.
     fn media_packet(flow: u32, seq: u64, now: Time) -> Packet {
         let mut p = Packet::data(FlowId(flow), seq, 1200, now);
@@ -475,6 +471,8 @@ mod tests {
         p
     }
 
+    /// Feeds `n` packets of `flow` into the hop at one per ms while the link serves one every
+    /// 2 ms (the queue grows), from `t0`; returns the next free time.
     fn grow_queue(
         z: &mut Zhuge,
         flow: u32,
