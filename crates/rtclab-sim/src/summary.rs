@@ -30,7 +30,8 @@ pub fn build(
     let mut flows = Vec::new();
     let mut rates = Vec::new();
     for (f, fm) in s.flows.iter().zip(&m.flows) {
-        all_q.merge(&fm.qdelay());
+        let qdelay = fm.qdelay();
+        all_q.merge(&qdelay);
         let mut out = hs::flow_base(f, w);
         let active = out.active_s;
         let mbps = |bytes: u64| if active > 0.0 { bytes as f64 * 8.0 / active / 1e6 } else { 0.0 };
@@ -48,7 +49,7 @@ pub fn build(
         } else {
             0.0
         };
-        out.queuing_delay_ms = percentiles_ms(&fm.qdelay());
+        out.queuing_delay_ms = percentiles_ms(&qdelay);
         out.one_way_delay_ms = percentiles_ms(&fm.owd());
         out.packets_sent = fm.sent_packets;
         out.packets_received = fm.recv_packets;
