@@ -341,6 +341,14 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     assert cause[("app maximum 1200 kbit/s: qlibra", rate)] > cause[("app maximum 900 kbit/s (default): qlibra", rate)] + 100
     assert any(row["experiment"].startswith("cause: exp 3 cap") and row["variant"].startswith("control")
                for row in rows)
+    # Exp 4's calibration rows: a Zoom-like model that never counts loss as congestion takes
+    # more of the cap; every variant with QLibra and native Reno reports their rate ratio.
+    exp4 = [row for row in rows if row["experiment"].startswith("cause: exp 4")]
+    by = {(row["variant"], row["metric"]): row["ours"] for row in exp4}
+    never = "Zoom-like: loss never congestion (250 ms, above the 200 ms buffer)"
+    assert by[(f"{never}: zoom", rate)] > by[("defaults: zoom", rate)] + 200
+    ratios = [row for row in exp4 if row["metric"] == "QLibra / native Reno rate"]
+    assert len(ratios) == 4 and all(row["paper"] == "9.00" for row in ratios)
 
 
 def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experiments(cli, tmp_path):

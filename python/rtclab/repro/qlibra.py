@@ -134,6 +134,11 @@ def _with(flow: dict, **changes) -> dict:
     return out
 
 
+def _zoom_variant(**params) -> dict:
+    """The Zoom-like competitor of the QLibra experiments with some model parameters changed."""
+    return _with(zoom("40ms"), media={"zoom_like": params})
+
+
 # Cause experiments (issue 17): each varies one thing in one phase of an experiment; rows give
 # every flow's rate next to the published one (none for a control that replaces QLibra).
 # (label, phase, published per flow, [(variant, flows, queue limit)])
@@ -152,6 +157,24 @@ CAUSES = [
                                      _with(RENO, media={"max_bitrate": "1200kbps"})], None),
         ("app maximum 2000 kbit/s", [_with(QLIBRA, media={"max_bitrate": "2000kbps"}),
                                      _with(RENO, media={"max_bitrate": "2000kbps"})], None),
+    ]),
+    # Exp 4's published split (Reno starved at 60 while QLibra keeps 540) against the Zoom-like
+    # model's calibration: its congestion rule (loss counts only above 150 ms of queue) and its
+    # update cadence, each with a control that puts native Reno in QLibra's place.
+    ("exp 4 cap phase: the Zoom-like model's calibration", "cap", [540, 470, 60], [
+        ("defaults", [QLIBRA, zoom("40ms"), RENO], None),
+        ("control: native Reno in QLibra's place", [_with(RENO, name="reno-a"), zoom("40ms"), RENO], None),
+        ("Zoom-like: loss is congestion above 180 ms of queue",
+         [QLIBRA, _zoom_variant(lossy_queuing_delay_ms=180), RENO], None),
+        ("control: native Reno in QLibra's place, loss above 180 ms",
+         [_with(RENO, name="reno-a"), _zoom_variant(lossy_queuing_delay_ms=180), RENO], None),
+        ("Zoom-like: loss never congestion (250 ms, above the 200 ms buffer)",
+         [QLIBRA, _zoom_variant(lossy_queuing_delay_ms=250), RENO], None),
+        ("Zoom-like: rate update every 200 ms", [QLIBRA, _zoom_variant(update_ms=200), RENO], None),
+    ]),
+    ("exp 1 cap phase: the Zoom-like model's calibration", "cap", [590, 570], [
+        ("defaults", [QLIBRA, zoom("40ms")], None),
+        ("Zoom-like: loss is congestion above 180 ms of queue", [QLIBRA, _zoom_variant(lossy_queuing_delay_ms=180)], None),
     ]),
 ]
 
@@ -233,6 +256,12 @@ def build(runs: int = 10) -> Reproduction:
                 for f, ours, pub in zip(flows, rates, published):
                     rows.append(Row(f"cause: {label}", f"{variant}: {f['name']}", "sending rate kbit/s", float(ours),
                                     "–" if control else str(pub)))
+                names = [f["name"] for f in flows]
+                if "reno" in names and not control:
+                    ratio = rates[names.index("qlibra")] / rates[names.index("reno")]
+                    pub = published[names.index("qlibra")] / published[names.index("reno")]
+                    rows.append(Row(f"cause: {label}", f"{variant}", "QLibra / native Reno rate", float(ratio),
+                                    f"{pub:.2f}"))
                 if not control:
                     self_share = [_after_warmup(r, 0)["self_congested"].mean() for r in runs_]
                     rows.append(Row(f"cause: {label}", f"{variant}: qlibra", "share of time self-congested (SELF)",
