@@ -435,6 +435,13 @@ pub struct MediaParams {
     pub jitter_buffer: Option<String>,
     /// Sender: capture → encoded frame time (default 0).
     pub encode_time: Option<Duration>,
+    /// Encoder: frame-size spread, the standard deviation of a frame's size relative to the
+    /// rate (default 0.1).
+    pub frame_size_jitter: Option<f64>,
+    /// Encoder: time constant of its rate control following the target (default 200 ms).
+    pub encoder_lag: Option<Duration>,
+    /// Encoder: a key frame's size in normal frames (default 3).
+    pub key_frame_size: Option<f64>,
     /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the

@@ -956,6 +956,32 @@ fn media_spec(
         }
         encoder.encode_time = d.0;
     }
+    if let Some(j) = p.and_then(|p| p.frame_size_jitter) {
+        if !(0.0..=0.5).contains(&j) {
+            return Err(ConfigError::new(
+                at("media.frame_size_jitter"),
+                format!("{j} is out of range: accepted 0..=0.5 (the spread of frame sizes around the rate)"),
+            ));
+        }
+        encoder.size_jitter = j;
+    }
+    if let Some(d) = p.and_then(|p| p.encoder_lag) {
+        if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(10) {
+            return Err(ConfigError::new(at("media.encoder_lag"), "must be within 0..=10 s"));
+        }
+        encoder.rate_time_constant = d.0;
+    }
+    if let Some(k) = p.and_then(|p| p.key_frame_size) {
+        if !(1.0..=20.0).contains(&k) {
+            return Err(ConfigError::new(
+                at("media.key_frame_size"),
+                format!(
+                    "{k} is out of range: accepted 1..=20 (a key frame's size in normal frames)"
+                ),
+            ));
+        }
+        encoder.key_frame_factor = k;
+    }
     if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
         let parsed = r.split_once(['x', 'X']).and_then(|(w, h)| {
             Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?))

@@ -415,6 +415,9 @@ fn receiver_pipeline_settings_are_checked() {
         ("resolution = \"1080p\"", "flows[0].media.resolution", "WIDTHxHEIGHT"),
         ("resolution = \"8x8\"", "flows[0].media.resolution", "16..=16384"),
         ("frame_rate_control = \"afr2\"", "flows[0].media.frame_rate_control", "qwait-s"),
+        ("frame_size_jitter = 0.8", "flows[0].media.frame_size_jitter", "0..=0.5"),
+        ("encoder_lag = \"20s\"", "flows[0].media.encoder_lag", "0..=10 s"),
+        ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
     ] {
         let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
         assert_eq!(e.path, path, "{e}");
@@ -431,6 +434,16 @@ fn receiver_pipeline_settings_are_checked() {
     assert_eq!(m.sender.encoder.encode_time, TimeDelta::from_millis(4));
     assert_eq!((m.sender.encoder.width, m.sender.encoder.height), (1920, 1080));
     assert_eq!(m.frame_rate_control.as_deref(), Some("afr"));
+    let enc = format!(
+        "{MEDIA}media = {{ frame_size_jitter = 0.4, encoder_lag = \"2s\", key_frame_size = 6 }}\n"
+    );
+    let s = from_toml_str(&enc, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    let e = &m.sender.encoder;
+    assert_eq!(
+        (e.size_jitter, e.rate_time_constant, e.key_frame_factor),
+        (0.4, TimeDelta::from_secs(2), 6.0)
+    );
 }
 
 #[test]

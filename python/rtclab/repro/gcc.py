@@ -63,7 +63,14 @@ THRESHOLD_VARIANTS = [(f"{label} {kind}", label, kind == "adaptive")
 OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic")
 #: 2013 two-flow unfairness: candidate causes, as changes to the flows.
 CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold": False}},
-               "20 ms arrival jitter per flow": {"flow": {"jitter": "20ms"}}}
+               "20 ms arrival jitter per flow": {"flow": {"jitter": "20ms"}},
+               # 2013 Chrome's VP8 encoder is not modelled; these bound what a burstier, slower
+               # one does (values are assumptions: frame sizes ±50 % (sd), key frames every
+               # 2 s at 6 frames' size, rate control with a 3 s time constant).
+               "frame sizes with sd 0.5": {"media": {"frame_size_jitter": 0.5}},
+               "bursty, slow encoder (sd 0.5, key frames 2 s x 6, 3 s rate lag)":
+                   {"media": {"frame_size_jitter": 0.5, "key_frame_interval": "2s", "key_frame_size": 6,
+                              "encoder_lag": "3s"}}}
 
 
 def two_flows_2013(name: str, label: str, capacity_mbps: int, extra: dict, flow: dict | None = None) -> dict:
@@ -122,7 +129,7 @@ def build(runs: int = 10) -> Reproduction:
         # Chrome's detector had a static threshold; real receivers time-stamp with OS jitter.
         if label == "gcc_paper":
             for cause, change in CAUSES_2013.items():
-                for c in (1, 2):
+                for c in (1, 2, 3):
                     for r in range(min(runs, 5)):
                         sc = two_flows_2013(f"2013-cause-{c}", label, c, {**old, **change.get("media", {})},
                                             change.get("flow"))
@@ -205,12 +212,13 @@ def build(runs: int = 10) -> Reproduction:
                 rows.append(Row(f"2013: two GCC flows, {c} Mbit/s, 60 KB buffer", f"{label} + TFRC", "Jain, mean over runs",
                                 float(np.nanmean(js)), paper, verdict=""))
         for cause in CAUSES_2013:
-            for c in (1, 2):
+            for c in (1, 2, 3):
                 js = two_flow_jains(res, ("2013-cause", cause, c))
                 worst = float(np.nanmin(js))
+                poor = c < 3
                 rows.append(Row(f"2013 cause: two GCC flows, {c} Mbit/s, 60 KB buffer", f"gcc_paper + TFRC, {cause}",
-                                "Jain, min over runs", worst, "poor (unpredictable)",
-                                verdict=WITHIN if worst < 0.9 else MISSED))
+                                "Jain, min over runs", worst, "poor (unpredictable)" if poor else "roughly fair, first ahead",
+                                verdict=WITHIN if (worst < 0.9 if poor else worst >= 0.9) else MISSED))
         for label in OLD_VARIANTS:
             step = res[("2013-step", label)]
             f = step.flows[(step.flows["flow"] == 0) & (step.flows["time_s"] > 60) & (step.flows["target_mbps"] >= 2.0)]
