@@ -129,3 +129,12 @@ def test_scenario_durations_in_any_unit():
     assert _duration_s('duration = "2500ms"') == 2.5
     with pytest.raises(ValueError, match="not a duration"):
         _duration_s('duration = "soon"')
+
+
+def test_the_no_nack_experiment_strips_generic_nack_but_keeps_pli():
+    from rtclab.realclient.chromium_peer import without_nack
+
+    sdp = ("a=rtcp-fb:96 goog-remb\r\na=rtcp-fb:96 transport-cc\r\na=rtcp-fb:96 nack\r\n"
+           "a=rtcp-fb:96 nack pli\r\na=rtcp-fb:98 nack\r\na=rtpmap:97 rtx/90000\r\n")
+    assert without_nack(sdp) == ("a=rtcp-fb:96 goog-remb\r\na=rtcp-fb:96 transport-cc\r\n"
+                                 "a=rtcp-fb:96 nack pli\r\na=rtpmap:97 rtx/90000\r\n")

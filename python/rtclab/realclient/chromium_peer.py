@@ -19,7 +19,8 @@ frame rate rather than by rescaling. Every 200 ms the sender reads `getStats()` 
 the emulation's clock (`RTCLAB_START_MONOTONIC_NS`): the bandwidth estimate
 (`candidate-pair.availableOutgoingBitrate`: GCC's target, what `target_mbps` is for our
 controllers), RTP payload bytes sent, the encoder's target (`outbound-rtp.targetBitrate`),
-retransmitted bytes, frame width, frames per second and the quality limitation reason.
+retransmitted bytes, frame width, frames per second, the quality limitation reason, and the
+encoder's counters (frames and key frames encoded, PLIs and NACKs received, huge frames sent).
 
     python -m rtclab.realclient.chromium_peer answer DIR
     python -m rtclab.realclient.chromium_peer offer DIR --duration 59
@@ -43,6 +44,10 @@ CHROMEDRIVER = os.environ.get("RTCLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
 VIDEO = os.environ.get("RTCLAB_CHROMIUM_VIDEO", "640x480")
 #: More Chromium switches, space-separated (e.g. `--force-fieldtrials=...` for an experiment).
 EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
+#: "0": the answering peer removes generic NACK (`a=rtcp-fb:PT nack`, not `nack pli`) from the
+#: offer it receives, so the call negotiates no retransmission (a cause experiment: libwebrtc
+#: subtracts its retransmission rate from the encoder's target).
+NACK = os.environ.get("RTCLAB_CHROMIUM_NACK", "1") != "0"
 #: Chromium as the machine's probe starts it headless (no background connections: the network
 #: is closed), plus what a call needs: real local addresses in ICE, timers at full rate, a
 #: granted (fake) camera.
@@ -121,6 +126,8 @@ async function stats() {
     if (s.type === "outbound-rtp" && s.kind === "video") {
       out.bytes = s.bytesSent; out.rtx = s.retransmittedBytesSent; out.enc = s.targetBitrate;
       out.width = s.frameWidth; out.fps = s.framesPerSecond; out.limit = s.qualityLimitationReason;
+      out.frames = s.framesEncoded; out.keys = s.keyFramesEncoded; out.pli = s.pliCount;
+      out.nack = s.nackCount; out.huge = s.hugeFramesSent;
     }
   });
   return out;
@@ -175,7 +182,8 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
             if time.monotonic() > deadline:
                 raise TimeoutError("the call did not connect within 20 s")
             time.sleep(0.05)
-        rows = ["time_s,target_bps,bytes_sent,encoder_target_bps,retransmitted_bytes,frame_width,fps,quality_limitation"]
+        rows = ["time_s,target_bps,bytes_sent,encoder_target_bps,retransmitted_bytes,frame_width,fps,quality_limitation,"
+                "frames_encoded,key_frames_encoded,pli_received,nack_received,huge_frames_sent"]
         t_end = time.monotonic() + duration_s
         nxt = time.monotonic()
         while time.monotonic() < t_end:
@@ -183,10 +191,18 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
             time.sleep(max(0.0, nxt - time.monotonic()))
             s = _call(driver, "stats()")
             rows.append(f"{now_s():.3f},{s.get('bwe', 'nan')},{s.get('bytes', 0)},{s.get('enc', 'nan')},"
-                        f"{s.get('rtx', 0)},{s.get('width', 'nan')},{s.get('fps', 'nan')},{s.get('limit', '')}")
+                        f"{s.get('rtx', 0)},{s.get('width', 'nan')},{s.get('fps', 'nan')},{s.get('limit', '')},"
+                        f"{s.get('frames', 0)},{s.get('keys', 0)},{s.get('pli', 0)},{s.get('nack', 0)},{s.get('huge', 0)}")
         log.write_text("\n".join(rows) + "\n")
     finally:
         driver.quit()
+
+
+def without_nack(sdp: str) -> str:
+    """The SDP without generic NACK feedback lines (`a=rtcp-fb:PT nack`); `nack pli` stays."""
+    import re
+
+    return re.sub(r"a=rtcp-fb:\d+ nack\r?\n", "", sdp)
 
 
 def answer(folder: Path, scratch: Path) -> None:
@@ -202,6 +218,8 @@ def answer(folder: Path, scratch: Path) -> None:
     driver = _browser(scratch / "profile-answer", page)
     try:
         o = wait_for(folder / "offer.json", 90)
+        if not NACK:
+            o["sdp"] = without_nack(o["sdp"])
         write_atomically(folder / "answer.json", _call(driver, "answer(arguments[0])", o))
         while not stop["now"]:
             time.sleep(0.1)
