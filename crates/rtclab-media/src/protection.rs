@@ -98,13 +98,16 @@ impl ProtectionSpec {
         use rtclab_core::TimeDelta;
         use rtclab_transport::flows::edge_stream::{hairpin_table, policy::RecoveryPolicy};
         Ok(match self {
-            ProtectionSpec::WebRtc { rtx } => Box::new(TableProtection::new(
-                if rtx.is_some() { "webrtc-nack-fec" } else { "webrtc-fec" },
-                RecoveryPolicy::WebRtc { hybrid: rtx.is_some(), filter: Default::default() },
-                *rtx,
-                TimeDelta::from_millis(100),
-                TimeDelta::from_secs(1),
-            )),
+            ProtectionSpec::WebRtc { rtx } => Box::new(
+                TableProtection::new(
+                    if rtx.is_some() { "webrtc-nack-fec" } else { "webrtc-fec" },
+                    RecoveryPolicy::WebRtc { hybrid: rtx.is_some(), filter: Default::default() },
+                    *rtx,
+                    TimeDelta::from_millis(100),
+                    TimeDelta::from_secs(1),
+                )
+                .with_overhead_cap(0.5),
+            ),
             ProtectionSpec::Hairpin { lambda_exp, deadline, rtx } => {
                 Box::new(TableProtection::new(
                     "hairpin",

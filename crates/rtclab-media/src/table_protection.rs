@@ -23,6 +23,10 @@
 //! not NACKed). The FEC share of recent frames and the retransmission share of recent packets
 //! are taken out of the controller's target (libwebrtc's `ProtectionBitrateCalculator`
 //! subtracts the FEC and NACK rates the same way), so media + FEC + resends stay within it.
+//! `webrtc` caps what protection may take at half the rate, as libwebrtc's
+//! `FecControllerDefault::UpdateFecRates` does (`kProtectionOverheadRateThreshold` = 0.5,
+//! field trial `WebRTC-ProtectionOverheadRateThreshold`): past it the encoder keeps half and
+//! FEC + resends go over the target.
 
 use crate::packetizer::MediaPacket;
 use crate::protection::ProtectionPolicy;
@@ -51,9 +55,12 @@ pub struct TableProtection {
     loss_window: TimeDelta,
     /// (feedback time, lost, reported).
     reports: VecDeque<(Time, u32, u32)>,
-    /// Recent frames' (payload, headers + parity) bytes, and the second over the first.
-    frames: VecDeque<(f64, f64)>,
+    /// Recent frames' (payload, headers, parity) bytes; headers and parity over payload.
+    frames: VecDeque<(f64, f64, f64)>,
+    header_share: f64,
     fec_share: f64,
+    /// Most of the wire rate protection (parity + resends) may take from the encoder.
+    overhead_cap: Option<f64>,
     /// Media packets sent since the last feedback, and the resent share (average).
     sent_since: u32,
     rtx_share: f64,
@@ -80,10 +87,19 @@ impl TableProtection {
             loss_window,
             reports: VecDeque::new(),
             frames: VecDeque::new(),
+            header_share: 0.0,
             fec_share: 0.0,
+            overhead_cap: None,
             sent_since: 0,
             rtx_share: 0.0,
         }
+    }
+
+    /// Protection (parity + resends) may take at most `cap` of the wire rate from the
+    /// encoder (libwebrtc: 0.5).
+    pub fn with_overhead_cap(mut self, cap: f64) -> Self {
+        self.overhead_cap = Some(cap);
+        self
     }
 
     fn loss(&mut self, now: Time) -> f64 {
@@ -132,17 +148,23 @@ impl ProtectionPolicy for TableProtection {
         // the parity packets, each as large as the frame's largest media packet (≈ bytes /
         // packets + headers). Relative to the payload, so the encoder's share is exact.
         let per = bytes as f64 / packets.max(1) as f64 + PACKET_OVERHEAD;
-        let extra = packets as f64 * PACKET_OVERHEAD + k as f64 * per;
-        self.frames.push_back((bytes as f64, extra));
+        self.frames.push_back((bytes as f64, packets as f64 * PACKET_OVERHEAD, k as f64 * per));
         if self.frames.len() > SHARE_FRAMES {
             self.frames.pop_front();
         }
-        let (m, f) = self.frames.iter().fold((0.0, 0.0), |(m, f), x| (m + x.0, f + x.1));
-        self.fec_share = if m > 0.0 { f / m } else { 0.0 };
+        let (m, h, f) =
+            self.frames.iter().fold((0.0, 0.0, 0.0), |(m, h, f), x| (m + x.0, h + x.1, f + x.2));
+        (self.header_share, self.fec_share) = if m > 0.0 { (h / m, f / m) } else { (0.0, 0.0) };
         Some(k)
     }
     fn media_share(&self) -> f64 {
-        1.0 / (1.0 + self.fec_share + self.rtx_share)
+        let protection = self.fec_share + self.rtx_share;
+        let wire = 1.0 + self.header_share + protection;
+        match self.overhead_cap {
+            // Past the cap the encoder keeps 1 − cap of the rate after headers.
+            Some(cap) if protection / wire > cap => (1.0 - cap) / (1.0 + self.header_share),
+            _ => 1.0 / wire,
+        }
     }
     fn on_sent(&mut self, now: Time, seq: u64, p: MediaPacket) {
         self.sent_since += 1;
@@ -205,6 +227,36 @@ mod tests {
         let k = p.fec_packets(t, 10, 12_000).unwrap();
         assert!((2..=10).contains(&k), "{k}");
         assert!(p.media_share() < 1.0);
+    }
+
+    #[test]
+    fn webrtc_protection_takes_at_most_half_of_the_rate_from_the_encoder() {
+        let policy = || RecoveryPolicy::WebRtc { hybrid: true, filter: Default::default() };
+        let build = || {
+            TableProtection::new(
+                "webrtc",
+                policy(),
+                Some(RtxConfig::default()),
+                TimeDelta::from_millis(100),
+                TimeDelta::from_secs(1),
+            )
+        };
+        let (mut capped, mut free) = (build().with_overhead_cap(0.5), build());
+        for p in [&mut capped, &mut free] {
+            let t = Time::from_secs(1);
+            p.on_results(t, &results(t, 0, 50));
+            p.fec_packets(t, 10, 12_000);
+            // Resends worth three payloads: protection would take 3 / 4.04 of the wire.
+            p.rtx_share = 3.0;
+        }
+        let h = capped.header_share;
+        assert!(h > 0.0 && capped.fec_share == 0.0);
+        assert!((free.media_share() - 1.0 / (4.0 + h)).abs() < 1e-12);
+        assert!((capped.media_share() - 0.5 / (1.0 + h)).abs() < 1e-12);
+        // Below the cap both give the same share.
+        capped.rtx_share = 0.2;
+        free.rtx_share = 0.2;
+        assert_eq!(capped.media_share(), free.media_share());
     }
 
     #[test]
