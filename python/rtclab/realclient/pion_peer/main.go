@@ -14,7 +14,8 @@
 // writes a VP8 sample of target/30 bytes (the estimator's current target) of random payload,
 // and a key frame of 3x that every 3 s. Every 200 ms it logs, on the emulation's clock
 // (RTCLAB_START_MONOTONIC_NS, CLOCK_MONOTONIC), the estimator's target, its delay- and
-// loss-based parts, the detector's state and usage, and the RTP payload bytes sent so far.
+// loss-based parts, the detector's state and usage, its delay estimate m and adaptive
+// threshold (ms), and the RTP payload bytes sent so far.
 //
 //	pion-peer answer DIR
 //	pion-peer offer DIR -duration 59
@@ -43,15 +44,28 @@ import (
 )
 
 const (
-	fps            = 30
-	keyFrameEvery  = 3 * time.Second
-	keyFrameFactor = 3
-	logEvery       = 200 * time.Millisecond
+	fps           = 30
+	keyFrameEvery = 3 * time.Second
+	logEvery      = 200 * time.Millisecond
 	// libwebrtc's default start rate; pion's own default is 10 kbit/s.
 	initialBitrate = 300_000
 	minBitrate     = 50_000
 	maxBitrate     = 5_000_000
 )
+
+// keyFrameFactor is a key frame's size in frames: 3, or RTCLAB_PION_KEY_FRAME_FACTOR (1-20; a
+// cause experiment: 1 sends no bursts).
+var keyFrameFactor = func() int {
+	if v := os.Getenv("RTCLAB_PION_KEY_FRAME_FACTOR"); v != "" {
+		var k int
+		if _, err := fmt.Sscanf(v, "%d", &k); err != nil || k < 1 || k > 20 {
+			fmt.Fprintf(os.Stderr, "RTCLAB_PION_KEY_FRAME_FACTOR=%q is not a whole number in 1..20\n", v)
+			os.Exit(2)
+		}
+		return k
+	}
+	return 3
+}()
 
 // emulationTime is seconds since the emulation started (CLOCK_MONOTONIC, like the emulator).
 func emulationTime() float64 {
@@ -185,7 +199,8 @@ func offer(dir string, duration time.Duration, logPath string) error {
 		return errors.New("the call did not connect within 20 s")
 	}
 
-	rows := []string{"time_s,target_bps,bytes_sent,delay_target_bps,loss_target_bps,average_loss,usage,state"}
+	rows := []string{"time_s,target_bps,bytes_sent,delay_target_bps,loss_target_bps,average_loss,usage,state," +
+		"delay_estimate_ms,delay_threshold_ms"}
 	frame := time.NewTicker(time.Second / fps)
 	defer frame.Stop()
 	logTick := time.NewTicker(logEvery)
@@ -210,8 +225,9 @@ func offer(dir string, duration time.Duration, logPath string) error {
 			sent += int64(size)
 		case <-logTick.C:
 			st := estimator.GetStats()
-			rows = append(rows, fmt.Sprintf("%.3f,%d,%d,%v,%v,%v,%v,%v", emulationTime(), estimator.GetTargetBitrate(), sent,
-				st["delayTargetBitrate"], st["lossTargetBitrate"], st["averageLoss"], st["usage"], st["state"]))
+			rows = append(rows, fmt.Sprintf("%.3f,%d,%d,%v,%v,%v,%v,%v,%v,%v", emulationTime(), estimator.GetTargetBitrate(), sent,
+				st["delayTargetBitrate"], st["lossTargetBitrate"], st["averageLoss"], st["usage"], st["state"],
+				st["delayEstimate"], st["delayThreshold"]))
 		case <-end:
 			fmt.Fprintf(os.Stderr, "pion sender: %d bytes of media in %.1f s\n", sent, time.Since(start).Seconds())
 			// let the pacer drain before the connection closes under it
