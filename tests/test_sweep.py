@@ -159,12 +159,17 @@ def test_a_store_is_never_mixed_up(cli, tmp_path):
     assert r.returncode == 2 and "different sweep" in r.stderr
 
 
-def test_ray_backend_gives_the_local_pools_results(tmp_path):
+@pytest.mark.parametrize("node_local_writes", [True, False])
+def test_ray_backend_gives_the_local_pools_results(tmp_path, monkeypatch, node_local_writes):
     """A Ray instance on this machine (started by the sweep): the same runs, the same numbers
-    (runs are deterministic), written into the same store layout by the driver."""
+    (runs are deterministic), in the same store layout — written by the workers on the
+    driver's node, or by the driver from the files the workers return (as from other nodes)."""
     pytest.importorskip("ray")
     import pandas as pd
 
+    import rtclab.sweep
+
+    monkeypatch.setattr(rtclab.sweep, "RAY_NODE_LOCAL_WRITES", node_local_writes)
     p = write(tmp_path, seeds=2)
     a = run_sweep(p, tmp_path / "local", workers=2, progress=False, report=False)
     b = run_sweep(p, tmp_path / "ray", workers=2, progress=False, report=False, backend="ray")

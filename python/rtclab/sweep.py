@@ -337,21 +337,30 @@ def _fill_run(d: Path, spec: RunSpec, base_dir: str) -> None:
     (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
 
 
-def _run_one(store: str, spec: RunSpec) -> str:
-    """In a local worker: runs one point and writes its folder atomically; returns its key."""
+def _run_one(store: str, spec: RunSpec, base_dir: Optional[str] = None) -> str:
+    """In a worker: runs one point and writes its folder atomically; returns its key."""
     from rtclab.output import write_atomically
 
-    write_atomically(Path(store) / "runs" / spec.key, lambda d: _fill_run(d, spec, _BASE_DIR), kind="sweep-run")
+    base = _BASE_DIR if base_dir is None else base_dir
+    write_atomically(Path(store) / "runs" / spec.key, lambda d: _fill_run(d, spec, base), kind="sweep-run")
     return spec.key
 
 
-def _run_remote(specs: list[RunSpec], base_dir: str) -> list[tuple[str, dict[str, bytes]]]:
-    """In a Ray worker (any machine of the cluster): runs a batch of points; returns their
-    files, which the driver writes into the store (so the store needs no shared file system)."""
+def _run_remote(specs: list[RunSpec], base_dir: str, store: Optional[str] = None,
+                driver_node: Optional[str] = None) -> list[tuple[str, Optional[dict[str, bytes]]]]:
+    """In a Ray worker: runs a batch of points. On the driver's own node it writes each run
+    into the store itself, as a local worker does (files None); on any other node it returns
+    the files, which the driver writes (so the store needs no shared file system)."""
     import tempfile
 
-    out = []
+    import ray
+
+    out: list[tuple[str, Optional[dict[str, bytes]]]] = []
+    here = store is not None and ray.get_runtime_context().get_node_id() == driver_node
     for spec in specs:
+        if here:
+            out.append((_run_one(store, spec, base_dir), None))
+            continue
         with tempfile.TemporaryDirectory(prefix="rtclab-ray-run-") as tmp:
             _fill_run(Path(tmp), spec, base_dir)
             out.append((spec.key, {p.name: p.read_bytes() for p in Path(tmp).iterdir()}))
@@ -360,6 +369,10 @@ def _run_remote(specs: list[RunSpec], base_dir: str) -> list[tuple[str, dict[str
 
 #: Most runs per Ray task: short runs are batched so that Ray's per-task cost is shared.
 RAY_BATCH = 8
+#: Ray workers on the driver's own node write their runs into the store themselves (as the
+#: local pool's workers do) instead of sending the files to the driver; False: the driver
+#: writes every run (what it always does for runs from other nodes).
+RAY_NODE_LOCAL_WRITES = True
 
 
 def _check_ray_address(address: str) -> None:
@@ -398,25 +411,28 @@ def _execute_ray(out: Path, todo: list[RunSpec], workers: int, address: Optional
                              f"and that this machine runs the cluster's Ray version with its auth token") from None
     try:
         task = ray.remote(num_cpus=1)(_run_remote)
+        store = str(out.resolve()) if RAY_NODE_LOCAL_WRITES else None
+        node = ray.get_runtime_context().get_node_id()
         capacity = max(1, int(ray.cluster_resources().get("CPU", workers)))
         # Batches small enough that every CPU gets several (balance), large enough to share
         # the per-task cost.
         size = max(1, min(RAY_BATCH, len(todo) // (8 * capacity)))
         batches = iter([todo[k:k + size] for k in range(0, len(todo), size)])
-        pending = [task.remote(b, base_dir) for b in itertools.islice(batches, 2 * capacity)]
+        pending = [task.remote(b, base_dir, store, node) for b in itertools.islice(batches, 2 * capacity)]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for key, files in ray.get(ready[0]):
+                if files is not None:  # from another node: the driver writes it
 
-                def fill(d: Path, files=files) -> None:
-                    for name, data in files.items():
-                        (d / name).write_bytes(data)
+                    def fill(d: Path, files=files) -> None:
+                        for name, data in files.items():
+                            (d / name).write_bytes(data)
 
-                write_atomically(out / "runs" / key, fill, kind="sweep-run")
+                    write_atomically(out / "runs" / key, fill, kind="sweep-run")
                 on_done()
             nxt = next(batches, None)
             if nxt is not None:
-                pending.append(task.remote(nxt, base_dir))
+                pending.append(task.remote(nxt, base_dir, store, node))
     finally:
         if started:
             ray.shutdown()
