@@ -950,36 +950,40 @@ fn media_spec(
         ..EncoderConfig::default()
     };
     let mut encoder = encoder;
-    if let Some(d) = p.and_then(|p| p.encode_time) {
-        if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(1) {
-            return Err(ConfigError::new(at("media.encode_time"), "must be within 0..=1 s"));
+    // A duration key within 0..=`max_s` seconds, a number key within `lo..=hi`.
+    let seconds = |d: Option<&crate::units::Duration>, max_s: i64, key: &str| match d {
+        Some(d) if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(max_s) => {
+            Err(ConfigError::new(at(key), format!("must be within 0..={max_s} s")))
         }
-        encoder.encode_time = d.0;
+        d => Ok(d.map(|d| d.0)),
+    };
+    let number = |v: Option<f64>, lo: f64, hi: f64, key: &str, meaning: &str| match v {
+        Some(v) if !(lo..=hi).contains(&v) => Err(ConfigError::new(
+            at(key),
+            format!("{v} is out of range: accepted {lo}..={hi} ({meaning})"),
+        )),
+        v => Ok(v),
+    };
+    if let Some(d) = seconds(p.and_then(|p| p.encode_time.as_ref()), 1, "media.encode_time")? {
+        encoder.encode_time = d;
     }
-    if let Some(j) = p.and_then(|p| p.frame_size_jitter) {
-        if !(0.0..=0.5).contains(&j) {
-            return Err(ConfigError::new(
-                at("media.frame_size_jitter"),
-                format!("{j} is out of range: accepted 0..=0.5 (the spread of frame sizes around the rate)"),
-            ));
-        }
+    if let Some(d) = seconds(p.and_then(|p| p.encoder_lag.as_ref()), 10, "media.encoder_lag")? {
+        encoder.rate_time_constant = d;
+    }
+    let jitter = p.and_then(|p| p.frame_size_jitter);
+    if let Some(j) = number(
+        jitter,
+        0.0,
+        0.5,
+        "media.frame_size_jitter",
+        "the spread of frame sizes around the rate",
+    )? {
         encoder.size_jitter = j;
     }
-    if let Some(d) = p.and_then(|p| p.encoder_lag) {
-        if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(10) {
-            return Err(ConfigError::new(at("media.encoder_lag"), "must be within 0..=10 s"));
-        }
-        encoder.rate_time_constant = d.0;
-    }
-    if let Some(k) = p.and_then(|p| p.key_frame_size) {
-        if !(1.0..=20.0).contains(&k) {
-            return Err(ConfigError::new(
-                at("media.key_frame_size"),
-                format!(
-                    "{k} is out of range: accepted 1..=20 (a key frame's size in normal frames)"
-                ),
-            ));
-        }
+    let key_size = p.and_then(|p| p.key_frame_size);
+    if let Some(k) =
+        number(key_size, 1.0, 20.0, "media.key_frame_size", "a key frame's size in normal frames")?
+    {
         encoder.key_frame_factor = k;
     }
     if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
