@@ -411,7 +411,9 @@ def _execute_ray(out: Path, todo: list[RunSpec], workers: int, address: Optional
                              f"and that this machine runs the cluster's Ray version with its auth token") from None
     try:
         task = ray.remote(num_cpus=1)(_run_remote)
-        store = str(out.resolve()) if RAY_NODE_LOCAL_WRITES else None
+        # Through Ray Client (ray://) the driver is not on a cluster node: every run comes back.
+        client = bool(address) and address.startswith("ray://")
+        store = str(out.resolve()) if RAY_NODE_LOCAL_WRITES and not client else None
         node = ray.get_runtime_context().get_node_id()
         capacity = max(1, int(ray.cluster_resources().get("CPU", workers)))
         # Batches small enough that every CPU gets several (balance), large enough to share
@@ -429,6 +431,9 @@ def _execute_ray(out: Path, todo: list[RunSpec], workers: int, address: Optional
                             (d / name).write_bytes(data)
 
                     write_atomically(out / "runs" / key, fill, kind="sweep-run")
+                elif not (out / "runs" / key).is_dir():
+                    raise SweepError(f"run {key}: a Ray worker on this node wrote it, but it is not in "
+                                     f"{out / 'runs'} (does the worker see another file system?)")
                 on_done()
             nxt = next(batches, None)
             if nxt is not None:
