@@ -15,6 +15,10 @@
 //! elements from the last hop to the first, its feedback their forward elements. The `[link]` shorthand gives exactly
 //! the dumbbell rtclab always had (`[loss] -> link -> flow delay`, the same random-stream
 //! labels), so results do not move.
+//!
+//! Flows whose access delay in a direction is equal and has no jitter share that delay line:
+//! one FIFO releases each packet when its own line would have (only the order of events at
+//! the same instant can differ).
 
 use rtclab_core::{Direction, SeedTree, TimeDelta};
 use rtclab_media::middleboxes::build_with;
@@ -193,24 +197,27 @@ impl Network {
                 }
             }
         }
+        // Flows whose access delay in a direction is the same and has no jitter share one
+        // delay line: with a constant delay the release times are arrival + delay, so one FIFO
+        // releases every packet when its own line would have, and with many flows served in
+        // turn (fair queueing) the engine reads one buffer in order instead of a different
+        // flow's buffer per packet (docs/benchmarks.md, "Queue disciplines with 1,000 flows").
+        let mut shared: std::collections::BTreeMap<(usize, i64), u32> = Default::default();
         for f in &s.flows {
             let half = TimeDelta::from_nanos(f.rtt.as_nanos() / 2);
-            let fwd_delay = n.push(
-                AnyElement::Delay(DelayLine::new(
-                    half,
-                    f.jitter,
-                    seeds.stream(&format!("flow{}.jitter", f.id)),
-                )),
-                Role::FlowDelay,
-            );
-            let rev_delay = n.push(
-                AnyElement::Delay(DelayLine::new(
-                    f.rtt - half,
-                    TimeDelta::ZERO,
-                    seeds.stream(&format!("flow{}.rev", f.id)),
-                )),
-                Role::FlowDelay,
-            );
+            let mut access = |route: usize, base: TimeDelta, jitter: TimeDelta, label: String| {
+                let make = |n: &mut Self| {
+                    let rng = seeds.stream(&label);
+                    n.push(AnyElement::Delay(DelayLine::new(base, jitter, rng)), Role::FlowDelay)
+                };
+                if jitter > TimeDelta::ZERO {
+                    make(&mut n)
+                } else {
+                    *shared.entry((route, base.as_nanos())).or_insert_with(|| make(&mut n))
+                }
+            };
+            let fwd_delay = access(0, half, f.jitter, format!("flow{}.jitter", f.id));
+            let rev_delay = access(1, f.rtt - half, TimeDelta::ZERO, format!("flow{}.rev", f.id));
             // A reversed flow's data takes the links' reverse direction (the path's hops in
             // reverse order, as feedback would), its feedback their forward direction. In the
             // forward direction a hop's middleboxes come before its elements, in the reverse
@@ -366,5 +373,25 @@ mod tests {
             MeterInfo { hop: 0, entry: 0, is_link: true, both_ways: false, entry_rev: NO_HOP }
         );
         assert_eq!(info[fwd[1] as usize].hop, NO_HOP);
+    }
+
+    #[test]
+    fn flows_with_the_same_constant_access_delay_share_one_delay_line() {
+        let extra = "[[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\n\
+                     [[flows]]\nkind = \"tcp\"\nrtt = \"30ms\"\n\
+                     [[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\njitter = \"1ms\"\n";
+        let n = Network::build(&scenario(extra), &SeedTree::new(1)).unwrap();
+        let access = |f: usize, d: usize| *n.routes[f][d].last().unwrap();
+        // Flows 0 and 1 (20 ms, no jitter): one line per direction, not one for both.
+        assert_eq!(access(0, 0), access(1, 0));
+        assert_eq!(access(0, 1), access(1, 1));
+        assert_ne!(access(0, 0), access(0, 1));
+        // Another delay, or jitter (random per flow), keeps a line of its own.
+        assert_ne!(access(2, 0), access(0, 0));
+        assert_ne!(access(3, 0), access(0, 0));
+        // Flow 3's reverse delay has no jitter: shared with flows 0 and 1.
+        assert_eq!(access(3, 1), access(0, 1));
+        let delays = n.roles.iter().filter(|r| matches!(r, Role::FlowDelay)).count();
+        assert_eq!(delays, 5);
     }
 }
