@@ -138,3 +138,16 @@ def test_the_no_nack_experiment_strips_generic_nack_but_keeps_pli():
            "a=rtcp-fb:96 nack pli\r\na=rtcp-fb:98 nack\r\na=rtpmap:97 rtx/90000\r\n")
     assert without_nack(sdp) == ("a=rtcp-fb:96 goog-remb\r\na=rtcp-fb:96 transport-cc\r\n"
                                  "a=rtcp-fb:96 nack pli\r\na=rtpmap:97 rtx/90000\r\n")
+
+
+def test_the_chromium_log_capture_names_a_new_file_per_peer_and_run(tmp_path, monkeypatch):
+    from rtclab.realclient import chromium_peer
+
+    monkeypatch.setattr(chromium_peer, "STDERR_PREFIX", "")
+    assert chromium_peer.stderr_path("offer") is None
+    monkeypatch.setattr(chromium_peer, "STDERR_PREFIX", str(tmp_path / "chr"))
+    assert chromium_peer.stderr_path("offer") == tmp_path / "chr-offer.log"
+    assert chromium_peer.stderr_path("offer") == tmp_path / "chr-offer-2.log"
+    (tmp_path / "chr-answer.log").write_text("a user's file")
+    assert chromium_peer.stderr_path("answer") == tmp_path / "chr-answer-2.log"
+    assert (tmp_path / "chr-answer.log").read_text() == "a user's file"

@@ -48,6 +48,10 @@ EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
 #: offer it receives, so the call negotiates no retransmission (a cause experiment: libwebrtc
 #: subtracts its retransmission rate from the encoder's target).
 NACK = os.environ.get("RTCLAB_CHROMIUM_NACK", "1") != "0"
+#: A path prefix: each peer's Chromium output (with `--enable-logging=stderr`, libwebrtc's own
+#: log lines, e.g. `--vmodule=video_stream_encoder=1`) goes to PREFIX-offer.log / -answer.log
+#: (then PREFIX-offer-2.log ... for later runs: an existing file is never overwritten).
+STDERR_PREFIX = os.environ.get("RTCLAB_CHROMIUM_STDERR", "")
 #: Chromium as the machine's probe starts it headless (no background connections: the network
 #: is closed), plus what a call needs: real local addresses in ICE, timers at full rate, a
 #: granted (fake) camera.
@@ -145,7 +149,23 @@ def _page() -> str:
     return PAGE.replace("@W@", m.group(1)).replace("@H@", m.group(2))
 
 
-def _browser(profile: Path, page: Path):
+def stderr_path(role: str) -> Path | None:
+    """A new file for this peer's Chromium output (`RTCLAB_CHROMIUM_STDERR`), or None: the first
+    of PREFIX-ROLE.log, PREFIX-ROLE-2.log, ... that does not exist yet, created here (so runs one
+    after another each get their own, and no existing file is ever overwritten)."""
+    if not STDERR_PREFIX:
+        return None
+    for n in range(1, 10_000):
+        path = Path(f"{STDERR_PREFIX}-{role}{'' if n == 1 else f'-{n}'}.log")
+        try:
+            with open(path, "x"):
+                return path
+        except FileExistsError:
+            continue
+    raise SystemExit(f"RTCLAB_CHROMIUM_STDERR: no free name {STDERR_PREFIX}-{role}-N.log left")
+
+
+def _browser(profile: Path, page: Path, role: str):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -153,7 +173,10 @@ def _browser(profile: Path, page: Path):
     opts.binary_location = CHROMIUM
     for f in [*FLAGS, *EXTRA_FLAGS, f"--user-data-dir={profile}"]:
         opts.add_argument(f)
-    driver = webdriver.Chrome(options=opts, service=Service(executable_path=CHROMEDRIVER))
+    log = stderr_path(role)
+    service = Service(executable_path=CHROMEDRIVER, log_output=str(log) if log else None,
+                      service_args=["--enable-chrome-logs"] if log else None)
+    driver = webdriver.Chrome(options=opts, service=service)
     driver.set_script_timeout(30)
     driver.get(page.as_uri())
     return driver
@@ -172,7 +195,7 @@ def _call(driver, js: str, *args):
 def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
     page = scratch / "peer.html"
     page.write_text(_page())
-    driver = _browser(scratch / "profile-offer", page)
+    driver = _browser(scratch / "profile-offer", page, "offer")
     try:
         write_atomically(folder / "offer.json", _call(driver, "offer()"))
         ans = wait_for(folder / "answer.json", 60)
@@ -215,7 +238,7 @@ def answer(folder: Path, scratch: Path) -> None:
         signal.signal(sig, on_signal)
     page = scratch / "peer.html"
     page.write_text(_page())
-    driver = _browser(scratch / "profile-answer", page)
+    driver = _browser(scratch / "profile-answer", page, "answer")
     try:
         o = wait_for(folder / "offer.json", 90)
         if not NACK:
