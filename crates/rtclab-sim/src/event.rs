@@ -7,6 +7,7 @@
 //! `pop` takes the smaller (time, sequence) of the two tops, so events come out in exactly the
 //! order one heap would give. With 1,000 flows one heap holds ~2,000 entries and every pop sifts
 //! through all its levels; the element heap holds a few (docs/benchmarks.md).
+//!
 //! Cancellation is by generation: a timer slot bumps its generation when re-armed, and a
 //! popped event whose generation is stale is ignored.
 
