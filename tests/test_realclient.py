@@ -151,3 +151,6 @@ def test_the_chromium_log_capture_names_a_new_file_per_peer_and_run(tmp_path, mo
     (tmp_path / "chr-answer.log").write_text("a user's file")
     assert chromium_peer.stderr_path("answer") == tmp_path / "chr-answer-2.log"
     assert (tmp_path / "chr-answer.log").read_text() == "a user's file"
+    monkeypatch.setattr(chromium_peer, "STDERR_PREFIX", str(tmp_path / "no-such-dir" / "chr"))
+    with pytest.raises(SystemExit, match="cannot create .*no-such-dir"):
+        chromium_peer.stderr_path("offer")

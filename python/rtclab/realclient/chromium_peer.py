@@ -162,6 +162,8 @@ def stderr_path(role: str) -> Path | None:
                 return path
         except FileExistsError:
             continue
+        except OSError as e:
+            raise SystemExit(f"RTCLAB_CHROMIUM_STDERR: cannot create {path}: {e.strerror}") from None
     raise SystemExit(f"RTCLAB_CHROMIUM_STDERR: no free name {STDERR_PREFIX}-{role}-N.log left")
 
 
