@@ -68,24 +68,23 @@ impl EventQueue {
             _ => self.endpoints.push(e),
         }
     }
-    /// The heap whose top comes first (keys are unique: the sequence differs).
+    /// The entry that comes first: the smaller of the two tops (keys are unique: the sequence
+    /// differs), and whether it is the endpoints' heap's.
     #[inline]
-    fn first(&mut self) -> Option<&mut BinaryHeap<Entry>> {
+    fn top(&self) -> Option<(&Entry, bool)> {
         match (self.elements.peek(), self.endpoints.peek()) {
-            (Some(a), Some(b)) if b.key < a.key => Some(&mut self.endpoints),
-            (Some(_), _) => Some(&mut self.elements),
-            (None, Some(_)) => Some(&mut self.endpoints),
-            (None, None) => None,
+            (Some(a), Some(b)) if b.key < a.key => Some((b, true)),
+            (Some(a), _) => Some((a, false)),
+            (None, b) => b.map(|b| (b, true)),
         }
     }
     pub fn peek_time(&self) -> Option<Time> {
-        match (self.elements.peek(), self.endpoints.peek()) {
-            (Some(a), Some(b)) => Some(a.time().min(b.time())),
-            (a, b) => a.or(b).map(Entry::time),
-        }
+        self.top().map(|(e, _)| e.time())
     }
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.first()?.pop().map(|e| (e.time(), e.ev))
+        let (_, endpoints) = self.top()?;
+        let heap = if endpoints { &mut self.endpoints } else { &mut self.elements };
+        heap.pop().map(|e| (e.time(), e.ev))
     }
     pub fn len(&self) -> usize {
         self.elements.len() + self.endpoints.len()
