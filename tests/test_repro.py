@@ -31,3 +31,22 @@ def test_every_paper_has_a_build(tmp_path):
 
     for paper in PAPERS:
         assert callable(import_module(f"rtclab.repro.{paper}").build)
+
+
+def test_gcc2013_trace_prints_both_flows_and_rejects_a_bad_window(capsys):
+    """The 2013 two-flow trace that docs/algorithms/gcc.md cites: one line per step, the second
+    flow absent before it starts, its 2013 threshold (25 or 12.5) shown; a bad window exits 2."""
+    import pytest
+
+    from rtclab.repro.gcc2013_trace import main
+
+    assert main(["--capacity", "1", "--seed", "1", "--start", "20", "--end", "40", "--step", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("gcc_paper 2013 Chrome, 1 Mbit/s, seed 1")
+    assert len(out) == 5 and "not running" in out[1] and "not running" not in out[4]
+    # 2013's static threshold is 25 or 12.5 (a step's mean lies between).
+    thresholds = [float(cell.split(" threshold ")[1]) for cell in out[4].split(" | ")]
+    assert len(thresholds) == 2 and all(12.5 <= t <= 25.0 for t in thresholds), thresholds
+    with pytest.raises(SystemExit) as e:
+        main(["--start", "40", "--end", "30"])
+    assert e.value.code == 2

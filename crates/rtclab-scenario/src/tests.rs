@@ -252,6 +252,15 @@ fn the_gcc_paper_statistic_picks_its_bounds() {
     assert_eq!(g.detector.min_threshold, 2.0);
     let g = paper("media = { threshold = 0.5, adaptive_threshold = false }\n");
     assert!(!g.detector.adaptive && g.detector.initial_threshold == 0.5);
+    assert!(!g.rate_control_2013);
+    // 2013 Chrome's receiver as the repro runs it.
+    let g = paper(
+        "media = { threshold = 25, adaptive_threshold = false, gcc = { remb_statistic = true, rate_control_2013 = true, overuse_time_ms = 100 } }\n",
+    );
+    assert!(g.rate_control_2013 && g.detector.initial_threshold == 25.0);
+    assert_eq!(g.detector.overusing_time_threshold_ms, 100.0);
+    let e = err(&format!("{MEDIA}media = {{ gcc = {{ rate_control_2013 = 1 }} }}\n"));
+    assert!(e.message.contains("rate_control_2013"), "{e}");
     let e = err(&format!("{MEDIA}media = {{ threshold = 0 }}\n"));
     assert!(e.message.contains("(0, 600]"), "{e}");
 }

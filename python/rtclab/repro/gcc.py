@@ -18,12 +18,20 @@ from rtclab.repro import DIRECTION, MISSED, WITHIN, Job, Reproduction, Row
 
 #: label -> (cc, media extras). `gcc_paper` compares the paper's m with γ; "remb statistic"
 #: compares min(N, 60)·m, what the Chrome the paper measured (and libwebrtc's REMB path) ran.
+#: 2013 Chrome's receiver (the one FhMN 2013 measured), from the libwebrtc source of that year:
+#: `RemoteRateControl` (multiplicative increase only, β 0.9 / 0.95, updates once a second), a
+#: static threshold of 25 on min(N, 60)·m (12.5 near the maximum), over-use after 100 ms, and
+#: libjingle's `kMaxVideoBitrate` of 2000 kbit/s.
+CHROME_2013 = {"gcc": {"remb_statistic": True, "rate_control_2013": True, "overuse_time_ms": 100},
+               "threshold": 25, "adaptive_threshold": False, "max_bitrate": "2000kbps"}
 CONTROLLERS = {
     "gcc_paper": ("gcc_paper", {}),
     "gcc_paper remb statistic": ("gcc_paper", {"gcc": {"remb_statistic": True}}),
     "gcc": ("gcc", {}),
+    "gcc_paper 2013 Chrome": ("gcc_paper", CHROME_2013),
 }
-VARIANTS = tuple(CONTROLLERS)
+#: The 2017 paper's experiments run these.
+VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc")
 #: Figs. 6-8: the paper does not give the queue's maximum queuing time (the value is missing
 #: from the text). We run the grid's middle T_q, and 80 ms: a static threshold that never fires
 #: leaves the loss controller holding the queue near full, RTT p95 ≈ RTT_min + T_q, so the
@@ -60,7 +68,7 @@ THRESHOLD_VARIANTS = [(f"{label} {kind}", label, kind == "adaptive")
                       for label in ("gcc_paper", "gcc_paper remb statistic") for kind in ("static", "adaptive")]
 
 
-OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic")
+OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc_paper 2013 Chrome")
 #: 2013 two-flow unfairness: candidate causes, as changes to the flows.
 CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold": False}},
                "20 ms arrival jitter per flow": {"flow": {"jitter": "20ms"}},
@@ -70,7 +78,11 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                "frame sizes with sd 0.5": {"media": {"frame_size_jitter": 0.5}},
                "bursty, slow encoder (sd 0.5, key frames 2 s x 6, 3 s rate lag)":
                    {"media": {"frame_size_jitter": 0.5, "key_frame_interval": "2s", "key_frame_size": 6,
-                              "encoder_lag": "3s"}}}
+                              "encoder_lag": "3s"}},
+               # 2013 Chrome's rate controller has no additive increase (MIMD keeps ratios);
+               # alone, and as the whole 2013 receiver without the 2 Mbit/s encoder maximum.
+               "2013 rate control alone": {"media": {"gcc": {"rate_control_2013": True}}},
+               "2013 Chrome receiver, 2.5 Mbit/s max": {"media": {**CHROME_2013, "max_bitrate": "2500kbps"}}}
 
 
 def two_flows_2013(name: str, label: str, capacity_mbps: int, extra: dict, flow: dict | None = None) -> dict:
@@ -92,6 +104,13 @@ def two_flow_jains(res, prefix: tuple) -> list[float]:
             a, b = window_mean(r, 0, 60, 300), window_mean(r, 1, 60, 300)
             out.append((a + b) ** 2 / (2 * (a * a + b * b)) if a + b > 0 else float("nan"))
     return out
+
+
+def first_ahead(res, prefix: tuple) -> float:
+    """Fraction of the runs whose key starts with `prefix` where the first flow's mean rate over
+    60-300 s is above the second's."""
+    runs = [(window_mean(r, 0, 60, 300), window_mean(r, 1, 60, 300)) for k, r in res.items() if k[:len(prefix)] == prefix]
+    return sum(a > b for a, b in runs) / len(runs) if runs else float("nan")
 
 
 def build(runs: int = 10) -> Reproduction:
@@ -135,7 +154,9 @@ def build(runs: int = 10) -> Reproduction:
                                             change.get("flow"))
                         jobs.append(Job(("2013-cause", cause, c, r), sc, seed=r + 1))
         step = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
-        sc = scenario("2013-step", 200, step, 0, [controller_flow(label, extra={**old, "max_bitrate": "3500kbps"})])
+        # The 2013 Chrome variant keeps its 2 Mbit/s encoder maximum; the others may pass 3 Mbit/s.
+        cap = {} if label == "gcc_paper 2013 Chrome" else {"max_bitrate": "3500kbps"}
+        sc = scenario("2013-step", 200, step, 0, [controller_flow(label, extra={**old, **cap})])
         sc["link"]["queue"] = {"limit": "60KB"}
         jobs.append(Job(("2013-step", label), sc))
 
@@ -211,6 +232,11 @@ def build(runs: int = 10) -> Reproduction:
                                 verdict=verdict))
                 rows.append(Row(f"2013: two GCC flows, {c} Mbit/s, 60 KB buffer", f"{label} + TFRC", "Jain, mean over runs",
                                 float(np.nanmean(js)), paper, verdict=""))
+                if c == 3:
+                    ahead = first_ahead(res, ("2013-two-flows", label, c))
+                    rows.append(Row(f"2013: two GCC flows, {c} Mbit/s, 60 KB buffer", f"{label} + TFRC",
+                                    "runs with the first flow ahead", ahead, "all (\"always\")",
+                                    verdict=WITHIN if ahead == 1.0 else MISSED))
         for cause in CAUSES_2013:
             for c in (1, 2, 3):
                 js = two_flow_jains(res, ("2013-cause", cause, c))
@@ -224,6 +250,9 @@ def build(runs: int = 10) -> Reproduction:
             f = step.flows[(step.flows["flow"] == 0) & (step.flows["time_s"] > 60) & (step.flows["target_mbps"] >= 2.0)]
             reach = float(f["time_s"].iloc[0] - 60) if len(f) else None
             rows.append(Row("2013: step 400 -> 3000 kbit/s at 60 s", f"{label} + TFRC", "s to reach 2 Mbit/s", reach, "≈ 30", tol=0.34))
+            steady = window_mean(step, 0, 140, 200)
+            rows.append(Row("2013: step 400 -> 3000 kbit/s at 60 s", f"{label} + TFRC", "Mbit/s over 140-200 s", steady,
+                            "≈ 2", tol=0.15))
         return rows
 
     figures = [

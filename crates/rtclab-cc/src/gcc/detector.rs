@@ -95,6 +95,11 @@ impl OveruseDetector {
     pub fn threshold(&self) -> f64 {
         self.threshold
     }
+    /// Sets γ from outside (2013 Chrome's static threshold followed the rate controller's
+    /// region); an adaptive threshold goes on adapting from it.
+    pub fn set_threshold(&mut self, threshold: f64) {
+        self.threshold = threshold;
+    }
 
     /// `modified`: the statistic compared with the threshold; `raw`: the unscaled estimate
     /// (offset or trend) whose growth confirms overuse; `ts_delta_ms`: the group's send delta;

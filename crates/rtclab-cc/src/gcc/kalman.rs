@@ -224,6 +224,9 @@ impl KalmanDelayDetector {
     pub fn threshold(&self) -> f64 {
         self.detector.threshold()
     }
+    pub fn set_threshold(&mut self, threshold: f64) {
+        self.detector.set_threshold(threshold);
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@
 //!   K_u = 0.01, K_d = 0.00018 or libwebrtc's k_up = 0.0087, k_down = 0.039) and the overuse
 //!   timer.
 //! - Rate control: [`aimd`] (`AimdRateControl`) with [`link_capacity`]
-//!   (`LinkCapacityEstimator`).
+//!   (`LinkCapacityEstimator`); 2013 Chrome's multiplicative-only [`remote_rate_2013`] as an
+//!   option of the receiver-side path.
 //! - Around today's estimator: [`probe_controller`], [`probe_estimator`] (probing),
 //!   [`alr_detector`], [`pushback`] (congestion-window pushback).
 //!
@@ -35,6 +36,7 @@ pub mod probe_controller;
 pub mod probe_estimator;
 pub mod pushback;
 pub mod receive_side;
+pub mod remote_rate_2013;
 pub mod send_side;
 pub mod trendline;
 

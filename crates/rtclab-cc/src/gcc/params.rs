@@ -656,6 +656,16 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     ),
     param!(
         GccPaperConfig,
+        "rate_control_2013",
+        "2013 Chrome's rate controller: multiplicative increase only, beta 0.9/0.95, updates once a second; with a static threshold, threshold halved near the max (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.rate_control_2013 as u8 as f64,
+        |c, v| c.rate_control_2013 = v != 0.0
+    ),
+    param!(
+        GccPaperConfig,
         "pacing_factor",
         "pacing rate / target (1.5)",
         Real,

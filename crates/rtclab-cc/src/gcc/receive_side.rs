@@ -6,6 +6,8 @@
 //! default, or a static threshold) → AIMD on the received rate R̂ (measured over 500 ms, as
 //! the 2013 implementation) with decrease A_r = 0.85·R̂ → REMB, sent at once when it falls by
 //! 3 % or more, otherwise every `remb_interval` (1 s in the 2013 Chrome; libwebrtc 200 ms).
+//! `rate_control_2013` swaps the AIMD for 2013 Chrome's [`RemoteRateControl2013`] (updated once
+//! a second and at over-use, as `RemoteBitrateEstimatorSingleStream` then did).
 //! Sender: the loss rule of [`super::loss_based`] (1.05× below 2 %, ×(1 − 0.5p) above 10 %,
 //! optional TFRC floor), capped by the latest REMB.
 
@@ -13,6 +15,7 @@ use super::aimd::{AimdConfig, AimdRateControl};
 use super::detector::DetectorConfig;
 use super::kalman::{DelayStatistic, KalmanConfig, KalmanDelayDetector};
 use super::loss_based::{LossBasedConfig, LossBasedControl};
+use super::remote_rate_2013::{Region, RemoteRateControl2013};
 use super::BandwidthUsage;
 use crate::{CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport};
 use rtclab_core::{Rate, Time, TimeDelta};
@@ -38,6 +41,11 @@ pub struct GccPaperConfig {
     pub pacing_factor: f64,
     /// The detector's statistic: the paper's m (default) or libwebrtc's REMB-path min(N, 60)·m.
     pub statistic: DelayStatistic,
+    /// 2013 Chrome's rate controller ([`RemoteRateControl2013`]: multiplicative increase only,
+    /// updated once a second and at once on over-use) instead of the AIMD with additive
+    /// increase near convergence. With a static threshold the threshold follows its region as
+    /// in 2013 (the initial value while the maximum is unknown, half of it near the maximum).
+    pub rate_control_2013: bool,
 }
 
 impl Default for GccPaperConfig {
@@ -56,6 +64,7 @@ impl Default for GccPaperConfig {
             cap_loss_by_remb: true,
             pacing_factor: 1.5,
             statistic: DelayStatistic::Paper,
+            rate_control_2013: false,
         }
     }
 }
@@ -72,12 +81,22 @@ impl GccPaperConfig {
     }
 }
 
+/// The receiver's rate controller.
+#[derive(Clone, Debug)]
+enum RateControl {
+    Aimd(AimdRateControl),
+    Chrome2013(RemoteRateControl2013),
+}
+
+/// 2013 Chrome's estimator ran once a second (`kProcessIntervalMs`) besides at over-use.
+const PROCESS_INTERVAL_2013: TimeDelta = TimeDelta::from_millis(1000);
+
 /// The receiver half: turns arrivals into REMB values.
 #[derive(Clone, Debug)]
 pub struct GccPaperReceiver {
     cfg: GccPaperConfig,
     detector: KalmanDelayDetector,
-    aimd: AimdRateControl,
+    rate: RateControl,
     arrivals: VecDeque<(Time, u32)>,
     bytes_in_window: u64,
     last_remb: Option<(Time, f64)>,
@@ -92,10 +111,15 @@ impl GccPaperReceiver {
             ..cfg.aimd
         });
         aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
+        let rate = if cfg.rate_control_2013 {
+            RateControl::Chrome2013(RemoteRateControl2013::new(cfg.min_bitrate_bps))
+        } else {
+            RateControl::Aimd(aimd)
+        };
         GccPaperReceiver {
             cfg,
             detector: KalmanDelayDetector::new(cfg.kalman, cfg.detector, cfg.statistic),
-            aimd,
+            rate,
             arrivals: VecDeque::new(),
             bytes_in_window: 0,
             last_remb: None,
@@ -112,7 +136,10 @@ impl GccPaperReceiver {
     }
 
     pub fn estimate_bps(&self) -> f64 {
-        self.aimd.estimate_bps()
+        match &self.rate {
+            RateControl::Aimd(a) => a.estimate_bps(),
+            RateControl::Chrome2013(r) => r.estimate_bps(),
+        }
     }
     pub fn state(&self) -> BandwidthUsage {
         self.detector.state()
@@ -145,7 +172,10 @@ impl GccPaperReceiver {
         rtt: Option<TimeDelta>,
     ) -> Option<f64> {
         if let Some(r) = rtt {
-            self.aimd.set_rtt_ms(r.as_millis_f64());
+            match &mut self.rate {
+                RateControl::Aimd(a) => a.set_rtt_ms(r.as_millis_f64()),
+                RateControl::Chrome2013(c) => c.set_rtt_ms(r.as_millis_f64()),
+            }
         }
         self.arrivals.push_back((now, size));
         self.bytes_in_window += size as u64;
@@ -154,27 +184,57 @@ impl GccPaperReceiver {
                 self.bytes_in_window -= s as u64;
             }
         }
+        let prior = self.detector.state();
         let state = self.detector.on_packet(send_ns, now.as_nanos() as i64, size as i64);
         let now_ms = now.as_nanos() as f64 / 1e6;
         let rate = self.incoming_rate_bps(now);
-        // Update every feedback interval, or at once on over-use when a further cut is due.
-        let interval = TimeDelta::from_millis(
-            ((80.0 * 8.0 / (0.05 * self.aimd.estimate_bps())) * 1000.0).clamp(200.0, 1000.0) as i64,
-        );
-        let due = self.last_update.is_none_or(|t| now - t >= interval);
-        let overuse_now = state == BandwidthUsage::Overusing
-            && rate.is_some_and(|r| self.aimd.time_to_reduce_further(now_ms, r));
-        if due || overuse_now {
-            self.aimd.update(state, rate, now_ms);
-            self.last_update = Some(now);
-        }
-        let est = self.aimd.estimate_bps();
-        let send = match self.last_remb {
-            None => rate.is_some(),
-            Some((t, last)) => {
-                est <= self.cfg.remb_immediate_ratio * last || now - t >= self.cfg.remb_interval
+        let valid = match &mut self.rate {
+            RateControl::Aimd(aimd) => {
+                // Update every feedback interval, or at once on over-use when a further cut is due.
+                let interval = TimeDelta::from_millis(
+                    ((80.0 * 8.0 / (0.05 * aimd.estimate_bps())) * 1000.0).clamp(200.0, 1000.0)
+                        as i64,
+                );
+                let due = self.last_update.is_none_or(|t| now - t >= interval);
+                let overuse_now = state == BandwidthUsage::Overusing
+                    && rate.is_some_and(|r| aimd.time_to_reduce_further(now_ms, r));
+                if due || overuse_now {
+                    aimd.update(state, rate, now_ms);
+                    self.last_update = Some(now);
+                }
+                true
+            }
+            RateControl::Chrome2013(rc) => {
+                // 2013: once a second, and at over-use onset or when a further cut is due.
+                if let Some(r) = rate {
+                    let due = self.last_update.is_none_or(|t| now - t >= PROCESS_INTERVAL_2013);
+                    let overuse_now = state == BandwidthUsage::Overusing
+                        && (prior != BandwidthUsage::Overusing
+                            || rc.time_to_reduce_further(now_ms, r));
+                    if due || overuse_now {
+                        rc.update(state, Some(r), self.detector.estimator().var_noise(), now_ms);
+                        self.last_update = Some(now);
+                        if !self.cfg.detector.adaptive {
+                            let t = self.cfg.detector.initial_threshold;
+                            self.detector.set_threshold(if rc.region() == Region::MaxUnknown {
+                                t
+                            } else {
+                                t / 2.0
+                            });
+                        }
+                    }
+                }
+                rc.valid_estimate()
             }
         };
+        let est = self.estimate_bps();
+        let send = valid
+            && match self.last_remb {
+                None => rate.is_some(),
+                Some((t, last)) => {
+                    est <= self.cfg.remb_immediate_ratio * last || now - t >= self.cfg.remb_interval
+                }
+            };
         if send {
             self.last_remb = Some((now, est));
             Some(est)
