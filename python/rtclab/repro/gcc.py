@@ -82,7 +82,11 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                # 2013 Chrome's rate controller has no additive increase (MIMD keeps ratios);
                # alone, and as the whole 2013 receiver without the 2 Mbit/s encoder maximum.
                "2013 rate control alone": {"media": {"gcc": {"rate_control_2013": True}}},
-               "2013 Chrome receiver, 2.5 Mbit/s max": {"media": {**CHROME_2013, "max_bitrate": "2500kbps"}}}
+               "2013 Chrome receiver, 2.5 Mbit/s max": {"media": {**CHROME_2013, "max_bitrate": "2500kbps"}},
+               # Our receivers measure no RTT and use libwebrtc's 200 ms default; in a two-way
+               # call Chrome's receiver knew the path's RTT from its own RTCP.
+               "2013 Chrome receiver knowing the 50 ms RTT":
+                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "receiver_rtt_ms": 50}}}}
 
 
 def two_flows_2013(name: str, label: str, capacity_mbps: int, extra: dict, flow: dict | None = None) -> dict:

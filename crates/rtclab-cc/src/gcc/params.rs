@@ -656,6 +656,16 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     ),
     param!(
         GccPaperConfig,
+        "receiver_rtt_ms",
+        "RTT the receiver's rate controller assumes; our receivers measure none (200, libwebrtc's default)",
+        Real,
+        1.0,
+        10000.0,
+        |c| c.aimd.initial_rtt_ms,
+        |c, v| c.aimd.initial_rtt_ms = v
+    ),
+    param!(
+        GccPaperConfig,
         "rate_control_2013",
         "2013 Chrome's rate controller: multiplicative increase only, beta 0.9/0.95, updates once a second; with a static threshold, threshold halved near the max (false)",
         Bool,

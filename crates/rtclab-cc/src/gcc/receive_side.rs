@@ -112,7 +112,10 @@ impl GccPaperReceiver {
         });
         aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
         let rate = if cfg.rate_control_2013 {
-            RateControl::Chrome2013(RemoteRateControl2013::new(cfg.min_bitrate_bps))
+            RateControl::Chrome2013(RemoteRateControl2013::new(
+                cfg.min_bitrate_bps,
+                cfg.aimd.initial_rtt_ms,
+            ))
         } else {
             RateControl::Aimd(aimd)
         };

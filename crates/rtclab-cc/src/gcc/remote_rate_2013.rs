@@ -63,8 +63,9 @@ pub struct RemoteRateControl2013 {
 
 impl RemoteRateControl2013 {
     /// Starts, as upstream, at a placeholder rate (30 Mbit/s) that is not a valid estimate:
-    /// the first is the received rate measured more than 500 ms after the first one.
-    pub fn new(min_bps: f64) -> Self {
+    /// the first is the received rate measured more than 500 ms after the first one. `rtt_ms`:
+    /// the RTT used until one is set (upstream `kDefaultRttMs` = 200).
+    pub fn new(min_bps: f64, rtt_ms: f64) -> Self {
         RemoteRateControl2013 {
             min_bps,
             current_bps: 30e6,
@@ -79,7 +80,7 @@ impl RemoteRateControl2013 {
             avg_change_period_ms: 1000.0,
             last_change_ms: None,
             beta: 0.9,
-            rtt_ms: 200.0,
+            rtt_ms,
         }
     }
 
@@ -246,7 +247,7 @@ mod tests {
     use super::*;
 
     fn started(rate: f64) -> RemoteRateControl2013 {
-        let mut r = RemoteRateControl2013::new(50_000.0);
+        let mut r = RemoteRateControl2013::new(50_000.0, 200.0);
         r.set_rtt_ms(50.0);
         r.update(BandwidthUsage::Normal, Some(rate), 1.0, 0.0);
         r.update(BandwidthUsage::Normal, Some(rate), 1.0, 1000.0);
@@ -268,7 +269,7 @@ mod tests {
 
     #[test]
     fn first_estimate_is_the_received_rate_after_half_a_second() {
-        let mut r = RemoteRateControl2013::new(50_000.0);
+        let mut r = RemoteRateControl2013::new(50_000.0, 200.0);
         r.update(BandwidthUsage::Normal, Some(400_000.0), 1.0, 0.0);
         assert!(!r.valid_estimate());
         r.update(BandwidthUsage::Normal, Some(400_000.0), 1.0, 400.0);
