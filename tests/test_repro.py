@@ -42,7 +42,7 @@ def test_gcc2013_trace_prints_both_flows_and_rejects_a_bad_window(capsys):
 
     assert main(["--capacity", "1", "--seed", "1", "--start", "20", "--end", "40", "--step", "5"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("gcc_paper 2013 Chrome, 1 Mbit/s, seed 1")
+    assert out[0].startswith("gcc_paper 2013 Chrome, 1 Mbit/s, 60KB buffer, seed 1")
     assert len(out) == 5 and "not running" in out[1] and "not running" not in out[4]
     # 2013's static threshold is 25 or 12.5 (a step's mean lies between).
     thresholds = [float(cell.split(" threshold ")[1]) for cell in out[4].split(" | ")]
@@ -50,3 +50,5 @@ def test_gcc2013_trace_prints_both_flows_and_rejects_a_bad_window(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--start", "40", "--end", "30"])
     assert e.value.code == 2
+    assert main(["--queue", "lots", "--end", "5"]) == 2
+    assert "invalid queue limit" in capsys.readouterr().err

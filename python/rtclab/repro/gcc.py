@@ -85,6 +85,11 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                "2013 Chrome receiver, 2.5 Mbit/s max": {"media": {**CHROME_2013, "max_bitrate": "2500kbps"}},
                # Our receivers measure no RTT and use libwebrtc's 200 ms default; in a two-way
                # call Chrome's receiver knew the path's RTT from its own RTCP.
+               # Zero gains keep an adaptive threshold at its start: 25 in every region, so 2013's
+               # halving near the maximum is off.
+               "2013 Chrome receiver, threshold held at 25":
+                   {"media": {**CHROME_2013, "adaptive_threshold": True,
+                              "gcc": {**CHROME_2013["gcc"], "k_up": 0, "k_down": 0}}},
                "2013 Chrome receiver knowing the 50 ms RTT":
                    {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "receiver_rtt_ms": 50}}}}
 

@@ -13,15 +13,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rtclab.repro.gcc import CONTROLLERS, OLD_VARIANTS, two_flows_2013
+from rtclab.repro.gcc import CAUSES_2013, CONTROLLERS, OLD_VARIANTS, two_flows_2013
 
 
-def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float) -> list[str]:
+def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float,
+          cause: str | None = None, queue: str | None = None) -> list[str]:
+    """`cause`: one of the repro's "2013 cause" changes, applied to `gcc_paper` as the repro does."""
     from rtclab.runner import run
 
-    res = run(two_flows_2013("2013-trace", label, capacity_mbps, {"tfrc_floor": True}), seed, False)
-    f = res.flows
-    lines = [f"{label}, {capacity_mbps} Mbit/s, seed {seed}: first flow | second flow (second starts at 30 s)"]
+    change = CAUSES_2013[cause] if cause else {}
+    if cause:
+        label = "gcc_paper"
+    sc = two_flows_2013("2013-trace", label, capacity_mbps, {"tfrc_floor": True, **change.get("media", {})},
+                        change.get("flow"))
+    if queue:
+        sc["link"]["queue"] = {"limit": queue}
+    f = run(sc, seed, False).flows
+    name = f"gcc_paper, {cause}" if cause else label
+    lines = [f"{name}, {capacity_mbps} Mbit/s, {queue or '60KB'} buffer, seed {seed}: first flow | second flow (second starts at 30 s)"]
     t = start
     while t < end:
         cells = []
@@ -44,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--capacity", type=int, default=2, choices=(1, 2, 3), help="bottleneck, Mbit/s")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", default="gcc_paper 2013 Chrome", choices=OLD_VARIANTS)
+    ap.add_argument("--cause", choices=list(CAUSES_2013), help="a '2013 cause' row's change instead of --variant")
+    ap.add_argument("--queue", help="bottleneck buffer instead of the study's 60KB (e.g. 240KB)")
     ap.add_argument("--start", type=float, default=0.0, help="s")
     ap.add_argument("--end", type=float, default=300.0, help="s")
     ap.add_argument("--step", type=float, default=2.0, help="s per line")
@@ -51,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     if not (0 <= a.start < a.end <= 300) or a.step <= 0:
         ap.error("need 0 <= --start < --end <= 300 and --step > 0")
     assert a.variant in CONTROLLERS
-    print("\n".join(trace(a.capacity, a.seed, a.variant, a.start, a.end, a.step)))
+    from rtclab import ConfigError
+
+    try:
+        lines = trace(a.capacity, a.seed, a.variant, a.start, a.end, a.step, a.cause, a.queue)
+    except ConfigError as e:
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
     return 0
 
 
