@@ -6,8 +6,9 @@ time T_q. Published numbers from `shared/specs/gcc.md` §6.1. Each experiment ru
 `gcc_paper` (the algorithm the paper evaluated) and `gcc` (libwebrtc today, which the paper
 did not evaluate: its "paper" column is the same target for comparison).
 Also De Cicco, Carlucci, Mascolo, "Experimental Investigation of the Google Congestion Control
-for Real-Time Flows" (FhMN 2013): 60 KB buffer, two GCC flows at 1/2/3 Mbit/s, and a
-400 -> 3000 kbit/s step; run with `gcc_paper` plus the 2013 TFRC floor.
+for Real-Time Flows" (FhMN 2013): 60 KB buffer; one flow on a 500-2000 kbit/s × RTT grid, a
+staircase, GCC vs CUBIC, two GCC flows at 1/2/3 Mbit/s and a 400 -> 3000 kbit/s step; run with
+`gcc_paper` (and 2013 Chrome's receiver) plus the 2013 TFRC floor.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ THRESHOLD_VARIANTS = [(f"{label} {kind}", label, kind == "adaptive")
 
 
 OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc_paper 2013 Chrome")
+#: FhMN 2013's single-flow grid: RTT_m 2d (capacities as the 2017 grid's, 500-2000 kbit/s).
+RTTS_2013_MS = (30, 50, 80, 120)
 #: 2013 two-flow unfairness: candidate causes, as changes to the flows.
 CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold": False}},
                "20 ms arrival jitter per flow": {"flow": {"jitter": "20ms"}},
@@ -162,6 +165,28 @@ def build(runs: int = 10) -> Reproduction:
                         sc = two_flows_2013(f"2013-cause-{c}", label, c, {**old, **change.get("media", {})},
                                             change.get("flow"))
                         jobs.append(Job(("2013-cause", cause, c, r), sc, seed=r + 1))
+        # The study's single-flow, staircase and vs-CUBIC runs (one run each: the study gives
+        # figures, not run counts, for these). Durations are assumptions: 300 s, staircase
+        # 100 s a step, the later of GCC and CUBIC joining at 100 s.
+        for c in CAPACITIES:
+            for rtt in RTTS_2013_MS:
+                f = controller_flow(label, extra=old)
+                f["rtt"] = f"{rtt}ms"
+                sc = scenario(f"2013-constant-{c}-{rtt}", 300, f"{c}kbps", 0, [f], warmup=30)
+                sc["link"]["queue"] = {"limit": "60KB"}
+                jobs.append(Job(("2013-constant", label, c, rtt), sc))
+        stairs = {"schedule": [{"at": f"{100 * i}s", "rate": f"{r}kbps"} for i, r in enumerate([500, 1000, 1500, 2000])]}
+        sc = scenario("2013-staircase", 400, stairs, 0, [controller_flow(label, extra=old)])
+        sc["link"]["queue"] = {"limit": "60KB"}
+        jobs.append(Job(("2013-staircase", label), sc))
+        for c in (1, 2, 3):
+            for order in ("GCC first", "CUBIC first"):
+                gcc_start, tcp_start = ("0s", "100s") if order == "GCC first" else ("100s", "0s")
+                tcp = {"name": "cubic", "kind": "tcp", "cc": "cubic", "rtt": "50ms", "start": tcp_start}
+                sc = scenario(f"2013-vs-cubic-{c}", 300, f"{c}Mbps", 0,
+                              [controller_flow(label, start=gcc_start, extra=old), tcp])
+                sc["link"]["queue"] = {"limit": "60KB"}
+                jobs.append(Job(("2013-vs-cubic", label, c, order), sc))
         step = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
         # The 2013 Chrome variant keeps its 2 Mbit/s encoder maximum; the others may pass 3 Mbit/s.
         cap = {} if label == "gcc_paper 2013 Chrome" else {"max_bitrate": "3500kbps"}
@@ -255,6 +280,40 @@ def build(runs: int = 10) -> Reproduction:
                                 "Jain, min over runs", worst, "poor (unpredictable)" if poor else "roughly fair, first ahead",
                                 verdict=WITHIN if (worst < 0.9 if poor else worst >= 0.9) else MISSED))
         for label in OLD_VARIANTS:
+            cells = [(k, r.summary["link"]) for k, r in res.items() if k[0] == "2013-constant" and k[1] == label]
+            exp = "2013: one flow, 500-2000 kbit/s × RTT 30-120 ms, 60 KB buffer"
+            utils = [lk["utilization"] for _, lk in cells]
+            for metric, u in (("utilization, min over cases", min(utils)), ("utilization, max over cases", max(utils))):
+                rows.append(Row(exp, f"{label} + TFRC", metric, u, "slightly > 0.8",
+                                verdict=WITHIN if 0.8 <= u <= 0.9 else MISSED))
+            losses = [lk["loss_ratio"] for _, lk in cells]
+            rows.append(Row(exp, f"{label} + TFRC", "loss, max over cases", max(losses), "<= 0.028", tol=0.0))
+            by_cap = {c: float(np.mean([lk["loss_ratio"] for k, lk in cells if k[2] == c])) for c in CAPACITIES}
+            rows.append(Row(exp, f"{label} + TFRC", "mean loss at 2000 minus at 500 kbit/s", by_cap[2000] - by_cap[500],
+                            "> 0 (grows with capacity)"))
+            med = max(lk["queuing_delay_ms"]["p50"] or 0.0 for _, lk in cells)
+            rows.append(Row(exp, f"{label} + TFRC", "median queuing ms, max over cases", med, "≈ 0",
+                            verdict=WITHIN if med < 3 else MISSED))
+            p95 = max(lk["queuing_delay_ms"]["p95"] or 0.0 for _, lk in cells)
+            # The summary has no p90; p90 <= p95, so p95 < 250 meets the study's bound.
+            rows.append(Row(exp, f"{label} + TFRC", "p95 queuing ms, max over cases (p90 <= p95)", p95,
+                            "p90 < 250", verdict=WITHIN if p95 < 250 else DIRECTION))
+            st = res[("2013-staircase", label)].summary["link"]
+            rows.append(Row("2013: staircase +500 kbit/s every 100 s, 500-2000, 60 KB", f"{label} + TFRC", "utilization",
+                            st["utilization"], "slightly > 0.8", verdict=WITHIN if 0.8 <= st["utilization"] <= 0.9 else MISSED))
+            for c in (1, 2, 3):
+                for order in ("GCC first", "CUBIC first"):
+                    t = res[("2013-vs-cubic", label, c, order)].flows
+                    g = float(t[(t["flow"] == 0) & (t["time_s"] > 100)]["throughput_mbps"].mean())
+                    tc = float(t[(t["flow"] == 1) & (t["time_s"] > 100)]["throughput_mbps"].mean())
+                    share = g / (g + tc) if g + tc > 0 else None
+                    paper = {1: "starved (< 0.5)", 2: "–", 3: "> 0.5 (GCC ahead)"}[c]
+                    verdict = None
+                    if share is not None and c != 2:
+                        verdict = WITHIN if (share < 0.5 if c == 1 else share > 0.5) else MISSED
+                    rows.append(Row(f"2013: GCC vs CUBIC, {c} Mbit/s, {order}, 60 KB", f"{label} + TFRC",
+                                    "GCC share of throughput, 100-300 s", share, paper, verdict=verdict))
+        for label in OLD_VARIANTS:
             step = res[("2013-step", label)]
             f = step.flows[(step.flows["flow"] == 0) & (step.flows["time_s"] > 60) & (step.flows["target_mbps"] >= 2.0)]
             reach = float(f["time_s"].iloc[0] - 60) if len(f) else None
@@ -273,6 +332,7 @@ def build(runs: int = 10) -> Reproduction:
         ("Figs. 13-14, 4 flows", [("n-flows", cc, 4) for cc in VARIANTS]),
         ("2013, two flows at 1 Mbit/s", [("2013-two-flows", label, 1, 0) for label in OLD_VARIANTS]),
         ("2013, step 400 -> 3000 kbit/s", [("2013-step", label) for label in OLD_VARIANTS]),
+        ("2013, vs CUBIC at 1 Mbit/s, CUBIC first", [("2013-vs-cubic", label, 1, "CUBIC first") for label in OLD_VARIANTS]),
     ]
     notes = [
         "Queuing delay is the ground-truth time packets spent in the bottleneck queue; the paper "
@@ -283,6 +343,8 @@ def build(runs: int = 10) -> Reproduction:
         "'gcc_paper' compares the paper's m with the threshold; 'remb statistic' compares min(N, 60)·m, "
         "the statistic of the Chrome the paper measured (libwebrtc's REMB path).",
         "2013 two-flow runs: the second flow starts 30 s after the first (the study does not give the offset); "
-        "Jain over 60-300 s of the two flows' mean rates, 5 runs per capacity.",
+        "Jain over 60-300 s of the two flows' mean rates, 5 runs per capacity. The study's single-flow grid, "
+        "staircase and vs-CUBIC runs: one run each, 300 s (staircase 100 s a step, the later flow from 100 s): "
+        "durations are not given in the study.",
     ]
     return Reproduction("gcc", "Google Congestion Control (Carlucci et al., ACM TOMM 2017)", jobs, evaluate, figures, notes)
