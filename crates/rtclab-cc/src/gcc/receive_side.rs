@@ -216,7 +216,10 @@ impl GccPaperReceiver {
                             || rc.time_to_reduce_further(now_ms, r));
                     if due || overuse_now {
                         rc.update(state, Some(r), self.detector.estimator().var_noise(), now_ms);
-                        self.last_update = Some(now);
+                        // The 1 s process timer runs on its own; over-use updates do not move it.
+                        if due {
+                            self.last_update = Some(now);
+                        }
                         if !self.cfg.detector.adaptive {
                             let t = self.cfg.detector.initial_threshold;
                             self.detector.set_threshold(if rc.region() == Region::MaxUnknown {
@@ -330,5 +333,42 @@ impl CongestionController for GccPaper {
             ]),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `secs` of 1200-byte packets every 10 ms (960 kbit/s) over an empty path and returns
+    /// the REMBs sent (time in s, bit/s).
+    fn rembs(cfg: GccPaperConfig, secs: u64) -> Vec<(f64, f64)> {
+        let mut r = GccPaperReceiver::new(cfg);
+        let mut out = vec![];
+        for i in 0..secs * 100 {
+            let t = Time::from_millis(10 * i);
+            if let Some(bps) = r.on_packet(t, t.as_nanos() as i64, 1200, None) {
+                out.push((t.as_nanos() as f64 / 1e9, bps));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_2013_receiver_waits_for_a_valid_estimate_then_grows_multiplicatively() {
+        let cfg = GccPaperConfig { rate_control_2013: true, ..GccPaperConfig::remb_path() };
+        let r = rembs(cfg, 20);
+        // No REMB before the first estimate: the received rate measured > 500 ms after the
+        // first one, on the 1 s process timer.
+        let (t0, first) = r[0];
+        assert!((0.75..2.5).contains(&t0), "first REMB at {t0} s");
+        assert!((700e3..1100e3).contains(&first), "{first}");
+        // Without over-use it only grows, and stops at 1.5× what arrives (the guard).
+        assert!(r.windows(2).all(|w| w[1].1 >= w[0].1));
+        let last = r.last().unwrap().1;
+        assert!(last > first && last <= 1.5 * 960e3 * 1.05, "{first} -> {last}");
+        // Today's AIMD sends one at once (its start rate), without waiting.
+        let aimd = rembs(GccPaperConfig::remb_path(), 2);
+        assert!(aimd[0].0 < 0.5, "{:?}", aimd[0]);
     }
 }
