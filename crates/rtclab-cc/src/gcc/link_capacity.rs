@@ -31,8 +31,12 @@ impl LinkCapacityEstimator {
         (self.deviation_kbps * self.estimate_kbps.unwrap_or(0.0)).sqrt()
     }
     pub fn upper_bound_bps(&self) -> f64 {
+        self.upper_bound_at_bps(3.0)
+    }
+    /// est + `sigmas`·σ (infinite without an estimate); 2013's rate controller also asks 2.5σ.
+    pub fn upper_bound_at_bps(&self, sigmas: f64) -> f64 {
         match self.estimate_kbps {
-            Some(e) => (e + 3.0 * self.sigma_kbps()) * 1000.0,
+            Some(e) => (e + sigmas * self.sigma_kbps()) * 1000.0,
             None => f64::INFINITY,
         }
     }
@@ -44,6 +48,10 @@ impl LinkCapacityEstimator {
     }
     pub fn reset(&mut self) {
         self.estimate_kbps = None;
+    }
+    /// Sets the estimate, keeping the deviation (2013's recovery after a hold).
+    pub fn set_estimate_bps(&mut self, bps: f64) {
+        self.estimate_kbps = Some(bps / 1000.0);
     }
     pub fn on_overuse_detected(&mut self, acked_bps: f64) {
         self.update(acked_bps, 0.05);

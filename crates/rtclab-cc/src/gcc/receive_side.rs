@@ -105,18 +105,18 @@ pub struct GccPaperReceiver {
 
 impl GccPaperReceiver {
     pub fn new(cfg: GccPaperConfig) -> Self {
-        let mut aimd = AimdRateControl::new(AimdConfig {
-            min_bitrate_bps: cfg.min_bitrate_bps,
-            max_bitrate_bps: cfg.max_bitrate_bps,
-            ..cfg.aimd
-        });
-        aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
         let rate = if cfg.rate_control_2013 {
             RateControl::Chrome2013(RemoteRateControl2013::new(
                 cfg.min_bitrate_bps,
                 cfg.aimd.initial_rtt_ms,
             ))
         } else {
+            let mut aimd = AimdRateControl::new(AimdConfig {
+                min_bitrate_bps: cfg.min_bitrate_bps,
+                max_bitrate_bps: cfg.max_bitrate_bps,
+                ..cfg.aimd
+            });
+            aimd.set_estimate(cfg.start_bitrate_bps, 0.0);
             RateControl::Aimd(aimd)
         };
         GccPaperReceiver {

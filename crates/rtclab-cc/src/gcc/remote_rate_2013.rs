@@ -20,10 +20,11 @@
 //! ```
 //!
 //! `avg_max` / `σ²`: EWMA (α = 0.05) of the received rate at each decrease and of its squared
-//! deviation normalised by avg_max (clamped to [0.4, 2.5]), as in today's link-capacity
-//! estimator. The controller never clamps to a configured maximum (the sender does); a
+//! deviation normalised by avg_max (clamped to [0.4, 2.5]): today's link-capacity estimator
+//! ([`LinkCapacityEstimator`], which descends from it) keeps them. The controller never clamps to a configured maximum (the sender does); a
 //! decrease below the configured minimum gives the minimum.
 
+use super::link_capacity::LinkCapacityEstimator;
 use super::BandwidthUsage;
 
 /// Where the rate stands against the rates at which earlier decreases happened.
@@ -47,9 +48,8 @@ pub struct RemoteRateControl2013 {
     min_bps: f64,
     current_bps: f64,
     max_hold_bps: f64,
-    /// kbit/s; negative: unknown.
-    avg_max_kbps: f64,
-    var_max: f64,
+    /// avg_max and its deviation (no estimate: unknown).
+    max: LinkCapacityEstimator,
     state: State,
     region: Region,
     last_bitrate_change_ms: Option<f64>,
@@ -70,8 +70,7 @@ impl RemoteRateControl2013 {
             min_bps,
             current_bps: 30e6,
             max_hold_bps: 0.0,
-            avg_max_kbps: -1.0,
-            var_max: 0.4,
+            max: LinkCapacityEstimator::default(),
             state: State::Hold,
             region: Region::MaxUnknown,
             last_bitrate_change_ms: None,
@@ -137,18 +136,6 @@ impl RemoteRateControl2013 {
         self.beta = if region == Region::NearMax { 0.95 } else { 0.9 };
     }
 
-    fn update_max_estimate(&mut self, incoming_kbps: f64) {
-        const ALPHA: f64 = 0.05;
-        self.avg_max_kbps = if self.avg_max_kbps < 0.0 {
-            incoming_kbps
-        } else {
-            (1.0 - ALPHA) * self.avg_max_kbps + ALPHA * incoming_kbps
-        };
-        let norm = self.avg_max_kbps.max(1.0);
-        let dev = self.avg_max_kbps - incoming_kbps;
-        self.var_max = ((1.0 - ALPHA) * self.var_max + ALPHA * dev * dev / norm).clamp(0.4, 2.5);
-    }
-
     /// One estimate update (upstream `Update` + `UpdateBandwidthEstimate`): the detector's
     /// signal, the received rate R̂ (None while not yet measured) and the filter's noise
     /// variance. Returns the estimate.
@@ -183,19 +170,17 @@ impl RemoteRateControl2013 {
             (BandwidthUsage::Overusing, _) => State::Decrease,
             (BandwidthUsage::Underusing, _) => State::Hold,
         };
-        let incoming_kbps = incoming / 1000.0;
-        let std_max = (self.var_max * self.avg_max_kbps).max(0.0).sqrt();
         let old = self.current_bps;
         let mut new = old;
         let mut recovery = false;
         match self.state {
             State::Hold => self.max_hold_bps = self.max_hold_bps.max(incoming),
             State::Increase => {
-                if self.avg_max_kbps >= 0.0 {
-                    if incoming_kbps > self.avg_max_kbps + 3.0 * std_max {
+                if self.max.has_estimate() {
+                    if incoming > self.max.upper_bound_bps() {
                         self.set_region(Region::MaxUnknown);
-                        self.avg_max_kbps = -1.0;
-                    } else if incoming_kbps > self.avg_max_kbps + 2.5 * std_max {
+                        self.max.reset();
+                    } else if incoming > self.max.upper_bound_at_bps(2.5) {
                         self.set_region(Region::AboveMax);
                     }
                 }
@@ -204,7 +189,7 @@ impl RemoteRateControl2013 {
                 new = (old * alpha).floor() + 1000.0;
                 if self.max_hold_bps > 0.0 && self.beta * self.max_hold_bps > new {
                     new = self.beta * self.max_hold_bps;
-                    self.avg_max_kbps = self.beta * self.max_hold_bps / 1000.0;
+                    self.max.set_estimate_bps(self.beta * self.max_hold_bps);
                     self.set_region(Region::NearMax);
                     recovery = true;
                 }
@@ -217,16 +202,19 @@ impl RemoteRateControl2013 {
                 } else {
                     new = (self.beta * incoming + 0.5).floor();
                     if new > old {
-                        if self.region != Region::MaxUnknown {
-                            new = (self.beta * self.avg_max_kbps * 1000.0 + 0.5).floor();
+                        // Outside MaxUnknown a maximum is known (the region is set with it).
+                        let known =
+                            self.max.estimate_bps().filter(|_| self.region != Region::MaxUnknown);
+                        if let Some(m) = known {
+                            new = (self.beta * m + 0.5).floor();
                         }
                         new = new.min(old);
                     }
                     self.set_region(Region::NearMax);
-                    if incoming_kbps < self.avg_max_kbps - 3.0 * std_max {
-                        self.avg_max_kbps = -1.0;
+                    if incoming < self.max.lower_bound_bps() {
+                        self.max.reset();
                     }
-                    self.update_max_estimate(incoming_kbps);
+                    self.max.on_overuse_detected(incoming);
                 }
                 self.state = State::Hold;
                 self.last_bitrate_change_ms = Some(now_ms);
