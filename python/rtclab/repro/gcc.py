@@ -62,6 +62,12 @@ def window_mean(res, flow: int, t0: float, t1: float) -> float:
     return float(f["throughput_mbps"].mean()) if len(f) else 0.0
 
 
+def gcc_share(res, t0: float, t1: float) -> float | None:
+    """Flow 0's (GCC's) share of the two flows' mean throughput over (t0, t1]."""
+    g, other = window_mean(res, 0, t0, t1), window_mean(res, 1, t0, t1)
+    return g / (g + other) if g + other > 0 else None
+
+
 def controller_flow(label: str, name: str | None = None, start: str = "0s", extra: dict | None = None) -> dict:
     cc, base = CONTROLLERS[label]
     merged = {**base, **(extra or {})}
@@ -219,10 +225,7 @@ def build(runs: int = 10) -> Reproduction:
                                 ("0 (never fires)" if static else "> 0 (fires)") if variant != "gcc" else "–",
                                 verdict=None if variant == "gcc" or overuse is None else
                                 (WITHIN if (overuse == 0) == static else MISSED)))
-                t = res[("threshold-tcp", variant, tq)].flows
-                g = float(t[(t["flow"] == 0) & (t["time_s"] > 100)]["throughput_mbps"].mean())
-                c = float(t[(t["flow"] == 1) & (t["time_s"] > 100)]["throughput_mbps"].mean())
-                share = g / (g + c) if g + c > 0 else None
+                share = gcc_share(res[("threshold-tcp", variant, tq)], 100, 300)
                 paper8 = ("starved" if static else "fair (≈ 0.5)") if variant != "gcc" else "–"
                 verdict8 = None
                 if variant != "gcc" and share is not None:
@@ -245,10 +248,8 @@ def build(runs: int = 10) -> Reproduction:
             rows.append(Row("constant capacity grid (Fig. 11)", cc, "median queuing ms, max over runs", float(np.max(medians)), "< 3"))
             rows.append(Row("constant capacity grid (Fig. 11)", cc, "loss, T_q >= 350 ms, max", float(np.max(loss_big_queue)), "0"))
             for q in QUEUES:
-                r = res[("vs-cubic", cc, q)]
-                g, t = window_mean(r, 0, 110, 300), window_mean(r, 1, 110, 300)
                 rows.append(Row("vs CUBIC, 2 Mbit/s, 100-300 s (Fig. 12)", f"{cc} T_q={q} ms", "GCC share of throughput",
-                                g / (g + t) if g + t > 0 else None, "≈ 0.5 for two of three T_q"))
+                                gcc_share(res[("vs-cubic", cc, q)], 110, 300), "≈ 0.5 for two of three T_q"))
             for n in (2, 3, 4):
                 s = res[("n-flows", cc, n)].summary
                 last_start = 20 * (n - 1)
@@ -308,10 +309,7 @@ def build(runs: int = 10) -> Reproduction:
                             st["utilization"], "slightly > 0.8", verdict=WITHIN if 0.8 <= st["utilization"] <= 0.9 else MISSED))
             for c in (1, 2, 3):
                 for order in ("GCC first", "CUBIC first"):
-                    t = res[("2013-vs-cubic", label, c, order)].flows
-                    g = float(t[(t["flow"] == 0) & (t["time_s"] > 100)]["throughput_mbps"].mean())
-                    tc = float(t[(t["flow"] == 1) & (t["time_s"] > 100)]["throughput_mbps"].mean())
-                    share = g / (g + tc) if g + tc > 0 else None
+                    share = gcc_share(res[("2013-vs-cubic", label, c, order)], 100, 300)
                     paper = {1: "starved (< 0.5)", 2: "–", 3: "> 0.5 (GCC ahead)"}[c]
                     verdict = None
                     if share is not None and c != 2:
