@@ -224,7 +224,7 @@ impl Forwarder {
     /// Runs until `end` or until `stop` is set; returns each direction's counters.
     pub fn run(mut self, stop: &AtomicBool) -> Result<LoopStats, EmuError> {
         let _ = sys::set_timer_slack(1);
-        let realtime = sys::set_realtime(50).is_ok();
+        let realtime = sys::set_realtime(sys::FORWARDER_PRIORITY).is_ok();
         let epoll = sys::Epoll::new().map_err(io)?;
         let timer = sys::TimerFd::new().map_err(io)?;
         for (d, fd) in self.fds.into_iter().enumerate() {

@@ -173,6 +173,7 @@ fn drive(
 ) -> Result<EndOut, EmuError> {
     let io = |e: std::io::Error| EmuError::Io(e.to_string());
     let _ = sys::set_timer_slack(1);
+    let _ = sys::set_realtime(sys::HOST_PRIORITY);
     let epoll = sys::Epoll::new().map_err(io)?;
     let timer = sys::TimerFd::new().map_err(io)?;
     epoll.add(sock.as_raw_fd(), 0).map_err(io)?;
