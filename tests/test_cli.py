@@ -295,7 +295,7 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     assert {row["variant"].split(" ")[0] for row in rows} >= {"gcc", "gcc_paper"}
     # The 2013 study's candidate causes, each at the three capacities it reports.
     causes = {(row["experiment"], row["variant"]) for row in rows if row["experiment"].startswith("2013 cause")}
-    assert len(causes) == 3 * 8 and any("bursty, slow encoder" in v for _, v in causes)
+    assert len(causes) == 3 * 10 and any("bursty, slow encoder" in v for _, v in causes)
     assert any(row["variant"].startswith("gcc_paper 2013 Chrome") for row in rows)
     html = (tmp_path / "r" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 5

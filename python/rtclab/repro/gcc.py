@@ -25,14 +25,23 @@ from rtclab.repro import DIRECTION, MISSED, WITHIN, Job, Reproduction, Row
 #: libjingle's `kMaxVideoBitrate` of 2000 kbit/s. The study's hosts were in a call, so each
 #: receiver knew the RTT from its own RTCP; ours measure none and are given the path's 50 ms (a
 #: queue adds to a measured RTT: the cause row with libwebrtc's 200 ms default is the other bound).
+#: Frames leave unpaced: that year's libjingle (`webrtcvideoengine.cc`, the same file as the
+#: 2000 kbit/s maximum) left ViE's transmission smoothing off unless the page asked for the
+#: `video_leaky_bucket` option (default false), so a frame's packets went out back to back;
+#: a pacing factor of 100 sends them at 100× the target, back to back at a 1-3 Mbit/s bottleneck.
 CHROME_2013 = {"gcc": {"remb_statistic": True, "rate_control_2013": True, "overuse_time_ms": 100,
-                       "receiver_rtt_ms": 50},
+                       "receiver_rtt_ms": 50, "pacing_factor": 100},
                "threshold": 25, "adaptive_threshold": False, "max_bitrate": "2000kbps"}
+#: The frame-size spread of 2013's VP8 is not known to us (our encoder's default spreads frame
+#: sizes by 0.1, standard deviation over mean); this variant bounds a real-time encoder's larger
+#: spread (0.5, the `frame_size_jitter` maximum) on the same receiver and sender.
+CHROME_2013_SPREAD = {**CHROME_2013, "frame_size_jitter": 0.5}
 CONTROLLERS = {
     "gcc_paper": ("gcc_paper", {}),
     "gcc_paper remb statistic": ("gcc_paper", {"gcc": {"remb_statistic": True}}),
     "gcc": ("gcc", {}),
     "gcc_paper 2013 Chrome": ("gcc_paper", CHROME_2013),
+    "gcc_paper 2013 Chrome, frame sizes sd 0.5": ("gcc_paper", CHROME_2013_SPREAD),
 }
 #: The 2017 paper's experiments run these.
 VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc")
@@ -78,7 +87,7 @@ THRESHOLD_VARIANTS = [(f"{label} {kind}", label, kind == "adaptive")
                       for label in ("gcc_paper", "gcc_paper remb statistic") for kind in ("static", "adaptive")]
 
 
-OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc_paper 2013 Chrome")
+OLD_VARIANTS = ("gcc_paper", "gcc_paper remb statistic", "gcc_paper 2013 Chrome", "gcc_paper 2013 Chrome, frame sizes sd 0.5")
 #: FhMN 2013's single-flow grid: RTT_m 2d (capacities as the 2017 grid's, 500-2000 kbit/s).
 RTTS_2013_MS = (30, 50, 80, 120)
 #: 2013 two-flow unfairness: candidate causes, as changes to the flows.
@@ -103,7 +112,12 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                # libwebrtc's default when no RTT is measured (200 ms; a queue of 150 ms or more
                # gives a measured RTT the same effect on the 10-200 ms interval between cuts).
                "2013 Chrome receiver with the 200 ms default RTT":
-                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "receiver_rtt_ms": 200}}}}
+                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "receiver_rtt_ms": 200}}},
+               # The same sender paced at 1.5× the target (the 2017 paper's Chrome), and the
+               # frame-size spread between our default (0.1) and the bound variant's (0.5).
+               "2013 Chrome receiver, paced at 1.5x":
+                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "pacing_factor": 1.5}}},
+               "2013 Chrome receiver, frame sizes sd 0.3": {"media": {**CHROME_2013, "frame_size_jitter": 0.3}}}
 
 
 def two_flows_2013(name: str, label: str, capacity_mbps: int, extra: dict, flow: dict | None = None) -> dict:
@@ -197,8 +211,8 @@ def build(runs: int = 10) -> Reproduction:
                 sc["link"]["queue"] = {"limit": "60KB"}
                 jobs.append(Job(("2013-vs-cubic", label, c, order), sc))
         step = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
-        # The 2013 Chrome variant keeps its 2 Mbit/s encoder maximum; the others may pass 3 Mbit/s.
-        cap = {} if label == "gcc_paper 2013 Chrome" else {"max_bitrate": "3500kbps"}
+        # The 2013 Chrome variants keep their 2 Mbit/s encoder maximum; the others may pass 3 Mbit/s.
+        cap = {} if "max_bitrate" in CONTROLLERS[label][1] else {"max_bitrate": "3500kbps"}
         sc = scenario("2013-step", 200, step, 0, [controller_flow(label, extra={**old, **cap})])
         sc["link"]["queue"] = {"limit": "60KB"}
         jobs.append(Job(("2013-step", label), sc))
