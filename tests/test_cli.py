@@ -293,9 +293,11 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     exps = {row["experiment"].split(" (")[0] for row in rows}
     assert {"staircase 500-2000 kbit/s", "constant capacity grid", "vs CUBIC, 2 Mbit/s, 100-300 s"} <= exps
     assert {row["variant"].split(" ")[0] for row in rows} >= {"gcc", "gcc_paper"}
-    # The 2013 study's candidate causes, each at the three capacities it reports.
-    causes = {(row["experiment"], row["variant"]) for row in rows if row["experiment"].startswith("2013 cause")}
+    # The 2013 study's candidate causes, each at the three capacities it reports, and one tried
+    # against CUBIC at 1 and 3 Mbit/s in both start orders.
+    causes = {(row["experiment"], row["variant"]) for row in rows if row["experiment"].startswith("2013 cause: two")}
     assert len(causes) == 3 * 10 and any("bursty, slow encoder" in v for _, v in causes)
+    assert len([row for row in rows if row["experiment"].startswith("2013 cause: GCC vs CUBIC")]) == 4
     assert any(row["variant"].startswith("gcc_paper 2013 Chrome") for row in rows)
     html = (tmp_path / "r" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 5

@@ -52,3 +52,20 @@ def test_gcc2013_trace_prints_both_flows_and_rejects_a_bad_window(capsys):
     assert e.value.code == 2
     assert main(["--queue", "lots", "--end", "5"]) == 2
     assert "invalid queue limit" in capsys.readouterr().err
+
+
+def test_gcc2013_trace_vs_cubic_shows_gcc_state_and_cubic_rate(capsys):
+    """The 2013 GCC-vs-CUBIC trace: GCC's estimator state, CUBIC's rate once it has joined at
+    100 s, and the 'threshold held at 25' cause keeps GCC's threshold at 25 throughout."""
+    from rtclab.repro.gcc2013_trace import main
+
+    args = ["--experiment", "vs CUBIC", "--order", "GCC first", "--capacity", "3", "--start", "90", "--end", "130",
+            "--step", "20"]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("gcc_paper 2013 Chrome, 3 Mbit/s, 60KB buffer, seed 1: GCC | CUBIC (GCC first")
+    gcc, cubic = out[2].split(" | ")
+    assert " threshold " in gcc and cubic.strip().startswith("rate ") and "remb" not in cubic
+    assert main([*args, "--cause", "2013 Chrome receiver, threshold held at 25"]) == 0
+    held = capsys.readouterr().out.splitlines()[1:]
+    assert all(float(line.split(" | ")[0].split(" threshold ")[1]) == 25.0 for line in held)

@@ -1,11 +1,13 @@
-"""One run of the FhMN 2013 two-flow experiment, printed as a time series of both flows'
-estimator state: what `docs/algorithms/gcc.md` cites to show why a split stays or evens out.
+"""One run of the FhMN 2013 two-flow (or GCC-vs-CUBIC) experiment, printed as a time series
+of the flows' estimator state: what `docs/algorithms/gcc.md` cites to show why a split stays or
+evens out.
 
     python -m rtclab.repro.gcc2013_trace --capacity 2 --seed 1 --start 76 --end 110
+    python -m rtclab.repro.gcc2013_trace --experiment "vs CUBIC" --order "GCC first" --capacity 3
 
 Columns per flow and step: received rate, REMB, loss-based rate (Mbit/s), reported loss, mean
 queuing delay (ms), mean detector state (-1 under-use, 0 normal, 1 over-use), the detector
-statistic's maximum and the threshold it was compared with.
+statistic's maximum and the threshold it was compared with; a CUBIC flow's received rate.
 """
 
 from __future__ import annotations
@@ -13,24 +15,35 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rtclab.repro.gcc import CAUSES_2013, OLD_VARIANTS, two_flows_2013
+from rtclab.repro.gcc import CAUSES_2013, OLD_VARIANTS, ORDERS_2013, two_flows_2013, vs_cubic_2013
+
+EXPERIMENTS = ("two flows", "vs CUBIC")
 
 
 def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float,
-          cause: str | None = None, queue: str | None = None) -> list[str]:
-    """`cause`: one of the repro's "2013 cause" changes, applied to `gcc_paper` as the repro does."""
+          cause: str | None = None, queue: str | None = None, experiment: str = "two flows",
+          order: str = "GCC first") -> list[str]:
+    """`cause`: one of the repro's "2013 cause" changes, applied to `gcc_paper` as the repro does.
+    `experiment` "vs CUBIC": flow 0 is GCC, flow 1 CUBIC, the later joining at 100 s (`order`)."""
     from rtclab.runner import run
 
     change = CAUSES_2013[cause] if cause else {}
     if cause:
         label = "gcc_paper"
-    sc = two_flows_2013("2013-trace", label, capacity_mbps, {"tfrc_floor": True, **change.get("media", {})},
-                        change.get("flow"))
+    extra = {"tfrc_floor": True, **change.get("media", {})}
+    if experiment == "vs CUBIC":
+        sc = vs_cubic_2013(label, capacity_mbps, order, extra)
+        for key, value in change.get("flow", {}).items():
+            sc["flows"][0][key] = value
+        flows = f"GCC | CUBIC ({order}, the other from 100 s)"
+    else:
+        sc = two_flows_2013("2013-trace", label, capacity_mbps, extra, change.get("flow"))
+        flows = "first flow | second flow (second starts at 30 s)"
     if queue:
         sc["link"]["queue"] = {"limit": queue}
     f = run(sc, seed, False).flows
     name = f"gcc_paper, {cause}" if cause else label
-    lines = [f"{name}, {capacity_mbps} Mbit/s, {queue or '60KB'} buffer, seed {seed}: first flow | second flow (second starts at 30 s)"]
+    lines = [f"{name}, {capacity_mbps} Mbit/s, {queue or '60KB'} buffer, seed {seed}: {flows}"]
     t = start
     while t < end:
         cells = []
@@ -38,6 +51,9 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
             x = f[(f["flow"] == flow) & (f["time_s"] > t) & (f["time_s"] <= t + step)]
             if len(x) == 0:
                 cells.append("not running")
+                continue
+            if experiment == "vs CUBIC" and flow == 1:
+                cells.append(f"rate {x['throughput_mbps'].mean():.2f}")
                 continue
             cells.append(f"rate {x['throughput_mbps'].mean():.2f} remb {x['remb_mbps'].mean():.2f} "
                          f"loss-based {x['loss_based_mbps'].mean():.2f} loss {x['loss'].mean():.2f} "
@@ -50,6 +66,8 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rtclab.repro.gcc2013_trace", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--experiment", default="two flows", choices=EXPERIMENTS)
+    ap.add_argument("--order", default="GCC first", choices=ORDERS_2013, help="vs CUBIC: which flow starts at 0 s")
     ap.add_argument("--capacity", type=int, default=2, choices=(1, 2, 3), help="bottleneck, Mbit/s")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", default="gcc_paper 2013 Chrome", choices=OLD_VARIANTS)
@@ -64,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from rtclab import ConfigError
 
     try:
-        lines = trace(a.capacity, a.seed, a.variant, a.start, a.end, a.step, a.cause, a.queue)
+        lines = trace(a.capacity, a.seed, a.variant, a.start, a.end, a.step, a.cause, a.queue, a.experiment, a.order)
     except ConfigError as e:
         print(f"{ap.prog}: error: {e}", file=sys.stderr)
         return 2
