@@ -607,6 +607,10 @@ fn summarize(
                 .sum(),
             device_write_drops: st.dirs[0].write_drops + st.dirs[1].write_drops,
             realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
+            realtime_endpoints: received.iter().all(|r| match r {
+                FlowResult::Endpoint(e) => e.sender.realtime && e.receiver.realtime,
+                _ => true,
+            }),
             non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         }),
         middleboxes: rtclab_harness::summary::MiddleboxSummary::all(s, |i| {

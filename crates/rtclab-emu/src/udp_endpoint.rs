@@ -64,6 +64,8 @@ pub struct EndOut {
     pub send_drops: u64,
     /// What the codec measured (the receiver's FEC rebuilds on real bytes).
     pub codec_metrics: Vec<(&'static str, f64)>,
+    /// Whether this end's thread got SCHED_FIFO (`sys::HOST_PRIORITY`).
+    pub realtime: bool,
 }
 
 /// One flow's two ends.
@@ -173,7 +175,7 @@ fn drive(
 ) -> Result<EndOut, EmuError> {
     let io = |e: std::io::Error| EmuError::Io(e.to_string());
     let _ = sys::set_timer_slack(1);
-    let _ = sys::set_realtime(sys::HOST_PRIORITY);
+    let realtime = sys::set_realtime(sys::HOST_PRIORITY).is_ok();
     let epoll = sys::Epoll::new().map_err(io)?;
     let timer = sys::TimerFd::new().map_err(io)?;
     epoll.add(sock.as_raw_fd(), 0).map_err(io)?;
@@ -192,6 +194,7 @@ fn drive(
         decode_errors: 0,
         codec_metrics: Vec::new(),
         send_drops: 0,
+        realtime,
     };
     let sample = |ep: &AnyEndpoint| match side {
         Side::Sender => sample_flow(ep, None, spec.packet_size),

@@ -476,6 +476,8 @@ pub struct EmulatorSummary {
     pub unclassified_packets: u64,
     pub device_write_drops: u64,
     pub realtime_forwarder: bool,
+    /// Every UDP endpoint thread got SCHED_FIFO (true when the run has none).
+    pub realtime_endpoints: bool,
     pub non_ip_packets: u64,
 }
 
