@@ -440,3 +440,18 @@ def test_bench_process_measures_whole_runs(cli, tmp_path):
     assert "ns3" not in b and "ratios" not in b
     r = cli("bench", "process", "--ns3", tmp_path / "nope")
     assert r.returncode == 2 and "make bench-ns3" in r.stderr
+
+
+def test_an_emulation_that_lost_cpu_time_to_the_hypervisor_says_so(capsys):
+    """A run whose VM lost 3 % or more of its CPU time (steal) gets a note naming the share and
+    the release error; a quiet run, an unmeasured share and a simulator run get none."""
+    from rtclab.cli import _warn_if_host_stole_time
+
+    _warn_if_host_stole_time({"emulator": {"host_steal_percent": 6.4, "release_error_us": {"p99": 2154.0}}})
+    err = capsys.readouterr().err
+    assert "hypervisor took 6.4 %" in err and "p99 2154 us" in err
+    for quiet in ({"emulator": {"host_steal_percent": 0.5, "release_error_us": {"p99": 120.0}}},
+                  {"emulator": {"host_steal_percent": None, "release_error_us": {"p99": 120.0}}},
+                  {"emulator": None}):
+        _warn_if_host_stole_time(quiet)
+    assert capsys.readouterr().err == ""

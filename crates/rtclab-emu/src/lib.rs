@@ -233,6 +233,8 @@ pub struct Emulation {
     topology: Option<Topology>,
     t0: i64,
     capture: Option<(CaptureSpec, Vec<std::path::PathBuf>)>,
+    /// /proc/stat's (steal, total) CPU ticks at the start, for the summary's steal share.
+    cpu_at_start: Option<(u64, u64)>,
 }
 
 impl Emulation {
@@ -290,6 +292,7 @@ impl Emulation {
             t0,
             scenario,
             capture: None,
+            cpu_at_start: sys::cpu_steal_ticks(),
         };
         let classifier = Classifier { port_base: PORT_BASE, flows: emu.scenario.flows.len() };
         let fds = [topology.tun_sender.as_raw_fd(), topology.tun_receiver.as_raw_fd()];
@@ -450,6 +453,7 @@ impl Emulation {
         for h in self.forwarders.drain(..) {
             joined.push(h.join().map_err(|_| EmuError::Io("forwarder panicked".into())));
         }
+        let host_steal_percent = sys::steal_percent(self.cpu_at_start, sys::cpu_steal_ticks());
         // The forwarder is done: senders and receivers stop now.
         self.stop.store(true, Ordering::Relaxed);
         let mut received = Vec::new();
@@ -475,7 +479,15 @@ impl Emulation {
         }
         let fairness = series::fairness_columns(&self.scenario, &stats);
         Ok(EmuOutput {
-            summary: summarize(&self.scenario, self.seed, &stats, &received, &fairness).to_value(),
+            summary: summarize(
+                &self.scenario,
+                self.seed,
+                &stats,
+                &received,
+                &fairness,
+                host_steal_percent,
+            )
+            .to_value(),
             flows: series::flow_columns(&self.scenario, &stats, &received),
             link: series::link_columns(&self.scenario, &stats),
             fairness,
@@ -504,6 +516,7 @@ fn summarize(
     st: &EngineStats,
     received: &[FlowResult],
     fairness: &Columns,
+    host_steal_percent: Option<f64>,
 ) -> Summary {
     let w = hs::window(s, TimeDelta::from_nanos(st.ran_ns()));
     let (w0, w1) = w;
@@ -611,6 +624,7 @@ fn summarize(
                 FlowResult::Endpoint(e) => e.sender.realtime && e.receiver.realtime,
                 _ => true,
             }),
+            host_steal_percent,
             non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         }),
         middleboxes: rtclab_harness::summary::MiddleboxSummary::all(s, |i| {

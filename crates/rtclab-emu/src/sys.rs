@@ -26,6 +26,30 @@ pub fn monotonic_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// The machine's CPU time so far, from the first line of /proc/stat: (steal, total) in clock
+/// ticks. Steal is time the hypervisor gave this virtual machine's CPUs to someone else; no
+/// scheduling class here can win it back. None where /proc/stat cannot be read or parsed.
+pub fn cpu_steal_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_steal(stat.lines().next()?)
+}
+
+fn parse_cpu_steal(line: &str) -> Option<(u64, u64)> {
+    let mut fields = line.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    // user nice system idle iowait irq softirq steal (guest time is already in user/nice).
+    let v: Vec<u64> = fields.take(8).map(|f| f.parse().ok()).collect::<Option<_>>()?;
+    (v.len() == 8).then(|| (v[7], v.iter().sum()))
+}
+
+/// Percent of the machine's CPU time stolen between two `cpu_steal_ticks` readings.
+pub fn steal_percent(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((s0, t0), (s1, t1)) = (before?, after?);
+    (t1 > t0).then(|| s1.saturating_sub(s0) as f64 * 100.0 / (t1 - t0) as f64)
+}
+
 /// The emulation's time: CLOCK_MONOTONIC since `t0` (ns), as a `Time` (0 before `t0`).
 pub fn now_at(t0: i64) -> rtclab_core::Time {
     rtclab_core::Time::ZERO + rtclab_core::TimeDelta::from_nanos((monotonic_ns() - t0).max(0))
@@ -327,4 +351,19 @@ pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
 pub fn kill(pid: i32) {
     // SAFETY: kill takes plain integers.
     unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn steal_is_the_eighth_cpu_field_and_a_share_of_all_eight() {
+        let line = "cpu  3184322 13641 295916 4251088 14936 0 5252 16689 0 0";
+        assert_eq!(super::parse_cpu_steal(line), Some((16689, 7781844)));
+        assert_eq!(super::parse_cpu_steal("cpu0 1 2 3 4 5 6 7 8"), None);
+        assert_eq!(super::parse_cpu_steal("cpu 1 2 3"), None);
+        let pct = super::steal_percent(Some((10, 1000)), Some((30, 1200))).unwrap();
+        assert!((pct - 10.0).abs() < 1e-12);
+        assert_eq!(super::steal_percent(Some((10, 1000)), Some((10, 1000))), None);
+        assert_eq!(super::steal_percent(None, Some((10, 1000))), None);
+    }
 }

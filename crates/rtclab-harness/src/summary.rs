@@ -478,6 +478,9 @@ pub struct EmulatorSummary {
     pub realtime_forwarder: bool,
     /// Every UDP endpoint thread got SCHED_FIFO (true when the run has none).
     pub realtime_endpoints: bool,
+    /// Share of the machine's CPU time the hypervisor took (/proc/stat steal) while the
+    /// emulation ran, %: timing that no priority here can protect (None: not measurable).
+    pub host_steal_percent: Option<f64>,
     pub non_ip_packets: u64,
 }
 
