@@ -137,13 +137,15 @@ ORDERS_2013 = ("GCC first", "CUBIC first")
 VS_CUBIC_CAUSES_2013 = ("2013 Chrome receiver, threshold held at 25",)
 
 
-def vs_cubic_2013(label: str, capacity_mbps: int, order: str, extra: dict) -> dict:
+def vs_cubic_2013(label: str, capacity_mbps: int, order: str, extra: dict, flow: dict | None = None) -> dict:
     """FhMN 2013's GCC-vs-CUBIC set-up: one GCC flow (flow 0) and one CUBIC flow (flow 1), the
-    later of the two joining at 100 s (`order`: "GCC first" or "CUBIC first"), a 60 KB buffer."""
+    later of the two joining at 100 s (`order`: "GCC first" or "CUBIC first"), a 60 KB buffer;
+    `extra` goes to GCC's controller, `flow` to GCC's flow keys."""
     gcc_start, tcp_start = ("0s", "100s") if order == "GCC first" else ("100s", "0s")
     tcp = {"name": "cubic", "kind": "tcp", "cc": "cubic", "rtt": "50ms", "start": tcp_start}
-    sc = scenario(f"2013-vs-cubic-{capacity_mbps}", 300, f"{capacity_mbps}Mbps", 0,
-                  [controller_flow(label, start=gcc_start, extra=extra), tcp])
+    gcc = controller_flow(label, start=gcc_start, extra=extra)
+    gcc.update(flow or {})
+    sc = scenario(f"2013-vs-cubic-{capacity_mbps}", 300, f"{capacity_mbps}Mbps", 0, [gcc, tcp])
     sc["link"]["queue"] = {"limit": "60KB"}
     return sc
 

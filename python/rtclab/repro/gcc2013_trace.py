@@ -32,9 +32,7 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
         label = "gcc_paper"
     extra = {"tfrc_floor": True, **change.get("media", {})}
     if experiment == "vs CUBIC":
-        sc = vs_cubic_2013(label, capacity_mbps, order, extra)
-        for key, value in change.get("flow", {}).items():
-            sc["flows"][0][key] = value
+        sc = vs_cubic_2013(label, capacity_mbps, order, extra, change.get("flow"))
         flows = f"GCC | CUBIC ({order}, the other from 100 s)"
     else:
         sc = two_flows_2013("2013-trace", label, capacity_mbps, extra, change.get("flow"))
