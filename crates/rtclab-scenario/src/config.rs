@@ -442,6 +442,8 @@ pub struct MediaParams {
     pub encoder_lag: Option<Duration>,
     /// Encoder: a key frame's size in normal frames (default 3).
     pub key_frame_size: Option<f64>,
+    /// Encoder: the share of the controller's target it is given and produces (default 1).
+    pub encoder_target_share: Option<f64>,
     /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the

@@ -986,6 +986,16 @@ fn media_spec(
     {
         encoder.key_frame_factor = k;
     }
+    let share = p.and_then(|p| p.encoder_target_share);
+    if let Some(s) = number(
+        share,
+        0.1,
+        1.0,
+        "media.encoder_target_share",
+        "the share of the controller's target the encoder is given",
+    )? {
+        encoder.target_share = s;
+    }
     if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
         let parsed = r.split_once(['x', 'X']).and_then(|(w, h)| {
             Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?))

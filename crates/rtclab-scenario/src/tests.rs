@@ -427,6 +427,7 @@ fn receiver_pipeline_settings_are_checked() {
         ("frame_size_jitter = 0.8", "flows[0].media.frame_size_jitter", "0..=0.5"),
         ("encoder_lag = \"20s\"", "flows[0].media.encoder_lag", "0..=10 s"),
         ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
+        ("encoder_target_share = 1.2", "flows[0].media.encoder_target_share", "0.1..=1"),
     ] {
         let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
         assert_eq!(e.path, path, "{e}");
@@ -444,14 +445,14 @@ fn receiver_pipeline_settings_are_checked() {
     assert_eq!((m.sender.encoder.width, m.sender.encoder.height), (1920, 1080));
     assert_eq!(m.frame_rate_control.as_deref(), Some("afr"));
     let enc = format!(
-        "{MEDIA}media = {{ frame_size_jitter = 0.4, encoder_lag = \"2s\", key_frame_size = 6 }}\n"
+        "{MEDIA}media = {{ frame_size_jitter = 0.4, encoder_lag = \"2s\", key_frame_size = 6, encoder_target_share = 0.85 }}\n"
     );
     let s = from_toml_str(&enc, Path::new(".")).unwrap();
     let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
     let e = &m.sender.encoder;
     assert_eq!(
-        (e.size_jitter, e.rate_time_constant, e.key_frame_factor),
-        (0.4, TimeDelta::from_secs(2), 6.0)
+        (e.size_jitter, e.rate_time_constant, e.key_frame_factor, e.target_share),
+        (0.4, TimeDelta::from_secs(2), 6.0, 0.85)
     );
 }
 
