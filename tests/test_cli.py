@@ -298,6 +298,15 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     causes = {(row["experiment"], row["variant"]) for row in rows if row["experiment"].startswith("2013 cause: two")}
     assert len(causes) == 3 * 10 and any("bursty, slow encoder" in v for _, v in causes)
     assert len([row for row in rows if row["experiment"].startswith("2013 cause: GCC vs CUBIC")]) == 4
+    # The single-flow grid with an encoder given what Chromium gives its VP8, unpaced and paced;
+    # utilization compared at the RTP level (the study's), the wire figure beside it.
+    one = [row for row in rows if row["experiment"].startswith("2013 cause: one flow")]
+    assert len({row["variant"] for row in one}) == 2 and all("encoder given 0.85" in row["variant"] for row in one)
+    rtp = {row["variant"]: row["ours"] for row in rows
+           if row["experiment"].startswith("2013: one flow") and row["metric"].startswith("utilization (RTP level), max")}
+    wire = {row["variant"]: row["ours"] for row in rows
+            if row["experiment"].startswith("2013: one flow") and row["metric"].startswith("utilization (wire), max")}
+    assert rtp.keys() == wire.keys() and all(rtp[v] < wire[v] for v in rtp)
     assert any(row["variant"].startswith("gcc_paper 2013 Chrome") for row in rows)
     html = (tmp_path / "r" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 5

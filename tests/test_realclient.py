@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from rtclab.realclient import (
+    _client_series,
     _metrics,
     _phases,
     _with_cc,
@@ -52,6 +53,21 @@ def test_reaction_and_recovery_times():
     rows = _metrics({"time_s": t, "target_mbps": np.full_like(t, 0.9), "sending_mbps": target}, link)
     assert math.isnan({(r["phase"], r["metric"]): r["value"] for r in rows}[("from 2 s at 0.5 Mbit/s", "reaction time s")])
     assert "aiortc" not in table([{"client": "gcc", "run": 1, **r} for r in rows])
+
+
+def test_a_logged_encoder_target_gets_its_row(tmp_path):
+    log = tmp_path / "run1-sender.csv"
+    log.write_text("time_s,target_bps,bytes_sent,encoder_target_bps\n0.2,1000000,0,850000\n0.4,1000000,25000,None\n"
+                   "0.6,1000000,50000,800000\n")
+    series = _client_series(log)
+    assert np.isnan(series["encoder_target_mbps"][1])  # a stack that gave none: NaN, not an error
+    rows = _metrics(series, _link([1.0] * 3))
+    by = {r["metric"]: r["value"] for r in rows}
+    assert by["encoder target Mbit/s"] == pytest.approx(0.825)
+    assert by["sending Mbit/s"] == pytest.approx(1.0)
+    # a log without the column (aiortc, pion) has no such row
+    log.write_text("time_s,target_bps,bytes_sent\n0.2,1000000,0\n0.4,1000000,25000\n")
+    assert "encoder target Mbit/s" not in {r["metric"] for r in _metrics(_client_series(log), _link([1.0] * 3))}
 
 
 def test_link_figures_cover_only_the_span_the_client_logged():

@@ -69,3 +69,22 @@ def test_gcc2013_trace_vs_cubic_shows_gcc_state_and_cubic_rate(capsys):
     assert main([*args, "--cause", "2013 Chrome receiver, threshold held at 25"]) == 0
     held = capsys.readouterr().out.splitlines()[1:]
     assert all(float(line.split(" | ")[0].split(" threshold ")[1]) == 25.0 for line in held)
+
+
+def test_gcc2013_trace_single_flow_and_step(capsys):
+    """The single-flow and step traces: one flow a line; with the encoder given 0.85 of the
+    target the received rate sits below the target (the gap the REMB's climb keeps), and the
+    step's link is named as such."""
+    from rtclab.repro.gcc2013_trace import main
+
+    cause = "2013 Chrome receiver, encoder given 0.85 of the target"
+    assert main(["--experiment", "one flow", "--capacity", "1", "--cause", cause, "--start", "100", "--end", "140",
+                 "--step", "10"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"gcc_paper, {cause}, 1 Mbit/s") and len(out) == 5
+    cells = [dict(zip(line.split()[2::2], line.split()[3::2])) for line in out[1:]]
+    assert all(" | " not in line for line in out[1:])
+    assert all(float(c["rate"]) < float(c["target"]) for c in cells)
+    assert main(["--experiment", "step", "--start", "60", "--end", "300", "--step", "70"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "400 -> 3000 kbit/s" in out[0] and len(out) == 3  # 60-130, 130-200: the step lasts 200 s

@@ -683,7 +683,8 @@ def build_parser() -> argparse.ArgumentParser:
                                            "pion: go; chromium: Debian's chromium and chromium-driver)")
     rc.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
     rc.add_argument("scenario", nargs="?", default="step",
-                    help="a scenario file with one media flow, or a built-in: step, dip, wifi (default: %(default)s)")
+                    help="a scenario file with one media flow, or a built-in: step, dip, wifi, fhmn2013-1m, fhmn2013-2m "
+                         "(default: %(default)s)")
     rc.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
     rc.add_argument("--out", help="write realclient.json, table.md and the scenario here")
     rc.add_argument("--capture", action="store_true",

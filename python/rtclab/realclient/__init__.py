@@ -66,6 +66,32 @@ kind = "media"
 cc = "gcc_paper"
 rtt = "40ms"
 """,
+    # FhMN 2013's single-flow cells (De Cicco et al.): what a real stack's utilization and queue
+    # are where the study measured "slightly above 0.8" and a median queue "very close to zero".
+    "fhmn2013-1m": """
+name = "realclient-fhmn2013-1m"
+description = "FhMN 2013 single-flow cell: 1 Mbit/s, 60 KB buffer, 50 ms RTT, 150 s"
+duration = "150s"
+[link]
+capacity = "1Mbps"
+queue = { limit = "60KB" }
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "50ms"
+""",
+    "fhmn2013-2m": """
+name = "realclient-fhmn2013-2m"
+description = "FhMN 2013 single-flow cell: 2 Mbit/s, 60 KB buffer, 50 ms RTT, 150 s"
+duration = "150s"
+[link]
+capacity = "2Mbps"
+queue = { limit = "60KB" }
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "50ms"
+""",
     "wifi": """
 name = "realclient-wifi"
 description = "office Wi-Fi bandwidth trace (pitree office-wifi_0) scaled by 1/25: mean 1.1 Mbit/s; 100 ms buffer, 40 ms RTT"
@@ -127,6 +153,8 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
 
         rows += [
             {"phase": name, "metric": "target Mbit/s", "value": mean(target)},
+            *([{"phase": name, "metric": "encoder target Mbit/s", "value": mean(series["encoder_target_mbps"])}]
+              if "encoder_target_mbps" in series else []),
             {"phase": name, "metric": "sending Mbit/s", "value": mean(sending)},
             {"phase": name, "metric": "utilization", "value": mean(sending) / cap if cap > 0 else math.nan},
             {"phase": name, "metric": "link utilization (wire bytes)",
@@ -146,6 +174,14 @@ def _metrics(series: dict[str, np.ndarray], link, duration_s: float | None = Non
     return rows
 
 
+def _number(text: str | None) -> float:
+    """A logged number, NaN where the stack gave none ("", "nan", "None")."""
+    try:
+        return float(text) if text else math.nan
+    except ValueError:
+        return math.nan
+
+
 def _client_series(log: Path) -> dict[str, np.ndarray]:
     """A real sender's log (time_s, target_bps, bytes_sent, ...) as Mbit/s series."""
     rows = list(csv.DictReader(log.open()))
@@ -154,7 +190,12 @@ def _client_series(log: Path) -> dict[str, np.ndarray]:
     sent = np.array([float(r["bytes_sent"]) for r in rows])
     sending = np.full_like(t, np.nan)
     sending[1:] = np.diff(sent) * 8 / np.diff(t) / 1e6
-    return {"time_s": t, "target_mbps": target, "sending_mbps": sending}
+    out = {"time_s": t, "target_mbps": target, "sending_mbps": sending}
+    if rows and rows[0].get("encoder_target_bps") not in (None, ""):
+        # what the sender gives its encoder (Chromium: after libwebrtc's overhead, protection
+        # and bitrate-adjuster cuts)
+        out["encoder_target_mbps"] = np.array([_number(r["encoder_target_bps"]) for r in rows]) / 1e6
+    return out
 
 
 def _sim_series(result) -> dict[str, np.ndarray]:

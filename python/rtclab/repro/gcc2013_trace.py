@@ -1,11 +1,12 @@
-"""One run of the FhMN 2013 two-flow (or GCC-vs-CUBIC) experiment, printed as a time series
-of the flows' estimator state: what `docs/algorithms/gcc.md` cites to show why a split stays or
-evens out.
+"""One run of an FhMN 2013 experiment (two flows, GCC vs CUBIC, one flow, the 400 -> 3000 kbit/s
+step), printed as a time series of the flows' estimator state: what `docs/algorithms/gcc.md`
+cites to show why a split stays or evens out, or which controller governs a ramp.
 
     python -m rtclab.repro.gcc2013_trace --capacity 2 --seed 1 --start 76 --end 110
     python -m rtclab.repro.gcc2013_trace --experiment "vs CUBIC" --order "GCC first" --capacity 3
+    python -m rtclab.repro.gcc2013_trace --experiment step --start 56 --end 110
 
-Columns per flow and step: received rate, REMB, loss-based rate (Mbit/s), reported loss, mean
+Columns per flow and step: received rate, target, REMB, loss-based rate (Mbit/s), reported loss, mean
 queuing delay (ms), mean detector state (-1 under-use, 0 normal, 1 over-use), the detector
 statistic's maximum and the threshold it was compared with; a CUBIC flow's received rate.
 """
@@ -15,9 +16,35 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rtclab.repro.gcc import CAUSES_2013, OLD_VARIANTS, ORDERS_2013, two_flows_2013, vs_cubic_2013
+from rtclab.repro.gcc import (
+    CAUSES_2013,
+    CONTROLLERS,
+    OLD_VARIANTS,
+    ONE_FLOW_CAUSES_2013,
+    ORDERS_2013,
+    controller_flow,
+    scenario,
+    two_flows_2013,
+    vs_cubic_2013,
+)
 
-EXPERIMENTS = ("two flows", "vs CUBIC")
+EXPERIMENTS = ("two flows", "vs CUBIC", "one flow", "step")
+#: Every "2013 cause" change by name, as the repro applies it to `gcc_paper`: the two-flow
+#: causes' media and flow changes, the single-flow causes' media changes.
+ALL_CAUSES = {**CAUSES_2013, **{k: {"media": v} for k, v in ONE_FLOW_CAUSES_2013.items()}}
+
+
+def one_flow_2013(label: str, capacity_mbps: int, extra: dict, flow: dict | None = None, step: bool = False) -> dict:
+    """The study's single flow on a constant link, or on the 400 -> 3000 kbit/s step (at 60 s,
+    200 s), behind the 60 KB buffer, 50 ms RTT, as `rtclab repro gcc` builds them."""
+    if step:
+        link = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
+        sc = scenario("2013-step", 200, link, 0, [controller_flow(label, extra=extra)])
+    else:
+        sc = scenario(f"2013-constant-{capacity_mbps}", 300, f"{capacity_mbps}Mbps", 0, [controller_flow(label, extra=extra)])
+    sc["flows"][0].update(flow or {})
+    sc["link"]["queue"] = {"limit": "60KB"}
+    return sc
 
 
 def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float,
@@ -27,11 +54,17 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
     `experiment` "vs CUBIC": flow 0 is GCC, flow 1 CUBIC, the later joining at 100 s (`order`)."""
     from rtclab.runner import run
 
-    change = CAUSES_2013[cause] if cause else {}
+    change = ALL_CAUSES[cause] if cause else {}
     if cause:
         label = "gcc_paper"
     extra = {"tfrc_floor": True, **change.get("media", {})}
-    if experiment == "vs CUBIC":
+    if experiment in ("one flow", "step"):
+        # the step keeps the variant's encoder maximum, as the repro does for 2013 Chrome
+        keep = experiment == "one flow" or "max_bitrate" in extra or "max_bitrate" in CONTROLLERS[label][1]
+        cap = {} if keep else {"max_bitrate": "3500kbps"}
+        sc = one_flow_2013(label, capacity_mbps, {**extra, **cap}, change.get("flow"), step=experiment == "step")
+        flows = "the flow" if experiment == "one flow" else "the flow (400 -> 3000 kbit/s at 60 s)"
+    elif experiment == "vs CUBIC":
         sc = vs_cubic_2013(label, capacity_mbps, order, extra, change.get("flow"))
         flows = f"GCC | CUBIC ({order}, the other from 100 s)"
     else:
@@ -41,11 +74,12 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
         sc["link"]["queue"] = {"limit": queue}
     f = run(sc, seed, False).flows
     name = f"gcc_paper, {cause}" if cause else label
-    lines = [f"{name}, {capacity_mbps} Mbit/s, {queue or '60KB'} buffer, seed {seed}: {flows}"]
+    link = "400 -> 3000 kbit/s" if experiment == "step" else f"{capacity_mbps} Mbit/s"
+    lines = [f"{name}, {link}, {queue or '60KB'} buffer, seed {seed}: {flows}"]
     t = start
     while t < end:
         cells = []
-        for flow in (0, 1):
+        for flow in ((0,) if experiment in ("one flow", "step") else (0, 1)):
             x = f[(f["flow"] == flow) & (f["time_s"] > t) & (f["time_s"] <= t + step)]
             if len(x) == 0:
                 cells.append("not running")
@@ -53,7 +87,8 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
             if experiment == "vs CUBIC" and flow == 1:
                 cells.append(f"rate {x['throughput_mbps'].mean():.2f}")
                 continue
-            cells.append(f"rate {x['throughput_mbps'].mean():.2f} remb {x['remb_mbps'].mean():.2f} "
+            cells.append(f"rate {x['throughput_mbps'].mean():.2f} target {x['target_mbps'].mean():.2f} "
+                         f"remb {x['remb_mbps'].mean():.2f} "
                          f"loss-based {x['loss_based_mbps'].mean():.2f} loss {x['loss'].mean():.2f} "
                          f"queue {x['queuing_delay_ms_mean'].mean():4.0f} ms state {x['detector_state'].mean():+.2f} "
                          f"statistic max {x['delay_gradient'].max():5.1f} threshold {x['threshold'].mean():4.1f}")
@@ -69,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--capacity", type=int, default=2, choices=(1, 2, 3), help="bottleneck, Mbit/s")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", default="gcc_paper 2013 Chrome", choices=OLD_VARIANTS)
-    ap.add_argument("--cause", choices=list(CAUSES_2013), help="a '2013 cause' row's change instead of --variant")
+    ap.add_argument("--cause", choices=list(ALL_CAUSES), help="a '2013 cause' row's change instead of --variant")
     ap.add_argument("--queue", help="bottleneck buffer instead of the study's 60KB (e.g. 240KB)")
     ap.add_argument("--start", type=float, default=0.0, help="s")
     ap.add_argument("--end", type=float, default=300.0, help="s")
@@ -77,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if not (0 <= a.start < a.end <= 300) or a.step <= 0:
         ap.error("need 0 <= --start < --end <= 300 and --step > 0")
+    if a.experiment == "step" and a.end > 200:
+        a.end = 200.0  # the step experiment lasts 200 s
     from rtclab import ConfigError
 
     try:
