@@ -45,8 +45,10 @@ def test_gcc2013_trace_prints_both_flows_and_rejects_a_bad_window(capsys):
     assert out[0].startswith("gcc_paper 2013 Chrome, 1 Mbit/s, 60KB buffer, seed 1")
     assert len(out) == 5 and "not running" in out[1] and "not running" not in out[4]
     # 2013's static threshold is 25 or 12.5 (a step's mean lies between).
-    thresholds = [float(cell.split(" threshold ")[1]) for cell in out[4].split(" | ")]
+    thresholds = [float(cell.split(" threshold ")[1].split()[0]) for cell in out[4].split(" | ")]
     assert len(thresholds) == 2 and all(12.5 <= t <= 25.0 for t in thresholds), thresholds
+    # the Kalman filter's noise variance (ms²) closes each flow's cell
+    assert all(float(cell.split(" noise ")[1]) > 0 for cell in out[4].split(" | "))
     with pytest.raises(SystemExit) as e:
         main(["--start", "40", "--end", "30"])
     assert e.value.code == 2
@@ -68,7 +70,7 @@ def test_gcc2013_trace_vs_cubic_shows_gcc_state_and_cubic_rate(capsys):
     assert " threshold " in gcc and cubic.strip().startswith("rate ") and "remb" not in cubic
     assert main([*args, "--cause", "2013 Chrome receiver, threshold held at 25"]) == 0
     held = capsys.readouterr().out.splitlines()[1:]
-    assert all(float(line.split(" | ")[0].split(" threshold ")[1]) == 25.0 for line in held)
+    assert all(float(line.split(" | ")[0].split(" threshold ")[1].split()[0]) == 25.0 for line in held)
 
 
 def test_gcc2013_trace_single_flow_and_step(capsys):

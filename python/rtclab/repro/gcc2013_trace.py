@@ -8,7 +8,8 @@ cites to show why a split stays or evens out, or which controller governs a ramp
 
 Columns per flow and step: received rate, target, REMB, loss-based rate (Mbit/s), reported loss, mean
 queuing delay (ms), mean detector state (-1 under-use, 0 normal, 1 over-use), the detector
-statistic's maximum and the threshold it was compared with; a CUBIC flow's received rate.
+statistic's maximum, the threshold it was compared with and the filter's noise variance (ms²,
+which 2013's increase factor reads); a CUBIC flow's received rate.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
                          f"remb {x['remb_mbps'].mean():.2f} "
                          f"loss-based {x['loss_based_mbps'].mean():.2f} loss {x['loss'].mean():.2f} "
                          f"queue {x['queuing_delay_ms_mean'].mean():4.0f} ms state {x['detector_state'].mean():+.2f} "
-                         f"statistic max {x['delay_gradient'].max():5.1f} threshold {x['threshold'].mean():4.1f}")
+                         f"statistic max {x['delay_gradient'].max():5.1f} threshold {x['threshold'].mean():4.1f} "
+                         f"noise {x['noise_var'].mean():5.1f}")
         lines.append(f"{t:5.0f} s  " + " | ".join(cells))
         t += step
     return lines

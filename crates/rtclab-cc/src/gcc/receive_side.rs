@@ -151,12 +151,15 @@ impl GccPaperReceiver {
         &self.detector
     }
     /// The receiver-side estimator's state for time series (named as the send side's).
-    pub fn metrics(&self) -> [(&'static str, f64); 4] {
+    /// `noise_var` is the Kalman filter's measurement-noise variance (ms²), which 2013's rate
+    /// control also reads: its increase factor falls as the variance grows.
+    pub fn metrics(&self) -> [(&'static str, f64); 5] {
         [
             ("detector_state", self.state().code()),
             ("delay_gradient", self.delay_gradient()),
             ("threshold", self.detector.threshold()),
             ("delay_based_mbps", self.estimate_bps() / 1e6),
+            ("noise_var", self.detector.estimator().var_noise()),
         ]
     }
 
