@@ -90,3 +90,20 @@ def test_gcc2013_trace_single_flow_and_step(capsys):
     assert main(["--experiment", "step", "--start", "60", "--end", "300", "--step", "70"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "400 -> 3000 kbit/s" in out[0] and len(out) == 3  # 60-130, 130-200: the step lasts 200 s
+
+
+def test_gcc2013_trace_frame_groups_take_the_pacing_noise_away(capsys):
+    """2013's detector grouped arrivals by frame: a paced sender's 5 ms bursts then no longer
+    read as noise (docs/algorithms/gcc.md, the step's ramp)."""
+    from rtclab.repro.gcc2013_trace import main
+
+    args = ["--experiment", "step", "--cause", "2013 Chrome receiver, paced at 1.5x", "--start", "60", "--end", "80",
+            "--step", "20"]
+
+    def noise(extra: list[str]) -> float:
+        assert main([*args, *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        return float(out[1].split(" noise ")[1])
+
+    bursts, frames = noise([]), noise(["--frame-groups"])
+    assert frames < bursts / 3, (frames, bursts)

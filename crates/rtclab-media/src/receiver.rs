@@ -42,6 +42,9 @@ pub struct MediaReceiver {
     /// Jitter buffer → decoder → display.
     pub playout: PlayoutPipeline,
     abs_last: Option<(i64, i64)>,
+    /// The latest media frame's capture time (ns): a non-media packet's group when the
+    /// estimator groups by frame.
+    last_capture_ns: i64,
     // receiver-report loss accounting
     highest_seq: Option<u64>,
     received_in_interval: u64,
@@ -85,6 +88,7 @@ impl MediaReceiver {
                 DecodeTime::Zero.model(rtclab_core::RngStream::from_seed(0)),
             ),
             abs_last: None,
+            last_capture_ns: 0,
             highest_seq: None,
             received_in_interval: 0,
             expected_base: 0,
@@ -162,8 +166,17 @@ impl MediaReceiver {
                 matches!(pkt.info, PacketInfo::Media { index, count, .. } if index + 1 == count);
             g.on_packet(now, pkt.seq, marker);
         }
-        if self.remb.is_some() {
-            let send_ns = self.unwrap_abs_send_time(pkt.sent_at);
+        if let Some(r) = &self.remb {
+            // 2013's estimator grouped by RTP timestamp (the frame's capture time); later ones
+            // by abs-send-time.
+            let send_ns = if r.groups_by_frame() {
+                if matches!(pkt.info, PacketInfo::Media { .. }) {
+                    self.last_capture_ns = pkt.echo.as_nanos() as i64;
+                }
+                self.last_capture_ns
+            } else {
+                self.unwrap_abs_send_time(pkt.sent_at)
+            };
             if let Some(r) = &mut self.remb {
                 if let Some(bps) = r.on_packet(now, send_ns, pkt.size, None) {
                     self.pending.push_back(MediaFeedback::Remb(bps as u64));

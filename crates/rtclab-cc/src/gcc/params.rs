@@ -676,6 +676,16 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     ),
     param!(
         GccPaperConfig,
+        "frame_groups",
+        "group arrivals by frame (RTP timestamp) as 2013's OveruseDetector, not by 5 ms abs-send-time bursts (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.frame_groups as u8 as f64,
+        |c, v| c.frame_groups = v != 0.0
+    ),
+    param!(
+        GccPaperConfig,
         "pacing_factor",
         "pacing rate / target (1.5)",
         Real,

@@ -46,6 +46,10 @@ pub struct GccPaperConfig {
     /// increase near convergence. With a static threshold the threshold follows its region as
     /// in 2013 (the initial value while the maximum is unknown, half of it near the maximum).
     pub rate_control_2013: bool,
+    /// Group arrivals by frame (the RTP timestamp, a frame's capture time) as 2013's
+    /// `OveruseDetector` did, instead of by 5 ms abs-send-time bursts (libwebrtc from 2014 on,
+    /// and the 2017 paper's Chrome). The receiver passes capture times as send times.
+    pub frame_groups: bool,
 }
 
 impl Default for GccPaperConfig {
@@ -65,6 +69,7 @@ impl Default for GccPaperConfig {
             pacing_factor: 1.5,
             statistic: DelayStatistic::Paper,
             rate_control_2013: false,
+            frame_groups: false,
         }
     }
 }
@@ -149,6 +154,10 @@ impl GccPaperReceiver {
     }
     pub fn detector(&self) -> &KalmanDelayDetector {
         &self.detector
+    }
+    /// Whether the caller passes frame capture times (RTP timestamps) as send times.
+    pub fn groups_by_frame(&self) -> bool {
+        self.cfg.frame_groups
     }
     /// The receiver-side estimator's state for time series (named as the send side's).
     /// `noise_var` is the Kalman filter's measurement-noise variance (ms²), which 2013's rate
