@@ -170,3 +170,15 @@ def test_the_chromium_log_capture_names_a_new_file_per_peer_and_run(tmp_path, mo
     monkeypatch.setattr(chromium_peer, "STDERR_PREFIX", str(tmp_path / "no-such-dir" / "chr"))
     with pytest.raises(SystemExit, match="cannot create .*no-such-dir"):
         chromium_peer.stderr_path("offer")
+
+
+def test_the_2013_study_cells_are_built_in():
+    import tomllib
+
+    from rtclab.realclient import _duration_s, _scenario_text
+
+    for n in (1, 2):
+        text = _with_cc(_scenario_text(f"fhmn2013-{n}m"), "gcc")
+        d = tomllib.loads(text)
+        assert (d["link"]["capacity"], d["link"]["queue"]["limit"], d["flows"][0]["rtt"]) == (f"{n}Mbps", "60KB", "50ms")
+        assert d["flows"][0]["cc"] == "gcc" and _duration_s(text) == 150.0

@@ -66,32 +66,6 @@ kind = "media"
 cc = "gcc_paper"
 rtt = "40ms"
 """,
-    # FhMN 2013's single-flow cells (De Cicco et al.): what a real stack's utilization and queue
-    # are where the study measured "slightly above 0.8" and a median queue "very close to zero".
-    "fhmn2013-1m": """
-name = "realclient-fhmn2013-1m"
-description = "FhMN 2013 single-flow cell: 1 Mbit/s, 60 KB buffer, 50 ms RTT, 150 s"
-duration = "150s"
-[link]
-capacity = "1Mbps"
-queue = { limit = "60KB" }
-[[flows]]
-kind = "media"
-cc = "gcc_paper"
-rtt = "50ms"
-""",
-    "fhmn2013-2m": """
-name = "realclient-fhmn2013-2m"
-description = "FhMN 2013 single-flow cell: 2 Mbit/s, 60 KB buffer, 50 ms RTT, 150 s"
-duration = "150s"
-[link]
-capacity = "2Mbps"
-queue = { limit = "60KB" }
-[[flows]]
-kind = "media"
-cc = "gcc_paper"
-rtt = "50ms"
-""",
     "wifi": """
 name = "realclient-wifi"
 description = "office Wi-Fi bandwidth trace (pitree office-wifi_0) scaled by 1/25: mean 1.1 Mbit/s; 100 ms buffer, 40 ms RTT"
@@ -105,6 +79,21 @@ cc = "gcc_paper"
 rtt = "40ms"
 """,
 }
+#: FhMN 2013's single-flow cells (De Cicco et al.): what a real stack's utilization and queue are
+#: where the study measured "slightly above 0.8" and a median queue "very close to zero".
+_FHMN2013 = """
+name = "realclient-fhmn2013-{n}m"
+description = "FhMN 2013 single-flow cell: {n} Mbit/s, 60 KB buffer, 50 ms RTT, 150 s"
+duration = "150s"
+[link]
+capacity = "{n}Mbps"
+queue = {{ limit = "60KB" }}
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "50ms"
+"""
+SCENARIOS.update({f"fhmn2013-{n}m": _FHMN2013.format(n=n) for n in (1, 2)})
 #: The Wi-Fi trace is scaled down into aiortc's range (its VP8 sender stops at 1.5 Mbit/s).
 WIFI_SCALE = 1 / 25
 
