@@ -7,7 +7,9 @@
 //! the 2013 implementation) with decrease A_r = 0.85·R̂ → REMB, sent at once when it falls by
 //! 3 % or more, otherwise every `remb_interval` (1 s in the 2013 Chrome; libwebrtc 200 ms).
 //! `rate_control_2013` swaps the AIMD for 2013 Chrome's [`RemoteRateControl2013`] (updated once
-//! a second and at over-use, as `RemoteBitrateEstimatorSingleStream` then did).
+//! a second and at over-use, as `RemoteBitrateEstimatorSingleStream` then did); `frame_groups`
+//! makes the caller pass frame capture times (RTP timestamps) so that a group is a frame, as
+//! 2013's `OveruseDetector::Update` grouped (a new group when the RTP timestamp changes).
 //! Sender: the loss rule of [`super::loss_based`] (1.05× below 2 %, ×(1 − 0.5p) above 10 %,
 //! optional TFRC floor), capped by the latest REMB.
 
