@@ -1,6 +1,8 @@
 from typing import Any, Optional
 
 __version__: str
+#: Header bytes of each media packet on the wire (the packetizer's default overhead).
+MEDIA_HEADER_BYTES: int
 
 class ConfigError(ValueError):
     """A scenario failed validation. args = (message, field_path, detail)."""

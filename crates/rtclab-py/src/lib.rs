@@ -424,6 +424,8 @@ impl Emulation {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Header bytes of each media packet on the wire (the packetizer's default overhead).
+    m.add("MEDIA_HEADER_BYTES", rtclab_media::packetizer::PacketizerConfig::default().overhead)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;

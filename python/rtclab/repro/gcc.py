@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rtclab import _core
 from rtclab.repro import DIRECTION, MISSED, WITHIN, Job, Reproduction, Row
 
 #: label -> (cc, media extras). `gcc_paper` compares the paper's m with γ; "remb statistic"
@@ -42,9 +43,9 @@ CHROME_2013_SPREAD = {**CHROME_2013, "frame_size_jitter": 0.5}
 #: docs/algorithms/gcc.md "2013 study"). Our encoder is given the whole target by default
 #: (`media.encoder_target_share`); this is today's stack, not 2013's, whose share is not known.
 CHROMIUM_ENCODER_SHARE = 0.85
-#: Header bytes of each media packet on the wire (IP + UDP + RTP + a header extension; the
+#: Header bytes of each media packet on the wire (IP + UDP + RTP + a header extension; the core
 #: packetizer's default `overhead`): the study's utilization counts RTP-level rates, not these.
-MEDIA_HEADER_BYTES = 48
+MEDIA_HEADER_BYTES = _core.MEDIA_HEADER_BYTES
 CONTROLLERS = {
     "gcc_paper": ("gcc_paper", {}),
     "gcc_paper remb statistic": ("gcc_paper", {"gcc": {"remb_statistic": True}}),
