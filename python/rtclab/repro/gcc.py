@@ -212,17 +212,35 @@ def first_ahead(res, prefix: tuple) -> float:
     return sum(a > b for a, b in runs) / len(runs) if runs else float("nan")
 
 
+def constant_2013(label: str, capacity_kbps: int, extra: dict, rtt_ms: int = 50, flow: dict | None = None) -> dict:
+    """One cell of the study's single-flow grid: 300 s at a constant capacity (the first 30 s
+    left out of the summary), a 60 KB buffer; `extra` goes to the controller, `flow` to the
+    flow's keys."""
+    f = controller_flow(label, extra=extra)
+    f["rtt"] = f"{rtt_ms}ms"
+    f.update(flow or {})
+    sc = scenario(f"2013-constant-{capacity_kbps}-{rtt_ms}", 300, f"{capacity_kbps}kbps", 0, [f], warmup=30)
+    sc["link"]["queue"] = {"limit": "60KB"}
+    return sc
+
+
+def step_2013(label: str, extra: dict, flow: dict | None = None) -> dict:
+    """The study's step: 400 kbit/s, 3000 from 60 s, 200 s, a 60 KB buffer. A receiver with an
+    encoder maximum of its own (2013 Chrome's 2000 kbit/s) keeps it; the others may pass
+    3 Mbit/s."""
+    keep = "max_bitrate" in extra or "max_bitrate" in CONTROLLERS[label][1]
+    cap = {} if keep else {"max_bitrate": "3500kbps"}
+    link = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
+    sc = scenario("2013-step", 200, link, 0, [controller_flow(label, extra={**extra, **cap})])
+    sc["flows"][0].update(flow or {})
+    sc["link"]["queue"] = {"limit": "60KB"}
+    return sc
+
+
 def one_flow_jobs_2013(grid_key: tuple, stair_key: tuple, label: str, extra: dict) -> list[Job]:
     """The study's single flow on the 500-2000 kbit/s × RTT 30-120 ms grid (300 s, the first 30 s
     left out) and on the staircase (+500 kbit/s every 100 s), each behind a 60 KB buffer."""
-    jobs = []
-    for c in CAPACITIES:
-        for rtt in RTTS_2013_MS:
-            f = controller_flow(label, extra=extra)
-            f["rtt"] = f"{rtt}ms"
-            sc = scenario(f"2013-constant-{c}-{rtt}", 300, f"{c}kbps", 0, [f], warmup=30)
-            sc["link"]["queue"] = {"limit": "60KB"}
-            jobs.append(Job((*grid_key, c, rtt), sc))
+    jobs = [Job((*grid_key, c, rtt), constant_2013(label, c, extra, rtt)) for c in CAPACITIES for rtt in RTTS_2013_MS]
     stairs = {"schedule": [{"at": f"{100 * i}s", "rate": f"{r}kbps"} for i, r in enumerate([500, 1000, 1500, 2000])]}
     sc = scenario("2013-staircase", 400, stairs, 0, [controller_flow(label, extra=extra)])
     sc["link"]["queue"] = {"limit": "60KB"}
@@ -323,12 +341,7 @@ def build(runs: int = 10) -> Reproduction:
                     for order in ORDERS_2013:
                         sc = vs_cubic_2013(label, c, order, {**old, **CAUSES_2013[cause]["media"]})
                         jobs.append(Job(("2013-vs-cubic-cause", cause, c, order), sc))
-        step = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
-        # The 2013 Chrome variants keep their 2 Mbit/s encoder maximum; the others may pass 3 Mbit/s.
-        cap = {} if "max_bitrate" in CONTROLLERS[label][1] else {"max_bitrate": "3500kbps"}
-        sc = scenario("2013-step", 200, step, 0, [controller_flow(label, extra={**old, **cap})])
-        sc["link"]["queue"] = {"limit": "60KB"}
-        jobs.append(Job(("2013-step", label), sc))
+        jobs.append(Job(("2013-step", label), step_2013(label, old)))
 
     def evaluate(res) -> list[Row]:
         rows: list[Row] = []

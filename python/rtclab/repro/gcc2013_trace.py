@@ -23,8 +23,8 @@ from rtclab.repro.gcc import (
     OLD_VARIANTS,
     ONE_FLOW_CAUSES_2013,
     ORDERS_2013,
-    controller_flow,
-    scenario,
+    constant_2013,
+    step_2013,
     two_flows_2013,
     vs_cubic_2013,
 )
@@ -33,19 +33,6 @@ EXPERIMENTS = ("two flows", "vs CUBIC", "one flow", "step")
 #: Every "2013 cause" change by name, as the repro applies it to `gcc_paper`: the two-flow
 #: causes' media and flow changes, the single-flow causes' media changes.
 ALL_CAUSES = {**CAUSES_2013, **{k: {"media": v} for k, v in ONE_FLOW_CAUSES_2013.items()}}
-
-
-def one_flow_2013(label: str, capacity_mbps: int, extra: dict, flow: dict | None = None, step: bool = False) -> dict:
-    """The study's single flow on a constant link, or on the 400 -> 3000 kbit/s step (at 60 s,
-    200 s), behind the 60 KB buffer, 50 ms RTT, as `rtclab repro gcc` builds them."""
-    if step:
-        link = {"schedule": [{"at": "0s", "rate": "400kbps"}, {"at": "60s", "rate": "3000kbps"}]}
-        sc = scenario("2013-step", 200, link, 0, [controller_flow(label, extra=extra)])
-    else:
-        sc = scenario(f"2013-constant-{capacity_mbps}", 300, f"{capacity_mbps}Mbps", 0, [controller_flow(label, extra=extra)])
-    sc["flows"][0].update(flow or {})
-    sc["link"]["queue"] = {"limit": "60KB"}
-    return sc
 
 
 def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float,
@@ -63,12 +50,12 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
         # 2013's OveruseDetector grouped arrivals by RTP timestamp (a frame), not by 5 ms bursts
         base = extra.get("gcc", CONTROLLERS[label][1].get("gcc", {}))
         extra["gcc"] = {**base, "frame_groups": True}
-    if experiment in ("one flow", "step"):
-        # the step keeps the variant's encoder maximum, as the repro does for 2013 Chrome
-        keep = experiment == "one flow" or "max_bitrate" in extra or "max_bitrate" in CONTROLLERS[label][1]
-        cap = {} if keep else {"max_bitrate": "3500kbps"}
-        sc = one_flow_2013(label, capacity_mbps, {**extra, **cap}, change.get("flow"), step=experiment == "step")
-        flows = "the flow" if experiment == "one flow" else "the flow (400 -> 3000 kbit/s at 60 s)"
+    if experiment == "one flow":
+        sc = constant_2013(label, capacity_mbps * 1000, extra, flow=change.get("flow"))
+        flows = "the flow"
+    elif experiment == "step":
+        sc = step_2013(label, extra, change.get("flow"))
+        flows = "the flow (400 -> 3000 kbit/s at 60 s)"
     elif experiment == "vs CUBIC":
         sc = vs_cubic_2013(label, capacity_mbps, order, extra, change.get("flow"))
         flows = f"GCC | CUBIC ({order}, the other from 100 s)"
