@@ -66,6 +66,14 @@ impl Default for EncoderConfig {
     }
 }
 
+impl EncoderConfig {
+    /// What the encoder works to for a controller's target: its share, within its range.
+    fn given(&self, target: Rate) -> Rate {
+        Rate::from_bps((target.as_bps() as f64 * self.target_share) as u64)
+            .clamp(self.min_bitrate, self.max_bitrate)
+    }
+}
+
 /// One encoded frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
@@ -108,8 +116,7 @@ pub struct VideoEncoder {
 
 impl VideoEncoder {
     pub fn new(cfg: EncoderConfig, start: Rate, rng: RngStream) -> Self {
-        let start = Rate::from_bps((start.as_bps() as f64 * cfg.target_share) as u64)
-            .clamp(cfg.min_bitrate, cfg.max_bitrate);
+        let start = cfg.given(start);
         let trace_mean = if cfg.size_trace.is_empty() {
             1.0
         } else {
@@ -151,8 +158,7 @@ impl VideoEncoder {
     }
     /// The target and the pushback frame-drop ratio (0 = none).
     pub fn set_target_with_drop(&mut self, target: Rate, drop_ratio: f64) {
-        let given = Rate::from_bps((target.as_bps() as f64 * self.cfg.target_share) as u64);
-        let mut target = given.clamp(self.cfg.min_bitrate, self.cfg.max_bitrate);
+        let mut target = self.cfg.given(target);
         self.drop_interval = None;
         let (t, min) = (target.as_bps() as f64, self.cfg.min_bitrate.as_bps() as f64);
         if drop_ratio > 0.0 && t > min {
