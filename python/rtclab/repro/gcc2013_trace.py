@@ -37,19 +37,20 @@ ALL_CAUSES = {**CAUSES_2013, **{k: {"media": v} for k, v in ONE_FLOW_CAUSES_2013
 
 def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, step: float,
           cause: str | None = None, queue: str | None = None, experiment: str = "two flows",
-          order: str = "GCC first", frame_groups: bool = False) -> list[str]:
+          order: str = "GCC first", groups: str | None = None) -> list[str]:
     """`cause`: one of the repro's "2013 cause" changes, applied to `gcc_paper` as the repro does.
-    `experiment` "vs CUBIC": flow 0 is GCC, flow 1 CUBIC, the later joining at 100 s (`order`)."""
+    `experiment` "vs CUBIC": flow 0 is GCC, flow 1 CUBIC, the later joining at 100 s (`order`).
+    `groups` "frame" or "burst": the receiver's arrival grouping instead of the variant's."""
     from rtclab.runner import run
 
     change = ALL_CAUSES[cause] if cause else {}
     if cause:
         label = "gcc_paper"
     extra = {"tfrc_floor": True, **change.get("media", {})}
-    if frame_groups:
-        # 2013's OveruseDetector grouped arrivals by RTP timestamp (a frame), not by 5 ms bursts
+    if groups is not None:
+        # by RTP timestamp (a frame: 2013's OveruseDetector) or by 5 ms abs-send-time bursts (2014+)
         base = extra.get("gcc", CONTROLLERS[label][1].get("gcc", {}))
-        extra["gcc"] = {**base, "frame_groups": True}
+        extra["gcc"] = {**base, "frame_groups": groups == "frame"}
     if experiment == "one flow":
         sc = constant_2013(label, capacity_mbps * 1000, extra, flow=change.get("flow"))
         flows = "the flow"
@@ -65,7 +66,7 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
     if queue:
         sc["link"]["queue"] = {"limit": queue}
     f = run(sc, seed, False).flows
-    name = (f"gcc_paper, {cause}" if cause else label) + (", frame groups" if frame_groups else "")
+    name = (f"gcc_paper, {cause}" if cause else label) + (f", {groups} groups" if groups else "")
     link = "400 -> 3000 kbit/s" if experiment == "step" else f"{capacity_mbps} Mbit/s"
     lines = [f"{name}, {link}, {queue or '60KB'} buffer, seed {seed}: {flows}"]
     t = start
@@ -98,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", default="gcc_paper 2013 Chrome", choices=OLD_VARIANTS)
     ap.add_argument("--cause", choices=list(ALL_CAUSES), help="a '2013 cause' row's change instead of --variant")
-    ap.add_argument("--frame-groups", action="store_true",
-                    help="the receiver groups arrivals by frame (RTP timestamp), as 2013's OveruseDetector did, "
-                         "instead of by 5 ms abs-send-time bursts")
+    ap.add_argument("--groups", choices=("frame", "burst"),
+                    help="the receiver groups arrivals by frame (RTP timestamp, as 2013's OveruseDetector did and "
+                         "the 2013 variants do) or by 5 ms abs-send-time bursts (libwebrtc since 2014); "
+                         "default: the variant's")
     ap.add_argument("--queue", help="bottleneck buffer instead of the study's 60KB (e.g. 240KB)")
     ap.add_argument("--start", type=float, default=0.0, help="s")
     ap.add_argument("--end", type=float, default=300.0, help="s")
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         lines = trace(a.capacity, a.seed, a.variant, a.start, a.end, a.step, a.cause, a.queue, a.experiment, a.order,
-                      a.frame_groups)
+                      a.groups)
     except ConfigError as e:
         print(f"{ap.prog}: error: {e}", file=sys.stderr)
         return 2
