@@ -261,6 +261,12 @@ fn the_gcc_paper_statistic_picks_its_bounds() {
     assert_eq!(g.detector.overusing_time_threshold_ms, 100.0);
     let e = err(&format!("{MEDIA}media = {{ gcc = {{ rate_control_2013 = 1 }} }}\n"));
     assert!(e.message.contains("rate_control_2013"), "{e}");
+    // That year's sender loss rule, with the TFRC floor set beside it in either order.
+    let g = paper("media = { tfrc_floor = true, gcc = { loss_rule_2013 = true } }\n");
+    assert_eq!(g.loss.increase, rtclab_cc::gcc::loss_based::IncreaseRule::Once2013);
+    assert!(g.loss.tfrc_floor && g.loss.tfrc_packet_size == 1000);
+    let g = paper("media = { gcc = { loss_rule_2013 = false } }\n");
+    assert_eq!(g.loss, rtclab_cc::gcc::loss_based::LossBasedConfig::paper());
     let e = err(&format!("{MEDIA}media = {{ threshold = 0 }}\n"));
     assert!(e.message.contains("(0, 600]"), "{e}");
 }

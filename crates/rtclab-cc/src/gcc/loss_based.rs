@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! p ≤ 2 %        : increase (libwebrtc: 1.08·min(target over 1 s) + 1 kbit/s, at most once per 1 s;
+//!                            2012-2013 `ShapeSimple`: 1.08·A + 1 kbit/s, at most once per 1 s;
 //!                            paper/draft: 1.05·(A + 1 kbit/s) per report)
 //! 2 % < p ≤ 10 % : hold
 //! p > 10 %       : A·(1 − 0.5p), at most once per (300 ms + RTT); with the 2013 TFRC floor
@@ -19,6 +20,9 @@ pub enum IncreaseRule {
     MinHistory,
     /// Paper/draft: `factor` × (A + 1 kbit/s) on every report.
     PerReport { factor: f64 },
+    /// 2012-2013 libwebrtc (`SendSideBandwidthEstimation::ShapeSimple`, the code the 2013
+    /// study's Chrome ran): 1.08 × A + 1 kbit/s, at most once per second (kBWEIncreaseIntervalMs).
+    Once2013,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,6 +52,11 @@ impl LossBasedConfig {
     }
     pub fn paper() -> Self {
         LossBasedConfig { increase: IncreaseRule::PerReport { factor: 1.05 }, ..Self::libwebrtc() }
+    }
+    /// The 2012-2013 code: `ShapeSimple`'s increase, and its TFRC equation's 1000-byte packets
+    /// (`kAvgPacketSizeBytes`); the floor itself is `tfrc_floor`.
+    pub fn chrome_2013(self) -> Self {
+        LossBasedConfig { increase: IncreaseRule::Once2013, tfrc_packet_size: 1000, ..self }
     }
 }
 
@@ -121,6 +130,12 @@ impl LossBasedControl {
                 IncreaseRule::PerReport { factor } => {
                     self.target_bps = factor * (self.target_bps + 1000.0);
                 }
+                IncreaseRule::Once2013 => {
+                    if self.last_increase.is_none_or(|t| now - t >= INCREASE_INTERVAL) {
+                        self.target_bps = 1.08 * self.target_bps + 1000.0;
+                        self.last_increase = Some(now);
+                    }
+                }
             }
         } else if loss > self.cfg.high_loss
             && self.last_decrease.is_none_or(|t| now - t >= DECREASE_BASE + rtt)
@@ -180,5 +195,22 @@ mod tests {
         let floor = tfrc_rate_bps(1200, RTT, 0.12);
         assert!(floor > 94_000.0, "{floor}");
         assert_eq!(c.on_report(Time::ZERO, 0.12, RTT), floor);
+    }
+
+    #[test]
+    fn the_2013_rule_increases_by_8_percent_at_most_once_a_second() {
+        let cfg = LossBasedConfig::paper().chrome_2013();
+        assert_eq!(cfg.tfrc_packet_size, 1000);
+        let mut c = LossBasedControl::new(cfg, 1_000_000.0);
+        let t0 = Time::from_secs(5);
+        assert_eq!(c.on_report(t0, 0.0, RTT), 1_081_000.0);
+        // A report 500 ms later changes nothing; one a second after the increase does, from the
+        // current target (not the 1 s minimum as later libwebrtc).
+        assert_eq!(c.on_report(t0 + TimeDelta::from_millis(500), 0.01, RTT), 1_081_000.0);
+        c.set_target(t0 + TimeDelta::from_millis(700), 900_000.0);
+        let r = c.on_report(t0 + TimeDelta::from_secs(1), 0.0, RTT);
+        assert!((r - (1.08 * 900_000.0 + 1000.0)).abs() < 1e-6, "{r}");
+        // The hold band does not move the increase clock.
+        assert_eq!(c.on_report(t0 + TimeDelta::from_millis(1500), 0.05, RTT), r);
     }
 }

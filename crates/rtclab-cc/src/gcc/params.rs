@@ -1,6 +1,7 @@
 //! Every tunable of both GCC generations by name (see [`crate::params`]).
 
 use super::kalman::DelayStatistic;
+use super::loss_based::LossBasedConfig;
 use super::{GccConfig, GccPaperConfig};
 use crate::params::{ms, param, Param};
 pub use crate::params::{set, Kind, Value};
@@ -673,6 +674,27 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         1.0,
         |c| c.rate_control_2013 as u8 as f64,
         |c, v| c.rate_control_2013 = v != 0.0
+    ),
+    param!(
+        GccPaperConfig,
+        "loss_rule_2013",
+        "the sender's loss rule as the 2012-2013 code (ShapeSimple): 1.08·A + 1 kbit/s at most once per second, TFRC floor with 1000-byte packets; false: the paper's 1.05·(A + 1 kbit/s) per report (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| (c.loss.increase == super::loss_based::IncreaseRule::Once2013) as u8 as f64,
+        |c, v| {
+            let paper = LossBasedConfig::paper();
+            c.loss = if v != 0.0 {
+                c.loss.chrome_2013()
+            } else {
+                LossBasedConfig {
+                    increase: paper.increase,
+                    tfrc_packet_size: paper.tfrc_packet_size,
+                    ..c.loss
+                }
+            }
+        }
     ),
     param!(
         GccPaperConfig,
