@@ -31,13 +31,15 @@ from rtclab.repro import DIRECTION, MISSED, WITHIN, Job, Reproduction, Row
 #: `video_leaky_bucket` option (default false), so a frame's packets went out back to back;
 #: a pacing factor of 100 sends them at 100× the target, back to back at a 1-3 Mbit/s bottleneck.
 #: That year's receiver (`OveruseDetector`, overuse_detector.cc) grouped arrivals by RTP
-#: timestamp, one group per frame; the 5 ms abs-send-time bursts came in 2014 (`frame_groups`).
+#: timestamp, one group per frame; the 5 ms abs-send-time bursts came in 2014 (`frame_groups`),
+#: and its Kalman filter did not merge groups arriving back to back and updated its noise in a
+#: stable state, min(N, 60)·|m| < threshold (`detector_2013`).
 #: That year's sender (`SendSideBandwidthEstimation::ShapeSimple`) raised its loss-based rate by
 #: 1.08·A + 1 kbit/s at most once a second, where the study's Eq. (1) quotes the draft's 1.05 per
 #: report, and its TFRC floor used 1000-byte packets (`loss_rule_2013`).
 CHROME_2013 = {"gcc": {"remb_statistic": True, "rate_control_2013": True, "overuse_time_ms": 100,
                        "receiver_rtt_ms": 50, "pacing_factor": 100, "frame_groups": True,
-                       "loss_rule_2013": True},
+                       "loss_rule_2013": True, "detector_2013": True},
                "threshold": 25, "adaptive_threshold": False, "max_bitrate": "2000kbps"}
 #: The frame-size spread of 2013's VP8 is not known to us (our encoder's default spreads frame
 #: sizes by 0.1, standard deviation over mean); this variant bounds a real-time encoder's larger

@@ -13,6 +13,14 @@
 //! K = E·h / (var_v + hᵀ·E·h) ; E = (I − K·hᵀ)·E ; θ += K·residual
 //! ```
 //! Initial values: θ = [8/512, 0], E = diag(100, 0.1), Q = diag(1e-13, 1e-3), var_v = 50.
+//!
+//! `chrome_2013` follows 2013's `OveruseDetector::UpdateKalman` (overuse_detector.cc of
+//! 2012-2013, read in the webrtc.org trunk Firefox imported then) where it differs: Q scaled by
+//! the shortest frame interval of the last 60 over 33.3 ms; the noise updated while the
+//! detector is in a stable state, min(N, 60)·|m| < γ, instead of in the Normal hypothesis; a
+//! residual beyond 3σ enters the noise as +3σ whatever its sign; the variance floored at 1e-7
+//! instead of 1. With it, [`KalmanDelayDetector`] groups strictly by send (RTP) timestamp, with
+//! no burst merging, as that detector did.
 
 use super::BandwidthUsage;
 use std::collections::VecDeque;
@@ -24,6 +32,8 @@ pub struct KalmanConfig {
     pub initial_e: [[f64; 2]; 2],
     pub process_noise: [f64; 2],
     pub initial_var_noise: f64,
+    /// 2013's `OveruseDetector` (module doc).
+    pub chrome_2013: bool,
 }
 
 impl Default for KalmanConfig {
@@ -34,6 +44,7 @@ impl Default for KalmanConfig {
             initial_e: [[100.0, 0.0], [0.0, 1e-1]],
             process_noise: [1e-13, 1e-3],
             initial_var_noise: 50.0,
+            chrome_2013: false,
         }
     }
 }
@@ -84,20 +95,23 @@ impl KalmanEstimator {
         self.num_deltas
     }
 
-    /// One group: arrival delta and send delta in ms, size delta in bytes, and the detector's
-    /// current hypothesis.
+    /// One group: arrival delta and send delta in ms, size delta in bytes, the detector's
+    /// current hypothesis and its threshold γ (2013's stable state compares min(N, 60)·|m|
+    /// with it).
     pub fn update(
         &mut self,
         t_delta_ms: f64,
         ts_delta_ms: f64,
         size_delta: i64,
         state: BandwidthUsage,
+        threshold: f64,
     ) {
         let min_frame_period = self.update_min_frame_period(ts_delta_ms);
         let z = t_delta_ms - ts_delta_ms;
         let fs = size_delta as f64;
         self.num_deltas = (self.num_deltas + 1).min(DELTA_COUNTER_MAX);
-        let q = self.cfg.process_noise;
+        let scale = if self.cfg.chrome_2013 { min_frame_period / (1000.0 / 30.0) } else { 1.0 };
+        let q = [self.cfg.process_noise[0] * scale, self.cfg.process_noise[1] * scale];
         self.e[0][0] += q[0];
         self.e[1][1] += q[1];
         if (state == BandwidthUsage::Overusing && self.offset < self.prev_offset)
@@ -110,9 +124,14 @@ impl KalmanEstimator {
             [self.e[0][0] * h[0] + self.e[0][1] * h[1], self.e[1][0] * h[0] + self.e[1][1] * h[1]];
         let residual = z - self.slope * h[0] - self.offset;
         let max_residual = 3.0 * self.var_noise.sqrt();
-        let r = residual.clamp(-max_residual, max_residual);
-        if state == BandwidthUsage::Normal {
-            self.update_noise(r, min_frame_period);
+        if self.cfg.chrome_2013 {
+            let stable = self.num_deltas.min(60) as f64 * self.offset.abs() < threshold;
+            if stable {
+                let r = if residual.abs() < max_residual { residual } else { max_residual };
+                self.update_noise(r, min_frame_period);
+            }
+        } else if state == BandwidthUsage::Normal {
+            self.update_noise(residual.clamp(-max_residual, max_residual), min_frame_period);
         }
         let denom = self.var_noise + h[0] * eh[0] + h[1] * eh[1];
         let k = [eh[0] / denom, eh[1] / denom];
@@ -142,8 +161,9 @@ impl KalmanEstimator {
         self.avg_noise = beta * self.avg_noise + (1.0 - beta) * residual;
         self.var_noise = beta * self.var_noise
             + (1.0 - beta) * (self.avg_noise - residual) * (self.avg_noise - residual);
-        if self.var_noise < 1.0 {
-            self.var_noise = 1.0;
+        let floor = if self.cfg.chrome_2013 { 1e-7 } else { 1.0 };
+        if self.var_noise < floor {
+            self.var_noise = floor;
         }
     }
 }
@@ -188,7 +208,10 @@ impl KalmanDelayDetector {
         statistic: DelayStatistic,
     ) -> Self {
         KalmanDelayDetector {
-            inter_arrival: super::inter_arrival::InterArrival::default(),
+            inter_arrival: super::inter_arrival::InterArrival::new(
+                super::inter_arrival::GROUP_LENGTH_NS,
+                !kalman.chrome_2013,
+            ),
             estimator: KalmanEstimator::new(kalman),
             detector: super::detector::OveruseDetector::new(detector),
             statistic,
@@ -206,7 +229,13 @@ impl KalmanDelayDetector {
         if let Some(d) = self.inter_arrival.compute_deltas(send_ns, arrival_ns, arrival_ns, size) {
             let ts_delta_ms = d.send_delta.as_nanos() as f64 / 1e6;
             let t_delta_ms = d.arrival_delta.as_nanos() as f64 / 1e6;
-            self.estimator.update(t_delta_ms, ts_delta_ms, d.size_delta, self.detector.state());
+            self.estimator.update(
+                t_delta_ms,
+                ts_delta_ms,
+                d.size_delta,
+                self.detector.state(),
+                self.detector.threshold(),
+            );
             if self.estimator.num_deltas() >= 2 {
                 let m = self.estimator.offset();
                 self.detector.detect(self.statistic(), m, ts_delta_ms, arrival_ns as f64 / 1e6);
@@ -233,6 +262,47 @@ impl KalmanDelayDetector {
 mod tests {
     use super::*;
     use crate::gcc::detector::DetectorConfig;
+
+    /// 2013's filter updates its noise only in a stable state (min(N, 60)·|m| < γ), whatever
+    /// the hypothesis; the later one only in the Normal hypothesis, whatever γ.
+    #[test]
+    fn the_2013_filter_gates_its_noise_on_the_threshold() {
+        let feed = |chrome_2013: bool, threshold: f64| {
+            let mut k =
+                KalmanEstimator::new(KalmanConfig { chrome_2013, ..KalmanConfig::default() });
+            for i in 0..50 {
+                let jitter = if i % 2 == 0 { 4.0 } else { -4.0 };
+                k.update(33.3 + jitter, 33.3, 0, BandwidthUsage::Normal, threshold);
+            }
+            k.var_noise()
+        };
+        assert_eq!(feed(true, 0.0), 50.0); // never stable: the initial variance stays
+        assert!(feed(true, 1e9) < 50.0);
+        assert_eq!(feed(false, 0.0), feed(false, 1e9));
+        assert!(feed(false, 0.0) < 50.0);
+    }
+
+    /// Frames that arrive back to back as a queue drains: the later detector merges them into
+    /// one burst group, 2013's kept one group per frame (RTP timestamp).
+    #[test]
+    fn the_2013_detector_does_not_merge_bursts() {
+        let deltas = |chrome_2013: bool| {
+            let cfg = KalmanConfig { chrome_2013, ..KalmanConfig::default() };
+            let mut d =
+                KalmanDelayDetector::new(cfg, DetectorConfig::paper(), DelayStatistic::RembPath);
+            let frame = 33_333_333;
+            // Ten frames queued 100 ms, then arriving 1 ms apart.
+            for i in 0..10i64 {
+                d.on_packet(i * frame, 100_000_000 + i * frame, 1200);
+            }
+            for i in 10..20i64 {
+                d.on_packet(i * frame, 100_000_000 + 9 * frame + (i - 9) * 1_000_000, 1200);
+            }
+            d.on_packet(20 * frame, 100_000_000 + 21 * frame, 1200);
+            d.estimator().num_deltas()
+        };
+        assert!(deltas(true) > deltas(false) + 5, "{} {}", deltas(true), deltas(false));
+    }
 
     #[test]
     fn the_remb_path_scales_m_by_the_deltas_seen_and_the_paper_does_not() {

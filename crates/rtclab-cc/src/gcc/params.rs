@@ -698,6 +698,16 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     ),
     param!(
         GccPaperConfig,
+        "detector_2013",
+        "2013's OveruseDetector filter: no burst merging, noise updated while min(N, 60)·|m| < threshold, process noise scaled by the shortest frame interval / 33 ms, noise floor 1e-7 (false)",
+        Bool,
+        0.0,
+        1.0,
+        |c| c.kalman.chrome_2013 as u8 as f64,
+        |c, v| c.kalman.chrome_2013 = v != 0.0
+    ),
+    param!(
+        GccPaperConfig,
         "frame_groups",
         "group arrivals by frame (RTP timestamp) as 2013's OveruseDetector, not by 5 ms abs-send-time bursts (false)",
         Bool,
