@@ -143,6 +143,18 @@ pub fn ms(v: f64) -> TimeDelta {
 /// One `Param` table entry: `param!(Config, "name", "help", Real|Integer|Bool, min, max, |c| get, |c, v| set)`.
 #[macro_export]
 macro_rules! param {
+    // A true/false parameter stored in a bool field: `param!(C, "name", "help", flag a.b)`.
+    ($C:ty, $name:literal, $help:literal, flag $($f:ident).+) => {
+        $crate::params::Param::<$C> {
+            name: $name,
+            help: $help,
+            kind: $crate::params::Kind::Bool,
+            min: 0.0,
+            max: 1.0,
+            set: |c: &mut $C, v: f64| c.$($f).+ = v != 0.0,
+            get: |c: &$C| c.$($f).+ as u8 as f64,
+        }
+    };
     ($C:ty, $name:literal, $help:literal, $kind:ident, $min:expr, $max:expr, |$c:ident| $field:expr, |$cc:ident, $v:ident| $set:expr) => {
         $crate::params::Param::<$C> {
             name: $name,

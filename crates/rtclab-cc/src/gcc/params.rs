@@ -142,11 +142,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "loss_based_v2",
         "LossBasedBweV2 as the loss controller; false: the classic 2 %/10 % rule only (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.loss_v2.enabled as u8 as f64,
-        |c, v| c.loss_v2.enabled = v != 0.0
+        flag loss_v2.enabled
     ),
     param!(
         GccConfig,
@@ -195,11 +191,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "lbv2_byte_loss",
         "LossBasedBweV2 counts lost bytes, not packets (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.loss_v2.byte_loss as u8 as f64,
-        |c, v| c.loss_v2.byte_loss = v != 0.0
+        flag loss_v2.byte_loss
     ),
     param!(
         GccConfig,
@@ -235,11 +227,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "probing",
         "probe clusters at all (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.probe.enabled as u8 as f64,
-        |c, v| c.probe.enabled = v != 0.0
+        flag probe.enabled
     ),
     param!(
         GccConfig,
@@ -285,11 +273,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "alr_probing",
         "periodic probes while application-limited (false)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.probe.periodic_alr_probing as u8 as f64,
-        |c, v| c.probe.periodic_alr_probing = v != 0.0
+        flag probe.periodic_alr_probing
     ),
     param!(
         GccConfig,
@@ -375,11 +359,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "pushback",
         "congestion-window pushback (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.pushback.enabled as u8 as f64,
-        |c, v| c.pushback.enabled = v != 0.0
+        flag pushback.enabled
     ),
     param!(
         GccConfig,
@@ -405,21 +385,13 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
         GccConfig,
         "pushback_drop_frames",
         "drop frames instead of lowering the target (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.pushback.drop_frame_only as u8 as f64,
-        |c, v| c.pushback.drop_frame_only = v != 0.0
+        flag pushback.drop_frame_only
     ),
     param!(
         GccConfig,
         "rtt_backoff",
         "back off when feedback stops (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.rtt_backoff.enabled as u8 as f64,
-        |c, v| c.rtt_backoff.enabled = v != 0.0
+        flag rtt_backoff.enabled
     ),
     param!(
         GccConfig,
@@ -639,11 +611,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         GccPaperConfig,
         "cap_loss_by_remb",
         "keep the loss-based rate at or below the REMB (true)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.cap_loss_by_remb as u8 as f64,
-        |c, v| c.cap_loss_by_remb = v != 0.0
+        flag cap_loss_by_remb
     ),
     param!(
         GccPaperConfig,
@@ -669,11 +637,7 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
         GccPaperConfig,
         "rate_control_2013",
         "2013 Chrome's rate controller: multiplicative increase only, beta 0.9/0.95, updates once a second; with a static threshold, threshold halved near the max (false)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.rate_control_2013 as u8 as f64,
-        |c, v| c.rate_control_2013 = v != 0.0
+        flag rate_control_2013
     ),
     param!(
         GccPaperConfig,
@@ -699,22 +663,14 @@ pub static GCC_PAPER_PARAMS: &[Param<GccPaperConfig>] = &[
     param!(
         GccPaperConfig,
         "detector_2013",
-        "2013's OveruseDetector filter: no burst merging, noise updated while min(N, 60)·|m| < threshold, process noise scaled by the shortest frame interval / 33 ms, noise floor 1e-7 (false)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.kalman.chrome_2013 as u8 as f64,
-        |c, v| c.kalman.chrome_2013 = v != 0.0
+        "2013's OveruseDetector filter: no burst merging, noise updated while min(N, 60)·abs(m) < threshold, process noise scaled by the shortest frame interval / 33 ms, noise floor 1e-7 (false)",
+        flag kalman.chrome_2013
     ),
     param!(
         GccPaperConfig,
         "frame_groups",
         "group arrivals by frame (RTP timestamp) as 2013's OveruseDetector, not by 5 ms abs-send-time bursts (false)",
-        Bool,
-        0.0,
-        1.0,
-        |c| c.frame_groups as u8 as f64,
-        |c, v| c.frame_groups = v != 0.0
+        flag frame_groups
     ),
     param!(
         GccPaperConfig,
