@@ -17,9 +17,9 @@
 //! `chrome_2013` follows 2013's `OveruseDetector::UpdateKalman` (overuse_detector.cc of
 //! 2012-2013, read in the webrtc.org trunk Firefox imported then) where it differs: Q scaled by
 //! the shortest frame interval of the last 60 over 33.3 ms; the noise updated while the
-//! detector is in a stable state, min(N, 60)·|m| < γ, instead of in the Normal hypothesis; a
-//! residual beyond 3σ enters the noise as +3σ whatever its sign; the variance floored at 1e-7
-//! instead of 1. With it, [`KalmanDelayDetector`] groups strictly by send (RTP) timestamp, with
+//! detector is in a stable state (its statistic within γ: min(N, 60)·|m| < γ on the REMB path)
+//! instead of in the Normal hypothesis; a residual beyond 3σ enters the noise as +3σ whatever
+//! its sign; the variance floored at 1e-7 instead of 1. With it, [`KalmanDelayDetector`] groups strictly by send (RTP) timestamp, with
 //! no burst merging, as that detector did.
 
 use super::BandwidthUsage;
@@ -96,15 +96,15 @@ impl KalmanEstimator {
     }
 
     /// One group: arrival delta and send delta in ms, size delta in bytes, the detector's
-    /// current hypothesis and its threshold γ (2013's stable state compares min(N, 60)·|m|
-    /// with it).
+    /// current hypothesis, and what it compares with which threshold γ (2013's stable state is
+    /// the statistic within γ: min(N, 60)·|m| < γ on the REMB path, as 2013's code).
     pub fn update(
         &mut self,
         t_delta_ms: f64,
         ts_delta_ms: f64,
         size_delta: i64,
         state: BandwidthUsage,
-        threshold: f64,
+        (statistic, threshold): (DelayStatistic, f64),
     ) {
         let min_frame_period = self.update_min_frame_period(ts_delta_ms);
         let z = t_delta_ms - ts_delta_ms;
@@ -125,7 +125,7 @@ impl KalmanEstimator {
         let residual = z - self.slope * h[0] - self.offset;
         let max_residual = 3.0 * self.var_noise.sqrt();
         if self.cfg.chrome_2013 {
-            let stable = self.num_deltas.min(60) as f64 * self.offset.abs() < threshold;
+            let stable = statistic.of(self.num_deltas, self.offset).abs() < threshold;
             if stable {
                 let r = if residual.abs() < max_residual { residual } else { max_residual };
                 self.update_noise(r, min_frame_period);
@@ -234,7 +234,7 @@ impl KalmanDelayDetector {
                 ts_delta_ms,
                 d.size_delta,
                 self.detector.state(),
-                self.detector.threshold(),
+                (self.statistic, self.detector.threshold()),
             );
             if self.estimator.num_deltas() >= 2 {
                 let m = self.estimator.offset();
@@ -272,7 +272,8 @@ mod tests {
                 KalmanEstimator::new(KalmanConfig { chrome_2013, ..KalmanConfig::default() });
             for i in 0..50 {
                 let jitter = if i % 2 == 0 { 4.0 } else { -4.0 };
-                k.update(33.3 + jitter, 33.3, 0, BandwidthUsage::Normal, threshold);
+                let stat = (DelayStatistic::RembPath, threshold);
+                k.update(33.3 + jitter, 33.3, 0, BandwidthUsage::Normal, stat);
             }
             k.var_noise()
         };
