@@ -40,7 +40,8 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
           order: str = "GCC first", groups: str | None = None) -> list[str]:
     """`cause`: one of the repro's "2013 cause" changes, applied to `gcc_paper` as the repro does.
     `experiment` "vs CUBIC": flow 0 is GCC, flow 1 CUBIC, the later joining at 100 s (`order`).
-    `groups` "frame" or "burst": the receiver's arrival grouping instead of the variant's."""
+    `groups` "frame" or "burst" (5 ms abs-send-time groups): the receiver's arrival grouping
+    instead of the variant's; its filter (`detector_2013`) stays the variant's."""
     from rtclab.runner import run
 
     change = ALL_CAUSES[cause] if cause else {}
@@ -101,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cause", choices=list(ALL_CAUSES), help="a '2013 cause' row's change instead of --variant")
     ap.add_argument("--groups", choices=("frame", "burst"),
                     help="the receiver groups arrivals by frame (RTP timestamp, as 2013's OveruseDetector did and "
-                         "the 2013 variants do) or by 5 ms abs-send-time bursts (libwebrtc since 2014); "
-                         "default: the variant's")
+                         "the 2013 variants do) or in 5 ms abs-send-time groups (libwebrtc since 2014; the "
+                         "filter stays the variant's); default: the variant's")
     ap.add_argument("--queue", help="bottleneck buffer instead of the study's 60KB (e.g. 240KB)")
     ap.add_argument("--start", type=float, default=0.0, help="s")
     ap.add_argument("--end", type=float, default=300.0, help="s")
