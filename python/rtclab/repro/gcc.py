@@ -45,6 +45,8 @@ CHROME_2013 = {"gcc": {"remb_statistic": True, "rate_control_2013": True, "overu
 #: sizes by 0.1, standard deviation over mean); this variant bounds a real-time encoder's larger
 #: spread (0.5, the `frame_size_jitter` maximum) on the same receiver and sender.
 CHROME_2013_SPREAD = {**CHROME_2013, "frame_size_jitter": 0.5}
+#: The same sender paced at 1.5× the target (the 2017 paper's Chrome): the cause rows' paced sender.
+CHROME_2013_PACED = {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "pacing_factor": 1.5}}
 #: What a real sender gives its encoder: Chromium 156, run through the emulator on the study's
 #: 1 Mbit/s cell (60 KB buffer, 50 ms RTT), gives its VP8 0.85 of its bandwidth estimate (packet
 #: overhead, protection reserve and bitrate adjuster come off; `rtclab realclient chromium`,
@@ -135,10 +137,9 @@ CAUSES_2013 = {"static threshold (2013 Chrome)": {"media": {"adaptive_threshold"
                # with the bound spread, and the frame-size spread between our default (0.1) and
                # the bound variant's (0.5).
                "2013 Chrome receiver, paced at 1.5x":
-                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "pacing_factor": 1.5}}},
+                   {"media": CHROME_2013_PACED},
                "2013 Chrome receiver, paced at 1.5x, frame sizes sd 0.5":
-                   {"media": {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "pacing_factor": 1.5},
-                              "frame_size_jitter": 0.5}},
+                   {"media": {**CHROME_2013_PACED, "frame_size_jitter": 0.5}},
                "2013 Chrome receiver, frame sizes sd 0.3": {"media": {**CHROME_2013, "frame_size_jitter": 0.3}}}
 
 
@@ -160,8 +161,7 @@ ONE_FLOW_CAUSES_2013 = {
     "2013 Chrome receiver, encoder given 0.85 of the target":
         {**CHROME_2013, "encoder_target_share": CHROMIUM_ENCODER_SHARE},
     "2013 Chrome receiver, paced at 1.5x, encoder given 0.85 of the target":
-        {**CHROME_2013, "gcc": {**CHROME_2013["gcc"], "pacing_factor": 1.5},
-         "encoder_target_share": CHROMIUM_ENCODER_SHARE},
+        {**CHROME_2013_PACED, "encoder_target_share": CHROMIUM_ENCODER_SHARE},
 }
 
 

@@ -9,9 +9,11 @@
 //! `rate_control_2013` swaps the AIMD for 2013 Chrome's [`RemoteRateControl2013`] (updated once
 //! a second and at over-use, as `RemoteBitrateEstimatorSingleStream` then did); `frame_groups`
 //! makes the caller pass frame capture times (RTP timestamps) so that a group is a frame, as
-//! 2013's `OveruseDetector::Update` grouped (a new group when the RTP timestamp changes).
-//! Sender: the loss rule of [`super::loss_based`] (1.05× below 2 %, ×(1 − 0.5p) above 10 %,
-//! optional TFRC floor), capped by the latest REMB.
+//! 2013's `OveruseDetector::Update` grouped (a new group when the RTP timestamp changes), and
+//! `detector_2013` (the Kalman config's `chrome_2013`) runs that detector's filter.
+//! Sender: the loss rule of [`super::loss_based`] (1.05× below 2 %, or 2013's 1.08× at most once
+//! a second with `loss_rule_2013`; ×(1 − 0.5p) above 10 %; optional TFRC floor), capped by the
+//! latest REMB.
 
 use super::aimd::{AimdConfig, AimdRateControl};
 use super::detector::DetectorConfig;
