@@ -26,6 +26,45 @@ def test_rows_carry_their_verdict_into_tables_and_json():
     assert "verdict" in table.splitlines()[0] and DIRECTION in table
 
 
+def test_doctable_copies_repro_figures_into_a_doc_and_touches_nothing_else(tmp_path):
+    import json
+
+    from rtclab.repro import doctable
+
+    doc = tmp_path / "alg.md"
+    text = ("# A\n\nProse with 0.713 in it.\n\n| experiment | variant | metric | ours | paper | verdict |\n"
+            "|---|---|---|---|---|---|\n"
+            "| sat | bbr | utilization | 0.713 | ≈ 0.5 | not reproduced |\n"
+            "| sat | bbr | mean queuing ms | **159** | ≈ 100 | not reproduced |\n"
+            "| sat | copa | utilization | 0.95 | ≈ 1 | within tolerance |\n"
+            "| other | table | row | 1.0 | 2 | x |\n")
+    doc.write_text(text)
+    rows = [{"experiment": "sat", "variant": "bbr", "metric": "utilization", "ours": 0.4449, "verdict": "within tolerance"},
+            {"experiment": "sat", "variant": "bbr", "metric": "mean queuing ms", "ours": 368.6, "verdict": "not reproduced"},
+            {"experiment": "sat", "variant": "copa", "metric": "utilization", "ours": 0.951, "verdict": "within tolerance"}]
+    rj = tmp_path / "repro.json"
+    rj.write_text(json.dumps(rows))
+    # --check lists what differs and writes nothing.
+    assert doctable.main([str(doc), str(rj), "--check"]) == 1
+    assert doc.read_text() == text
+    assert doctable.main([str(doc), str(rj)]) == 0
+    new = doc.read_text()
+    assert "| sat | bbr | utilization | 0.445 | ≈ 0.5 | within tolerance |" in new
+    assert "| sat | bbr | mean queuing ms | **369** | ≈ 100 | not reproduced |" in new
+    assert "| sat | copa | utilization | 0.95 |" in new  # kept its two decimals: unchanged
+    assert "Prose with 0.713 in it." in new and "| other | table | row | 1.0 | 2 | x |" in new
+    assert doctable.main([str(doc), str(rj), "--check"]) == 0
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+    # A file that is not a repro.json is refused by name, and the document is untouched.
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rows": 1}')
+    import pytest
+
+    with pytest.raises(SystemExit):
+        doctable.main([str(doc), str(bad)])
+    assert doc.read_text() == new
+
+
 def test_every_paper_has_a_build(tmp_path):
     from importlib import import_module
 
