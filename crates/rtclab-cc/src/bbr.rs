@@ -10,6 +10,9 @@
 //! RTT is 10 s old. cwnd target = gain × BDP + 3 × TSO goal, even, +2 in the 5/4 phase, ≥ 4;
 //! packet conservation in the first round of loss recovery, the prior cwnd restored after it.
 //!
+//! A delivery-rate sample shorter than the transport's min RTT (Linux `tcp_min_rtt`; ours is
+//! the minimum over the connection) is discarded, as `tcp_rate_gen` does.
+//!
 //! Left out (as ns-3 does): the long-term (policer) bandwidth mode and the ACK-aggregation
 //! allowance (`extra_acked`; the simulator's ACK clock is not aggregated beyond delayed ACKs).
 
@@ -212,7 +215,12 @@ impl Bbr {
         let send_elapsed = p.sent_time - p.first_sent_time;
         let ack_elapsed = now - p.delivered_time;
         let interval = send_elapsed.max(ack_elapsed);
-        if interval <= TimeDelta::ZERO || self.min_rtt.is_some_and(|m| interval < m) {
+        // Linux `tcp_rate_gen` discards a sample shorter than the *transport's* min RTT
+        // (`tcp_min_rtt`, a 300 s window), not BBR's 10 s filter: after that filter expires
+        // at a full queue it holds a queue-inflated RTT, and in PROBE_RTT (4 packets a round)
+        // every interval would fall short of it, so no round would end and PROBE_RTT never.
+        let floor = fb.min_rtt.or(self.min_rtt);
+        if interval <= TimeDelta::ZERO || floor.is_some_and(|m| interval < m) {
             return None;
         }
         if p.delivered >= self.next_round_delivered {
@@ -482,6 +490,74 @@ mod tests {
         }
         assert_eq!(seen[1], 0, "{seen:?}");
         assert!(seen.iter().enumerate().all(|(i, n)| i == 1 || *n > 30), "{seen:?}");
+    }
+
+    /// Four packets a round on an 800 ms path, acknowledged after one RTT each; all of them
+    /// retransmissions (repairing earlier losses), so no feedback carries an RTT (Karn).
+    fn probe_rtt_rounds(b: &mut Bbr, transport_min_rtt: Option<TimeDelta>, rounds: u64) -> Time {
+        let rtt = TimeDelta::from_millis(800);
+        let mut now = Time::ZERO + TimeDelta::from_secs(30);
+        for r in 0..rounds {
+            for i in 0..4 {
+                let seq = 1000 + r * 4 + i;
+                let pkt = SentPacket {
+                    seq,
+                    size: 1500,
+                    retransmit: true,
+                    bytes_in_flight: (i + 1) * 1500,
+                    probe_cluster: None,
+                };
+                b.on_packet_sent(now, &pkt);
+            }
+            now += rtt;
+            for i in 0..4 {
+                let seq = 1000 + r * 4 + i;
+                let fb = FeedbackReport {
+                    acked_bytes: 1500,
+                    acked_packets: 1,
+                    rtt: None,
+                    min_rtt: transport_min_rtt,
+                    bytes_in_flight: (3 - i) * 1500,
+                    snd_una: seq + 1,
+                    snd_nxt: 1000 + r * 4 + 4,
+                    newest_acked: Some(seq),
+                    ..Default::default()
+                };
+                b.on_feedback(now, &fb);
+                if b.mode != BbrMode::ProbeRtt {
+                    return now;
+                }
+            }
+        }
+        now
+    }
+
+    #[test]
+    fn probe_rtt_ends_after_a_round_although_its_min_rtt_was_inflated() {
+        // The 10 s filter expired at a full queue: BBR's min RTT reads 1,600 ms while the
+        // path's is 800. Rounds are delimited by delivery-rate samples, and a sample shorter
+        // than the transport's min RTT (800 ms here) is discarded as Linux does; measured
+        // against BBR's inflated 1,600 ms every 800 ms sample was discarded, no round ended
+        // and PROBE_RTT never did (two BBR flows on a satellite link sat at 4 packets for
+        // the last 56 s of a 100 s run).
+        let start = |b: &mut Bbr| {
+            b.full_bw_reached = true;
+            b.mode = BbrMode::ProbeRtt;
+            b.min_rtt = Some(TimeDelta::from_millis(1600));
+            b.min_rtt_stamp = Time::ZERO + TimeDelta::from_secs(29);
+            b.prior_cwnd = 3000.0;
+            b.bw_samples.push_back((b.round_count, 3750.0)); // 45 Mbit/s, BDP 3,000 packets
+        };
+        let mut b = Bbr::new(BbrConfig::default());
+        start(&mut b);
+        probe_rtt_rounds(&mut b, Some(TimeDelta::from_millis(800)), 5);
+        assert_eq!(b.mode, BbrMode::ProbeBw, "PROBE_RTT should end within a few rounds");
+        assert!(b.cwnd >= 3000.0, "the prior window comes back: {}", b.cwnd);
+        // Without the transport's min RTT the 1,600 ms floor discards every sample.
+        let mut b = Bbr::new(BbrConfig::default());
+        start(&mut b);
+        probe_rtt_rounds(&mut b, None, 5);
+        assert_eq!(b.mode, BbrMode::ProbeRtt);
     }
 
     #[test]
