@@ -16,6 +16,12 @@ def test_judge_reads_values_bounds_and_ranges():
     assert judge(-0.56, "-14% to -64% vs Copa") == WITHIN and judge(0.36, "-14% to -64%") == MISSED
     assert judge(-0.6, "<= -50% (RTP)") == WITHIN and judge(-0.4, "<= -50%") == MISSED
     assert judge(0.1, "+10% (Fig 4.19)") == WITHIN and judge(-0.06, "+10%") == MISSED
+    # "1 %" with a space is a percentage too: a 7.45 % QoE cost does not meet "< 1 %".
+    assert judge(0.0745, "< 1 % (0.6 %)") == MISSED and judge(0.005, "< 1 % (0.6 %)") == WITHIN
+    assert judge(-0.2, "<= -50 % (Fig 4.16)") == MISSED
+    # One "%" after a range covers both ends.
+    assert judge(0.0048, "0.47-0.49 % on the Wi-Fi traces") == WITHIN
+    assert judge(0.48, "0.47-0.49 % on the Wi-Fi traces") == MISSED
 
 
 def test_rows_carry_their_verdict_into_tables_and_json():

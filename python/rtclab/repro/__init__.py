@@ -67,13 +67,13 @@ def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.
     """The verdict for a published value written as "X", "≈ X", "< X", "> X", "<= X", ">= X" or
     "X-Y" / "X to Y" (leading text only; anything after the number is a remark): `WITHIN` or
     `MISSED`, "" when the published value is not a number (qualitative, or "–"), "not measured"
-    when ours is missing. A number written with "%" is a fraction ("-50%" = -0.5, as such rows
-    give ours); a range may run either way ("-14% to -64%")."""
+    when ours is missing. A number written with "%" (with or without a space) is a fraction
+    ("-50%" = "-50 %" = -0.5, as such rows give ours); a range may run either way ("-14% to -64%")."""
     import math
     import re
 
     text = paper.strip().replace("≤", "<=").replace("≥", ">=").replace("−", "-")
-    num = rf"({_NUM})(%?)"
+    num = rf"({_NUM})(\s*%)?"
     m_bound = re.match(rf"^(<=|>=|<|>)\s*{num}", text)
     m_range = re.match(rf"^{num}\s*(?:-|–|to)\s*{num}", text)
     m_value = re.match(rf"^(?:≈|~|about)?\s*{num}", text)
@@ -91,6 +91,9 @@ def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.
         return WITHIN if ok else MISSED
     if m_range and value(m_range, 1) != value(m_range, 3):
         lo, hi = sorted((value(m_range, 1), value(m_range, 3)))
+        if bool(m_range.group(2)) != bool(m_range.group(4)):
+            # "0.47-0.49 %": one "%" written after the range covers both ends.
+            lo, hi = sorted((float(m_range.group(1)) / 100.0, float(m_range.group(3)) / 100.0))
         slack = max(tol * max(abs(lo), abs(hi)), abs_tol)
         return WITHIN if lo - slack <= ours <= hi + slack else MISSED
     x = value(m_value, 1) if m_value else float("nan")

@@ -102,7 +102,7 @@ def build(runs: int = 3) -> Reproduction:
                 r = conv(max_leaves=leaves, reward_aware=ra)
                 qt = q(tree_policy(r.tree))
                 rows.append(Row(t, f"≤ {leaves} leaves, {name}", "tree / DNN", float(qt.mean() / q_dnn.mean()),
-                                "10-5000 leaves all within 10 %", f"{r.tree.leaf_count} leaves chosen, "
+                                ">= 0.90 (10-5000 leaves all within 10 %)", f"{r.tree.leaf_count} leaves chosen, "
                                 f"full trees {r.iterations[-1]['full_leaves']}"))
         t = "Pruning to 200 leaves vs the unpruned CART (same recipe otherwise)"
         for name, ra in (("reward-aware", True), ("accuracy", False)):
