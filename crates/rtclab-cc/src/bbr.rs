@@ -13,8 +13,14 @@
 //! A delivery-rate sample shorter than the transport's min RTT (Linux `tcp_min_rtt`; ours is
 //! the minimum over the connection) is discarded, as `tcp_rate_gen` does.
 //!
-//! Left out (as ns-3 does): the long-term (policer) bandwidth mode and the ACK-aggregation
-//! allowance (`extra_acked`; the simulator's ACK clock is not aggregated beyond delayed ACKs).
+//! The long-term ("policer") bandwidth mode is Linux's `bbr_lt_bw_sampling`: two consecutive
+//! intervals of ≥ 4 rounds with ≥ 50/256 of the delivered packets lost and rates within 1/8 (or
+//! 4 kbit/s) of each other set the long-term rate, which BBR then runs on at pacing gain 1 for
+//! 48 rounds of PROBE_BW.
+//!
+//! Left out (as ns-3 does): the ACK-aggregation allowance (`extra_acked`; the simulator's ACK
+//! clock is not aggregated beyond delayed ACKs), and the reset of the long-term sampler when a
+//! recovery is undone as spurious (`bbr_undo_cwnd`: the transport does not tell the controller).
 
 use crate::{
     CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport, SentPacket,
@@ -34,6 +40,15 @@ const FULL_BW_THRESH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
 /// Linux paces ~1 % below the model (`bbr_pacing_margin_percent`).
 const PACING_MARGIN: f64 = 0.01;
+/// Long-term ("policer") bandwidth sampling (`bbr_lt_*` in tcp_bbr.c): an interval lasts at
+/// least 4 rounds (and is abandoned after 16), is lossy when lost / delivered ≥ 50/256, and two
+/// consecutive lossy intervals whose rates differ by ≤ 1/8 or ≤ 4 kbit/s set the long-term rate,
+/// used (pacing gain 1) for 48 rounds of PROBE_BW.
+const LT_INTVL_MIN_RTTS: u32 = 4;
+const LT_LOSS_THRESH: f64 = 50.0 / 256.0;
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+const LT_BW_DIFF_BYTES_PER_S: f64 = 4000.0 / 8.0;
+const LT_BW_MAX_RTTS: u32 = 48;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BbrConfig {
@@ -102,6 +117,15 @@ pub struct Bbr {
     in_recovery: bool,
     loss_in_round: bool,
     srtt: Option<TimeDelta>,
+    // long-term (policer) bandwidth
+    lost: u64,
+    lt_bw: f64,
+    lt_use_bw: bool,
+    lt_is_sampling: bool,
+    lt_rtt_cnt: u32,
+    lt_last_stamp: Time,
+    lt_last_delivered: u64,
+    lt_last_lost: u64,
 }
 
 impl Bbr {
@@ -136,6 +160,14 @@ impl Bbr {
             in_recovery: false,
             loss_in_round: false,
             srtt: None,
+            lost: 0,
+            lt_bw: 0.0,
+            lt_use_bw: false,
+            lt_is_sampling: false,
+            lt_rtt_cnt: 0,
+            lt_last_stamp: Time::ZERO,
+            lt_last_delivered: 0,
+            lt_last_lost: 0,
             cfg,
         }
     }
@@ -146,6 +178,19 @@ impl Bbr {
     /// Bottleneck bandwidth estimate, packets per second.
     pub fn max_bw_pps(&self) -> f64 {
         self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max)
+    }
+    /// The bandwidth the model runs on: the long-term (policed) rate while one is in use,
+    /// else the windowed maximum (Linux `bbr_bw`).
+    pub fn bw_pps(&self) -> f64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw_pps()
+        }
+    }
+    /// Whether the long-term (policer) rate is in use.
+    pub fn lt_use_bw(&self) -> bool {
+        self.lt_use_bw
     }
     pub fn min_rtt(&self) -> Option<TimeDelta> {
         self.min_rtt
@@ -201,6 +246,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             BbrMode::Startup => (HIGH_GAIN, HIGH_GAIN),
             BbrMode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            BbrMode::ProbeBw if self.lt_use_bw => (1.0, CWND_GAIN),
             BbrMode::ProbeBw => (PACING_GAINS[self.cycle_idx], CWND_GAIN),
             BbrMode::ProbeRtt => (1.0, 1.0),
         };
@@ -229,6 +275,88 @@ impl Bbr {
             self.round_start = true;
         }
         Some((delivered as f64 / interval.as_secs_f64(), p.app_limited))
+    }
+
+    fn reset_lt_interval(&mut self) {
+        self.lt_last_stamp = self.delivered_time;
+        self.lt_last_delivered = self.delivered;
+        self.lt_last_lost = self.lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    fn reset_lt(&mut self) {
+        self.lt_bw = 0.0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.reset_lt_interval();
+    }
+
+    fn lt_interval_done(&mut self, bw: f64) {
+        if self.lt_bw > 0.0 {
+            let diff = (bw - self.lt_bw).abs();
+            if diff <= LT_BW_RATIO * self.lt_bw
+                || diff * self.cfg.packet_size as f64 <= LT_BW_DIFF_BYTES_PER_S
+            {
+                // Two consistent lossy intervals: estimate we are policed.
+                self.lt_bw = (bw + self.lt_bw) / 2.0;
+                self.lt_use_bw = true;
+                self.pacing_gain = 1.0;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.reset_lt_interval();
+    }
+
+    /// Linux `bbr_lt_bw_sampling`: `losses` packets newly marked lost with this sample.
+    fn lt_sampling(&mut self, now: Time, losses: u32, app_limited: bool) {
+        if self.lt_use_bw {
+            if self.mode == BbrMode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.reset_lt();
+                    self.enter_probe_bw(now);
+                }
+            }
+            return;
+        }
+        // Start at the first loss, once a policer would have spent its tokens.
+        if !self.lt_is_sampling {
+            if losses == 0 {
+                return;
+            }
+            self.reset_lt_interval();
+            self.lt_is_sampling = true;
+        }
+        if app_limited {
+            self.reset_lt();
+            return;
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.reset_lt();
+            return;
+        }
+        // End an interval only at a loss, so it spans whole loss episodes.
+        if losses == 0 {
+            return;
+        }
+        let lost = self.lost - self.lt_last_lost;
+        let delivered = self.delivered - self.lt_last_delivered;
+        if delivered == 0 || (lost as f64) < LT_LOSS_THRESH * delivered as f64 {
+            return;
+        }
+        let t = self.delivered_time - self.lt_last_stamp;
+        if t < TimeDelta::from_millis(1) {
+            return;
+        }
+        self.lt_interval_done(delivered as f64 / t.as_secs_f64());
     }
 
     fn check_full_bw(&mut self, app_limited: bool) {
@@ -308,6 +436,7 @@ impl CongestionController for Bbr {
         let mss = self.cfg.packet_size as f64;
         let prior_inflight = (fb.bytes_in_flight + fb.acked_bytes) as f64 / mss;
         self.delivered += fb.acked_packets as u64;
+        self.lost += fb.lost_packets as u64;
         self.delivered_time = now;
         if fb.app_limited {
             self.app_limited_until =
@@ -331,6 +460,10 @@ impl CongestionController for Bbr {
             self.tx.pop_front();
         }
         let mut app_limited = false;
+        if let Some((_, al)) = sample {
+            // As `bbr_update_bw`: only a valid sample drives the long-term sampler.
+            self.lt_sampling(now, fb.lost_packets, al);
+        }
         if let Some((bw, al)) = sample {
             app_limited = al;
             if !al || bw >= self.max_bw_pps() {
@@ -386,6 +519,9 @@ impl CongestionController for Bbr {
             }
         }
         self.update_gains();
+        // Pacing and the window run on `bbr_bw` (the long-term rate while policed); the
+        // STARTUP/DRAIN checks above use the windowed maximum, as Linux does.
+        let bw = self.bw_pps();
         if bw > 0.0 {
             self.set_pacing_rate(bw, self.pacing_gain);
         } else if self.pacing_rate_pps == 0.0 {
@@ -423,7 +559,7 @@ impl CongestionController for Bbr {
         }
     }
 
-    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
         match ev {
             CongestionEvent::Loss { bytes_in_flight } => {
                 self.loss_in_round = true;
@@ -437,6 +573,11 @@ impl CongestionController for Bbr {
                 self.cwnd = inflight.max(MIN_CWND);
             }
             CongestionEvent::Timeout => {
+                // Linux `bbr_set_state(TCP_CA_Loss)`: a round starts and the long-term
+                // sampler sees a loss.
+                self.full_bw = 0.0;
+                self.round_start = true;
+                self.lt_sampling(now, 1, false);
                 self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
                 self.loss_in_round = true;
                 self.cwnd = 1.0f64.max(MIN_CWND.min(self.cwnd));
@@ -466,7 +607,7 @@ impl CongestionController for Bbr {
                 BbrMode::ProbeRtt => 3,
             },
             extra: crate::named(&[
-                Some(("btl_bw_mbps", self.max_bw_pps() * self.cfg.packet_size as f64 * 8.0 / 1e6)),
+                Some(("btl_bw_mbps", self.bw_pps() * self.cfg.packet_size as f64 * 8.0 / 1e6)),
                 self.min_rtt.map(|r| ("min_rtt_ms", r.as_millis_f64())),
                 Some(("pacing_gain", self.pacing_gain)),
                 Some(("cwnd_gain", self.cwnd_gain)),
@@ -558,6 +699,74 @@ mod tests {
         start(&mut b);
         probe_rtt_rounds(&mut b, None, 5);
         assert_eq!(b.mode, BbrMode::ProbeRtt);
+    }
+
+    /// PROBE_BW rounds of 100 packets on a 100 ms path, `lost` of each round lost: one
+    /// report per round acknowledges the rest.
+    fn lossy_rounds(b: &mut Bbr, start: u64, rounds: u64, lost: u32) {
+        let rtt = TimeDelta::from_millis(100);
+        let mut now = Time::ZERO + TimeDelta::from_secs(1) + rtt.mul_f64(start as f64);
+        for r in start..start + rounds {
+            for i in 0..100 {
+                let pkt = SentPacket {
+                    seq: r * 100 + i,
+                    size: 1500,
+                    retransmit: false,
+                    bytes_in_flight: (i + 1) * 1500,
+                    probe_cluster: None,
+                };
+                b.on_packet_sent(now, &pkt);
+            }
+            now += rtt;
+            let fb = FeedbackReport {
+                acked_bytes: (100 - lost as u64) * 1500,
+                acked_packets: 100 - lost,
+                rtt: Some(rtt),
+                min_rtt: Some(rtt),
+                bytes_in_flight: 0,
+                snd_una: r * 100 + 100,
+                snd_nxt: r * 100 + 100,
+                newest_acked: Some(r * 100 + 99),
+                lost_packets: lost,
+                ..Default::default()
+            };
+            b.on_feedback(now, &fb);
+        }
+    }
+
+    fn probing(b: &mut Bbr) {
+        b.full_bw_reached = true;
+        b.mode = BbrMode::ProbeBw;
+        b.cycle_idx = 2;
+        b.min_rtt = Some(TimeDelta::from_millis(100));
+        b.min_rtt_stamp = Time::ZERO + TimeDelta::from_secs(1);
+    }
+
+    #[test]
+    fn two_consistent_lossy_intervals_set_the_long_term_rate_for_48_rounds() {
+        // 30 % of every round lost (above 50/256): the first lossy interval of 4 rounds sets
+        // lt_bw, the second (same rate) switches to it; BBR then paces at gain 1 on 700 pkt/s.
+        let mut b = Bbr::new(BbrConfig::default());
+        probing(&mut b);
+        let mut round = 0;
+        while !b.lt_use_bw() && round < 20 {
+            lossy_rounds(&mut b, round, 1, 30);
+            round += 1;
+        }
+        // The first loss starts sampling (that round counts); two intervals of 4 rounds.
+        assert_eq!(round, 8, "policed after two lossy intervals");
+        assert!((b.bw_pps() - 700.0).abs() < 1.0, "lt_bw {}", b.bw_pps());
+        assert_eq!(b.pacing_gain, 1.0);
+        // It runs on that rate for 48 PROBE_BW rounds, then probes again.
+        lossy_rounds(&mut b, round, 47, 0);
+        assert!(b.lt_use_bw());
+        lossy_rounds(&mut b, round + 47, 1, 0);
+        assert!(!b.lt_use_bw(), "the long-term rate expires after 48 rounds");
+        // 10 % loss (below the threshold) never switches.
+        let mut b = Bbr::new(BbrConfig::default());
+        probing(&mut b);
+        lossy_rounds(&mut b, 0, 40, 10);
+        assert!(!b.lt_use_bw());
     }
 
     #[test]
