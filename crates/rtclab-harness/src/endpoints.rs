@@ -7,7 +7,7 @@ use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{
     Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, TimeDelta, Transmit,
 };
-use rtclab_media::receiver::MediaReceiver;
+use rtclab_media::receiver::{FeedbackMode, MediaReceiver};
 use rtclab_media::sender::MediaSender;
 use rtclab_scenario::{CcSpec, FlowKindSpec, FlowSpec, MediaCcSpec, MediaSpec};
 use rtclab_transport::flows::FlowArgs;
@@ -165,9 +165,13 @@ pub fn media_endpoints(
             rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)?;
         playout = playout.with_frame_rate_control(policy, capacity, m.sender.encoder.fps);
     }
+    let mut receiver = MediaReceiver::new(FlowId(flow), m.feedback.clone(), None);
+    if matches!(m.feedback, FeedbackMode::RembAndRr { rr_randomized: true, .. }) {
+        receiver = receiver.with_rr_draws(seeds.stream(&format!("flow{flow}.rtcp")));
+    }
     Ok((
         MediaSender::new(FlowId(flow), m.sender.clone(), cc, rng),
-        MediaReceiver::new(FlowId(flow), m.feedback.clone(), None)
+        receiver
             .with_pipeline(playout)
             .with_key_frame_requests(
                 m.key_frame_requests.then_some(rtclab_media::receiver::KEY_FRAME_REQUEST_INTERVAL),

@@ -21,9 +21,17 @@ use std::collections::VecDeque;
 /// Which feedback the receiver produces.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeedbackMode {
-    Twcc { interval: TimeDelta },
+    Twcc {
+        interval: TimeDelta,
+    },
     Ccfb(CcfbConfig),
-    RembAndRr { estimator: Box<GccPaperConfig>, rr_interval: TimeDelta },
+    /// `rr_randomized`: each report interval drawn as 2012-2013 webrtc's `RTCPSender` did for
+    /// a video module that sends no media: interval/2 + interval × U{0..999}/1000.
+    RembAndRr {
+        estimator: Box<GccPaperConfig>,
+        rr_interval: TimeDelta,
+        rr_randomized: bool,
+    },
 }
 
 const ABS_SEND_TIME_WRAP_NS: i64 = 64_000_000_000;
@@ -36,6 +44,8 @@ pub struct MediaReceiver {
     ccfb: Option<CcfbGenerator>,
     remb: Option<GccPaperReceiver>,
     rr_interval: TimeDelta,
+    /// Draws for randomized report intervals (None: every `rr_interval`).
+    rr_rng: Option<rtclab_core::RngStream>,
     next_rr: Option<Time>,
     pending: VecDeque<MediaFeedback>,
     pub frames: FrameAssembler,
@@ -68,7 +78,7 @@ impl MediaReceiver {
         match mode {
             FeedbackMode::Twcc { interval } => twcc = Some(TwccGenerator::new(interval, 0, 1)),
             FeedbackMode::Ccfb(cfg) => ccfb = Some(CcfbGenerator::new(cfg, 0, 1)),
-            FeedbackMode::RembAndRr { estimator, rr_interval: rr } => {
+            FeedbackMode::RembAndRr { estimator, rr_interval: rr, .. } => {
                 remb = Some(GccPaperReceiver::new(*estimator));
                 rr_interval = rr;
             }
@@ -80,6 +90,7 @@ impl MediaReceiver {
             ccfb,
             remb,
             rr_interval,
+            rr_rng: None,
             next_rr: None,
             pending: VecDeque::new(),
             frames: FrameAssembler::new(stall_threshold),
@@ -105,6 +116,26 @@ impl MediaReceiver {
     pub fn with_frame_wait(mut self, wait: TimeDelta) -> Self {
         self.frames.set_wait(wait);
         self
+    }
+
+    /// Randomized receiver-report intervals (`FeedbackMode::RembAndRr { rr_randomized }`),
+    /// drawn from `rng`.
+    pub fn with_rr_draws(mut self, rng: rtclab_core::RngStream) -> Self {
+        self.rr_rng = Some(rng);
+        self
+    }
+
+    /// The time to the next receiver report: `rr_interval`, or with draws 2012-2013 webrtc's
+    /// `RTCPSender` schedule, interval/2 + interval × (rand() % 1000)/1000 in whole ms.
+    fn next_rr_interval(&mut self) -> TimeDelta {
+        let iv = self.rr_interval;
+        match &mut self.rr_rng {
+            None => iv,
+            Some(rng) => {
+                let ms = iv.as_millis_f64() as i64;
+                TimeDelta::from_millis(ms / 2 + ms * rng.below(1000) as i64 / 1000)
+            }
+        }
     }
 
     /// Whether (and how often) the receiver asks for a key frame when it cannot decode
@@ -182,7 +213,9 @@ impl MediaReceiver {
                     self.pending.push_back(MediaFeedback::Remb(bps as u64));
                 }
             }
-            self.next_rr.get_or_insert(now + self.rr_interval);
+            if self.next_rr.is_none() {
+                self.next_rr = Some(now + self.next_rr_interval());
+            }
             if self.highest_seq.is_none() {
                 self.expected_base = pkt.seq;
             }
@@ -261,7 +294,7 @@ impl MediaReceiver {
                     self.expected_base = h + 1;
                 }
                 self.received_in_interval = 0;
-                self.next_rr = Some(t + self.rr_interval);
+                self.next_rr = Some(t + self.next_rr_interval());
             }
         }
     }
@@ -349,4 +382,31 @@ pub fn feedback_wire_size(fb: &MediaFeedback) -> u32 {
     let mut bytes = Vec::new();
     let _ = rtcp.write(&mut bytes);
     28 + bytes.len() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remb_receiver(randomized: bool) -> MediaReceiver {
+        let mode = FeedbackMode::RembAndRr {
+            estimator: Box::new(GccPaperConfig::default()),
+            rr_interval: TimeDelta::from_secs(1),
+            rr_randomized: randomized,
+        };
+        MediaReceiver::new(FlowId(0), mode, None)
+    }
+
+    #[test]
+    fn the_2013_report_interval_is_drawn_between_half_and_one_and_a_half_intervals() {
+        let mut r = remb_receiver(true).with_rr_draws(rtclab_core::RngStream::from_seed(7));
+        let ms: Vec<i64> = (0..2000).map(|_| r.next_rr_interval().as_millis_f64() as i64).collect();
+        assert!(ms.iter().all(|m| (500..=1499).contains(m)), "{:?}", &ms[..10]);
+        let mean = ms.iter().sum::<i64>() as f64 / ms.len() as f64;
+        assert!((mean - 1000.0).abs() < 25.0, "mean {mean}");
+        assert!(ms.iter().any(|m| *m < 600) && ms.iter().any(|m| *m > 1400));
+        // Without draws: every second.
+        let mut r = remb_receiver(false);
+        assert!((0..10).all(|_| r.next_rr_interval() == TimeDelta::from_secs(1)));
+    }
 }

@@ -409,6 +409,9 @@ pub struct MediaParams {
     pub threshold: Option<f64>,
     /// gcc_paper: floor the loss-based decrease at the TFRC rate (the 2013 implementation).
     pub tfrc_floor: Option<bool>,
+    /// gcc_paper: receiver reports every 0.5-1.5 s at random, as 2012-2013 webrtc's
+    /// `RTCPSender` scheduled them for a video module that sends no media (default: every 1 s).
+    pub rtcp_2013: Option<bool>,
     /// Pacer bursts: "5ms" (default for gcc_paper, the 2017 paper's pacer) or "0s" for smooth
     /// pacing (default for gcc, as libwebrtc today).
     pub pacer_burst: Option<Duration>,

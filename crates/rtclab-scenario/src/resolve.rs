@@ -828,6 +828,9 @@ fn media_spec(
             if p.and_then(|p| p.tfrc_floor).is_some() {
                 return Err(ConfigError::new(at("media.tfrc_floor"), "applies to cc = \"gcc_paper\" only (the 2013 loss rule)"));
             }
+            if p.and_then(|p| p.rtcp_2013).is_some() {
+                return Err(ConfigError::new(at("media.rtcp_2013"), "applies to cc = \"gcc_paper\" only (its receiver sends the receiver reports)"));
+            }
             apply_params(rtclab_cc::gcc::params::GCC_PARAMS, &mut g, p.and_then(|p| p.gcc.as_ref()), "media.gcc", at)?;
             if g.loss.low_loss > g.loss.high_loss {
                 return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
@@ -877,7 +880,12 @@ fn media_spec(
             if g.loss.low_loss > g.loss.high_loss {
                 return Err(ConfigError::new(at("media.gcc"), format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss)));
             }
-            (MediaCcSpec::GccPaper(g), FeedbackMode::RembAndRr { estimator: Box::new(g), rr_interval: rtclab_core::TimeDelta::from_secs(1) })
+            let rr_randomized = p.and_then(|p| p.rtcp_2013).unwrap_or(false);
+            (MediaCcSpec::GccPaper(g), FeedbackMode::RembAndRr {
+                estimator: Box::new(g),
+                rr_interval: rtclab_core::TimeDelta::from_secs(1),
+                rr_randomized,
+            })
         }
         (CcName::Gcc, Some(FeedbackName::Remb)) => {
             return Err(ConfigError::new(
@@ -1251,11 +1259,12 @@ fn per_packet_feedback(
         p.threshold.is_some()
             || p.adaptive_threshold.is_some()
             || p.tfrc_floor.is_some()
+            || p.rtcp_2013.is_some()
             || p.gcc.is_some()
     }) {
         return Err(ConfigError::new(
             at("media"),
-            "threshold/adaptive_threshold/tfrc_floor/gcc apply to GCC only",
+            "threshold/adaptive_threshold/tfrc_floor/rtcp_2013/gcc apply to GCC only",
         ));
     }
     if fb == Some(FeedbackName::Ccfb) {

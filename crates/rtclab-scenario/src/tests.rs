@@ -269,6 +269,21 @@ fn the_gcc_paper_statistic_picks_its_bounds() {
     assert_eq!(g.loss, rtclab_cc::gcc::loss_based::LossBasedConfig::paper());
     let e = err(&format!("{MEDIA}media = {{ threshold = 0 }}\n"));
     assert!(e.message.contains("(0, 600]"), "{e}");
+    // 2013's randomized receiver-report schedule: gcc_paper's receiver only.
+    let s = from_toml_str(
+        &format!("{MEDIA}cc = \"gcc_paper\"\nmedia = {{ rtcp_2013 = true }}\n"),
+        Path::new("."),
+    )
+    .unwrap();
+    match &s.flows[0].kind {
+        FlowKindSpec::Media(m) => assert!(matches!(
+            m.feedback,
+            rtclab_media::receiver::FeedbackMode::RembAndRr { rr_randomized: true, .. }
+        )),
+        _ => panic!("not media"),
+    }
+    let e = err(&format!("{MEDIA}cc = \"gcc\"\nmedia = {{ rtcp_2013 = true }}\n"));
+    assert!(e.message.contains("gcc_paper") && e.path.contains("rtcp_2013"), "{e}");
 }
 
 #[test]
