@@ -295,12 +295,16 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
     assert {row["variant"].split(" ")[0] for row in rows} >= {"gcc", "gcc_paper"}
     # The 2013 study's candidate causes, each at the three capacities it reports, and one tried
     # against CUBIC at 1 and 3 Mbit/s in both start orders.
+    from rtclab.repro.gcc import CAUSES_2013, VS_CUBIC_CAUSES_2013
+
     causes = {(row["experiment"], row["variant"]) for row in rows if row["experiment"].startswith("2013 cause: two")}
-    assert len(causes) == 3 * 11 and any("bursty, slow encoder" in v for _, v in causes)
+    assert len(causes) == 3 * len(CAUSES_2013) and any("bursty, slow encoder" in v for _, v in causes)
     # ... and how often the first flow ends ahead at 3 Mbit/s (the study: always).
     ahead = [row for row in rows if row["experiment"].startswith("2013 cause: two") and row["metric"].startswith("runs with")]
-    assert len(ahead) == 11 and all("3 Mbit/s" in row["experiment"] and 0 <= row["ours"] <= 1 for row in ahead)
-    assert len([row for row in rows if row["experiment"].startswith("2013 cause: GCC vs CUBIC")]) == 4
+    assert len(ahead) == len(CAUSES_2013) and all("3 Mbit/s" in row["experiment"] and 0 <= row["ours"] <= 1
+                                                  for row in ahead)
+    assert len([row for row in rows if row["experiment"].startswith("2013 cause: GCC vs CUBIC")]) == \
+        4 * len(VS_CUBIC_CAUSES_2013)
     # The single-flow grid with an encoder given what Chromium gives its VP8, unpaced and paced;
     # utilization compared at the RTP level (the study's), the wire figure beside it.
     one = [row for row in rows if row["experiment"].startswith("2013 cause: one flow")]

@@ -633,23 +633,27 @@ mod tests {
         assert!(seen.iter().enumerate().all(|(i, n)| i == 1 || *n > 30), "{seen:?}");
     }
 
+    /// `count` 1500-byte packets from `first` sent back to back at `now`.
+    fn send_burst(b: &mut Bbr, now: Time, first: u64, count: u64, retransmit: bool) {
+        for i in 0..count {
+            let pkt = SentPacket {
+                seq: first + i,
+                size: 1500,
+                retransmit,
+                bytes_in_flight: (i + 1) * 1500,
+                probe_cluster: None,
+            };
+            b.on_packet_sent(now, &pkt);
+        }
+    }
+
     /// Four packets a round on an 800 ms path, acknowledged after one RTT each; all of them
     /// retransmissions (repairing earlier losses), so no feedback carries an RTT (Karn).
     fn probe_rtt_rounds(b: &mut Bbr, transport_min_rtt: Option<TimeDelta>, rounds: u64) -> Time {
         let rtt = TimeDelta::from_millis(800);
         let mut now = Time::ZERO + TimeDelta::from_secs(30);
         for r in 0..rounds {
-            for i in 0..4 {
-                let seq = 1000 + r * 4 + i;
-                let pkt = SentPacket {
-                    seq,
-                    size: 1500,
-                    retransmit: true,
-                    bytes_in_flight: (i + 1) * 1500,
-                    probe_cluster: None,
-                };
-                b.on_packet_sent(now, &pkt);
-            }
+            send_burst(b, now, 1000 + r * 4, 4, true);
             now += rtt;
             for i in 0..4 {
                 let seq = 1000 + r * 4 + i;
@@ -707,16 +711,7 @@ mod tests {
         let rtt = TimeDelta::from_millis(100);
         let mut now = Time::ZERO + TimeDelta::from_secs(1) + rtt.mul_f64(start as f64);
         for r in start..start + rounds {
-            for i in 0..100 {
-                let pkt = SentPacket {
-                    seq: r * 100 + i,
-                    size: 1500,
-                    retransmit: false,
-                    bytes_in_flight: (i + 1) * 1500,
-                    probe_cluster: None,
-                };
-                b.on_packet_sent(now, &pkt);
-            }
+            send_burst(b, now, r * 100, 100, false);
             now += rtt;
             let fb = FeedbackReport {
                 acked_bytes: (100 - lost as u64) * 1500,
