@@ -460,11 +460,10 @@ impl CongestionController for Bbr {
             self.tx.pop_front();
         }
         let mut app_limited = false;
-        if let Some((_, al)) = sample {
-            // As `bbr_update_bw`: only a valid sample drives the long-term sampler.
-            self.lt_sampling(now, fb.lost_packets, al);
-        }
         if let Some((bw, al)) = sample {
+            // As `bbr_update_bw`: only a valid sample drives the long-term sampler, before
+            // the bandwidth filter takes the sample.
+            self.lt_sampling(now, fb.lost_packets, al);
             app_limited = al;
             if !al || bw >= self.max_bw_pps() {
                 self.bw_samples.push_back((self.round_count, bw));

@@ -26,7 +26,8 @@ pub enum FeedbackMode {
     },
     Ccfb(CcfbConfig),
     /// `rr_randomized`: each report interval drawn as 2012-2013 webrtc's `RTCPSender` did for
-    /// a video module that sends no media: interval/2 + interval × U{0..999}/1000.
+    /// a video module that sends no media: interval/2 + interval × U{0..999}/1000 (whoever
+    /// builds the endpoint hands it a seeded stream with `with_rr_draws`).
     RembAndRr {
         estimator: Box<GccPaperConfig>,
         rr_interval: TimeDelta,
