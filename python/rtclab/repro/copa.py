@@ -21,7 +21,15 @@ LOSSES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
 
 
 #: seeds per dynamic-flows and satellite set-up (at most; fewer when `--runs` is smaller)
-SATELLITE_SEEDS = 5
+SEEDS_PER_SETUP = 5
+
+
+def mean_over_seeds(vals: list[float]) -> tuple[float | None, str]:
+    """The mean of one figure over seeds 1..n, and a row note with their range."""
+    if not vals:
+        return None, ""
+    note = f"mean of seeds 1-{len(vals)}: {min(vals):.3g}-{max(vals):.3g}" if len(vals) > 1 else ""
+    return float(np.mean(vals)), note
 
 #: one flow, no loss, 800 ms: which RTT_min window lets the slow-start overshoot drain
 SATELLITE_CAUSE = {
@@ -115,7 +123,7 @@ def build(runs: int = 10) -> Reproduction:
     # differ widely (median Jain 0.35-0.55 over seeds 1-3), so each runs on several seeds.
     starts = list(range(10))
     stops = [10 + i for i in starts]
-    seeds = range(1, min(runs, SATELLITE_SEEDS) + 1)
+    seeds = range(1, min(runs, SEEDS_PER_SETUP) + 1)
     for cc in ("copa", "cubic", "bbr"):
         flows = [tcp_flow(cc, 20, f"{cc}-{i}", start=a, stop=b) for i, (a, b) in enumerate(zip(starts, stops))]
         for seed in seeds:
@@ -134,10 +142,9 @@ def build(runs: int = 10) -> Reproduction:
     # E6, §5.6: satellite, 42 Mbit/s, 800 ms, 1 BDP, 0.74 % loss, 2 senders, 100 s. The random
     # loss makes two BBR flows chaotic (seeds 1-6: utilization 0.30-0.81, mean queue 115-559 ms),
     # so every satellite set-up runs several seeds and the rows give their mean.
-    sat_seeds = seeds
     for cc in ("copa", "bbr", "cubic"):
         flows = [tcp_flow(cc, 800, f"{cc}-{i}") for i in range(2)]
-        for seed in sat_seeds:
+        for seed in seeds:
             jobs.append(Job(("satellite", cc, seed), scenario(f"satellite-{cc}", 100, "42Mbps", {"limit": "1bdp"},
                                                               flows, loss=0.0074), seed=seed))
     # The satellite gap, by experiment: one Copa flow, no loss, so neither competitors nor
@@ -145,7 +152,7 @@ def build(runs: int = 10) -> Reproduction:
     for label, copa in SATELLITE_CAUSE.items():
         jobs.append(Job(("satellite-cause", label), scenario(f"satellite-cause-{label}", 100, "42Mbps", {"limit": "1bdp"},
                                                              [tcp_flow("copa", 800, "copa", copa=copa)])))
-    for seed in sat_seeds:
+    for seed in seeds:
         jobs.append(Job(("satellite", "copa genericcc", seed),
                         scenario("satellite-genericcc", 100, "42Mbps", {"limit": "1bdp"},
                                  [tcp_flow("copa", 800, f"copa-{i}", copa={"variant": "genericcc"}) for i in range(2)],
@@ -178,11 +185,11 @@ def build(runs: int = 10) -> Reproduction:
         rows: list[Row] = []
         paper = {"copa": "0.86", "cubic": "0.81", "bbr": "0.61"}
         for cc in ("copa", "cubic", "bbr"):
-            meds = [float(np.median(js)) for js in (slot_jains(res[("dynamic", cc, seed)], starts, stops, range(20))
-                                                    for seed in seeds) if js]
-            note = f"mean of seeds 1-{len(meds)}: {min(meds):.3g}-{max(meds):.3g}" if len(meds) > 1 else ""
-            rows.append(Row("dynamic flows, 100 Mbit/s (§5.1)", cc, "median Jain over 1 s slots",
-                            float(np.mean(meds)) if meds else None, paper[cc], note=note))
+            mean, note = mean_over_seeds([float(np.median(js)) for js in
+                                          (slot_jains(res[("dynamic", cc, seed)], starts, stops, range(20))
+                                           for seed in seeds) if js])
+            rows.append(Row("dynamic flows, 100 Mbit/s (§5.1)", cc, "median Jain over 1 s slots", mean, paper[cc],
+                            note=note))
         paper = {"copa": "0.76", "copa_d": "≈ 1", "cubic": "0.12", "reno": "0.37"}
         for cc in ("copa", "copa_d", "cubic", "reno"):
             s = res[("rtt-fairness", cc)].summary
@@ -200,9 +207,8 @@ def build(runs: int = 10) -> Reproduction:
         sat = "satellite 42 Mbit/s 800 ms 0.74 % loss (§5.6)"
 
         def over_seeds(variant: str, metric: str, value, paper: str, **kw) -> Row:
-            vals = [value(res[("satellite", variant, seed)]) for seed in sat_seeds]
-            note = f"mean of seeds 1-{len(vals)}: {min(vals):.3g}-{max(vals):.3g}" if len(vals) > 1 else ""
-            return Row(sat, variant, metric, float(np.mean(vals)), paper, note=note, **kw)
+            mean, note = mean_over_seeds([value(res[("satellite", variant, seed)]) for seed in seeds])
+            return Row(sat, variant, metric, mean, paper, note=note, **kw)
 
         def util(r) -> float:
             return r.summary["link"]["utilization"]
