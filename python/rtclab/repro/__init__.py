@@ -89,11 +89,10 @@ def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.
         op, x = m_bound.group(1), value(m_bound, 2)
         ok = {"<": ours < x, "<=": ours <= x, ">": ours > x, ">=": ours >= x}[op]
         return WITHIN if ok else MISSED
-    if m_range and value(m_range, 1) != value(m_range, 3):
-        lo, hi = sorted((value(m_range, 1), value(m_range, 3)))
-        if bool(m_range.group(2)) != bool(m_range.group(4)):
-            # "0.47-0.49 %": one "%" written after the range covers both ends.
-            lo, hi = sorted((float(m_range.group(1)) / 100.0, float(m_range.group(3)) / 100.0))
+    # One "%" after a range ("0.47-0.49 %") covers both ends.
+    scale = 100.0 if m_range and (m_range.group(2) or m_range.group(4)) else 1.0
+    if m_range and float(m_range.group(1)) != float(m_range.group(3)):
+        lo, hi = sorted((float(m_range.group(1)) / scale, float(m_range.group(3)) / scale))
         slack = max(tol * max(abs(lo), abs(hi)), abs_tol)
         return WITHIN if lo - slack <= ours <= hi + slack else MISSED
     x = value(m_value, 1) if m_value else float("nan")
