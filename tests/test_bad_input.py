@@ -21,7 +21,7 @@ BAD = [
     ("toml syntax", "[link]", "[link", ["line 4:", "invalid TOML"]),
     ("absurd capacity", '"10Mbps"', '"1000000Gbps"', ["link.capacity", "1000000Gbps", "10000 Gbit/s"]),
     ("unknown queue kind", 'limit = "1bdp"', 'kind = "fq_kodel"', ["link.queue.kind", "fq_kodel", "droptail", "codel"]),
-    ("negative count", "count = 2", "count = -1", ["flows[0].count", "whole number from 0 to 4294967295", "got -1"]),
+    ("negative count", "count = 2", "count = -1", ["flows[0].count", "whole number from 1 to 10000", "got -1"]),
     ("fractional seed", "[link]", "seed = 1.5\n[link]", ["seed", "whole number", "got 1.5"]),
     ("string for a number", "count = 2", 'count = "two"', ["flows[0].count", "whole number", '"two"']),
     ("duplicate key", 'rtt = "40ms"', 'rtt = "40ms"\nrtt = "50ms"', ["line 11", "duplicate key `rtt`"]),

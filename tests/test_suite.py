@@ -3,8 +3,6 @@ store, with RFC 8868's metrics per case; cases rtclab cannot run yet are named, 
 
 import json
 import os
-import subprocess
-import sys
 
 from rtclab.suites import rfc8867
 
@@ -108,10 +106,15 @@ def test_rfc8869_runs_the_wifi_cases_and_the_cellular_ones_on_traces(cli, tmp_pa
     assert 0 < rows["cellular-edge"]["media_mbps"] < 0.5
 
 
-def test_rfc8869_without_the_traces_names_the_cellular_cases(cli, tmp_path):
+def test_rfc8869_without_the_traces_exits_2_and_says_which(cli, tmp_path):
+    """The cellular cases run on the shipped traces; pointed at a folder without them the suite
+    refuses before it writes anything (exit 2), instead of quietly skipping the cases."""
+    from rtclab.suites import rfc8869
+
+    assert [c.section for c in rfc8869.CASES][-2:] == ["cellular-load", "cellular-edge"] and rfc8869.NOT_RUN == {}
+    (tmp_path / "none").mkdir()
     env = dict(os.environ, RTCLAB_ZHUGE_TRACES=str(tmp_path / "none"))
-    code = ("import rtclab.repro.zhuge as z; z.trace_dir = lambda: None; from rtclab.suites import rfc8869 as s; "
-            "print([c.section for c in s.CASES][-1]); print(sorted(s.NOT_RUN))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["4.2.e-n24", "['cellular-load, cellular-edge']"]
+    r = cli("suite", "rfc8869", "--cc", "gcc", "--out", tmp_path / "s", "--no-progress", env=env)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "RTCLAB_ZHUGE_TRACES" in r.stderr and "Zhuge" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "s").exists()

@@ -70,12 +70,13 @@ def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str |
     metric, ours, paper, verdict) and writes repro.json, plots and report.html to `out` if given."""
     from importlib import import_module
 
-    from rtclab.repro import PAPERS, run_jobs, write_outputs
+    from rtclab.repro import PAPERS, check_data, run_jobs, write_outputs
 
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(PAPERS)}")
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
+    check_data(paper)
     built = import_module(f"rtclab.repro.{paper}").build(runs=runs)
     t0 = time.perf_counter()
     results = run_jobs(built.jobs, workers=jobs, progress=progress)

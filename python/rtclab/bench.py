@@ -231,11 +231,30 @@ def learn() -> dict:
             "dnn_over_tree_p50": float(np.percentile(ln, 50) / np.percentile(lt, 50))}
 
 
-def bench_sim(repeat: int = 5, seed: int = 1) -> dict:
+def bench_sim(repeat: int = 5, seed: int = 1, progress: bool | None = None) -> dict:
+    from rtclab.progress import Stages
+
+    st = Stages("bench sim", 8, enabled=progress)
+    st.stage(f"foundation: 10 CUBIC flows, 60 s, {repeat} runs")
     runs = [run_once(seed) for _ in range(repeat)]
     best = min(runs, key=lambda r: r["wall_time_s"])
     w = best["wall_time_s"]
     median_wall = statistics.median(r["wall_time_s"] for r in runs)
+    st.stage("media call, 300 s (gcc)")
+    gcc = [gcc_call("gcc", repeat, seed)]
+    st.stage("media call, 300 s (gcc_paper)")
+    gcc.append(gcc_call("gcc_paper", repeat, seed))
+    st.stage("receiver pipeline, 300 s at 60 fps")
+    receiver = receiver_call(repeat, seed)
+    st.stage("Copa, 100 flows, 100 s")
+    copa = copa_100_flows(min(repeat, 3), seed)
+    st.stage("queue disciplines, 1,000 flows")
+    qdiscs = qdiscs_1000_flows(min(repeat, 3), seed)
+    st.stage("Hairpin table and edge session")
+    hp = hairpin(min(repeat, 3), seed)
+    st.stage("learned controllers (ABR gym, tree vs DNN)")
+    lrn = learn()
+    st.done()
     return {
         "benchmark": "sim",
         "scenario": BENCH_SCENARIO,
@@ -251,12 +270,12 @@ def bench_sim(repeat: int = 5, seed: int = 1) -> dict:
         "ns3_delivered_packets_per_wall_second": NS3_DELIVERED_PER_WALL_SECOND,
         "best": best,
         "runs_wall_time_s": [r["wall_time_s"] for r in runs],
-        "gcc_call_300s_2mbps": [gcc_call(cc, repeat, seed) for cc in ("gcc", "gcc_paper")],
-        "receiver_call_300s_60fps": receiver_call(repeat, seed),
-        "copa_100_flows_100s": copa_100_flows(min(repeat, 3), seed),
-        "qdiscs_1000_flows": qdiscs_1000_flows(min(repeat, 3), seed),
-        "hairpin": hairpin(min(repeat, 3), seed),
-        "learn": learn(),
+        "gcc_call_300s_2mbps": gcc,
+        "receiver_call_300s_60fps": receiver,
+        "copa_100_flows_100s": copa,
+        "qdiscs_1000_flows": qdiscs,
+        "hairpin": hp,
+        "learn": lrn,
         "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()},
         "rtclab_version": _core.__version__,
     }
@@ -335,11 +354,14 @@ def bench_emu(progress: bool | None = None) -> dict:
     queue, 20 s (15 s measured); (2) timing — packet release error against the ideal schedule
     (serialization + delay) over 60 s at 100 Mbit/s. Goals: >= 1 Gbit/s (mahimahi reaches
     0.45-0.67 Gbit/s on this kind of machine) and p99 < 200 us (mahimahi quantizes to 1 ms)."""
+    from rtclab.progress import Stages
     from rtclab.runner import run
 
+    st = Stages("bench emu", 4, enabled=progress)
     tput = {}
     for cc in ("cubic", "bbr"):
-        s = run(EMU_THROUGHPUT % cc, progress=progress, engine="emu").summary
+        st.stage(f"throughput, kernel {cc.upper()} through a 10 Gbit/s link, 20 s")
+        s = run(EMU_THROUGHPUT % cc, progress=False, engine="emu").summary
         tput[cc] = {
             "throughput_gbps": s["link"]["delivered_mbps"] / 1000,
             "packets_per_second": s["link"]["delivered_packets_per_second"],
@@ -349,9 +371,12 @@ def bench_emu(progress: bool | None = None) -> dict:
             "host_steal_percent": s["emulator"].get("host_steal_percent"),
         }
     best = max(tput.values(), key=lambda r: r["throughput_gbps"])
-    t = run(EMU_TIMING, progress=progress, engine="emu").summary
+    st.stage("release timing at 100 Mbit/s, 60 s")
+    t = run(EMU_TIMING, progress=False, engine="emu").summary
     err = t["emulator"]["release_error_us"]
-    zhuge = zhuge_overhead(progress)
+    st.stage("Zhuge's added release error, 3 × 20 s")
+    zhuge = zhuge_overhead(False)
+    st.done()
     # Hypervisor steal during each emulation: a figure taken under steal is the machine's, not
     # the emulator's (docs/emulator.md, "Timing a virtual machine cannot protect").
     steals = [r["host_steal_percent"] for r in (*tput.values(), t["emulator"], *zhuge.values())

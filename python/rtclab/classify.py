@@ -65,26 +65,40 @@ class RtpPacket:
 
 
 def read_pcap(path: str | Path) -> Iterator[tuple[float, bytes]]:
-    """(time in s, IPv4 packet) for every IPv4 packet of a libpcap file."""
-    data = Path(path).read_bytes()
-    if len(data) < 24:
+    """(time in s, IPv4 packet) for every IPv4 packet of a libpcap file, streamed (a capture of
+    any size costs one record's memory). A path that is not a regular file is refused unread."""
+    from rtclab.inputs import InputFileError, check_input_file
+
+    try:
+        check_input_file(path, "capture", max_bytes=1 << 62)
+    except InputFileError as e:
+        raise CaptureError(str(e)) from None
+    with open(path, "rb") as f:
+        yield from _pcap_records(path, f)
+
+
+def _pcap_records(path, f) -> Iterator[tuple[float, bytes]]:
+    head = f.read(24)
+    if len(head) < 24:
         raise CaptureError(f"{path}: not a pcap file (shorter than its header)")
-    magic = data[:4]
+    magic = head[:4]
     formats = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\x4d\x3c\xb2\xa1": ("<", 1e-9),
                b"\xa1\xb2\xc3\xd4": (">", 1e-6), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
     if magic not in formats:
         raise CaptureError(f"{path}: not a libpcap file (pcapng is not read; convert with `editcap -F pcap`)")
     end, unit = formats[magic]
-    linktype = struct.unpack(end + "I", data[20:24])[0] & 0xFFFF
+    linktype = struct.unpack(end + "I", head[20:24])[0] & 0xFFFF
     skip = {101: 0, 228: 0, 1: 14, 113: 16}.get(linktype)
     if skip is None:
         raise CaptureError(f"{path}: link type {linktype} is not read (raw IP, Ethernet, Linux cooked)")
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, incl, _orig = struct.unpack(end + "IIII", data[off:off + 16])
-        off += 16
-        frame = data[off:off + incl]
-        off += incl
+    snaplen = struct.unpack(end + "I", head[16:20])[0]
+    max_record = max(snaplen, 1 << 18)
+    while len(rec := f.read(16)) == 16:
+        sec, frac, incl, _orig = struct.unpack(end + "IIII", rec)
+        if incl > max_record:
+            raise CaptureError(f"{path}: a record claims {incl} bytes, more than the file's snapshot length "
+                               f"({snaplen}): not a valid capture")
+        frame = f.read(incl)
         if len(frame) < incl:
             raise CaptureError(f"{path}: the last record is cut short")
         ip = frame[skip:]

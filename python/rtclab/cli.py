@@ -10,9 +10,11 @@
                                                  your own programs through the emulated link
     rtclab bench sim [--out DIR]                 simulator benchmark
     rtclab bench emu [--out DIR]                 emulator benchmark (throughput, release timing)
+    rtclab data list|verify                      the shipped third-party data (models, traces, tables)
     rtclab --version
 
-Exit status: 0 success, 2 bad input (scenario, arguments, output directory) or the emulator
+Exit status: 0 success, 1 `compare --strict` with a metric outside tolerance or `data verify` with a
+damaged file, 2 bad input (scenario, arguments, output directory) or the emulator
 cannot run here (not root, no /dev/net/tun), 130 interrupted (Ctrl-C or SIGTERM; the emulator
 removes its namespaces first).
 """
@@ -27,9 +29,11 @@ from pathlib import Path
 
 from rtclab import __version__, _core
 from rtclab._core import ConfigError, EmulatorUnavailable, EmulatorUnsupported
+from rtclab.datasets import DataMissing
 from rtclab.runner import MAX_SEED
 
 EXIT_BAD_INPUT = 2
+EXIT_OUTSIDE_TOLERANCE = 1
 EXIT_INTERRUPTED = 130
 
 
@@ -42,11 +46,13 @@ def _scenario_error(origin: str, e: ConfigError) -> UserError:
 
 
 def _check_out(out: str, inputs=()) -> None:
-    """Refuses, before any work, an output directory that rtclab would not be allowed to replace."""
-    from rtclab.output import OutputError, check_replaceable
+    """Refuses, before any work, an output directory that rtclab would not be allowed to replace,
+    or that another rtclab command is writing."""
+    from rtclab.output import OutputError, check_replaceable, lock_out
 
     try:
         check_replaceable(Path(out).absolute(), out, inputs)
+        lock_out(out, out)  # held until the command ends: a second command on this --out is refused
     except OutputError as e:
         raise UserError(str(e)) from e
 
@@ -245,7 +251,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         keys = tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios") if k in result)
     elif args.engine == "emu":
         try:
-            result = bench_emu(progress=None)
+            result = bench_emu(progress=None if not args.no_progress else False)
         except EmulatorUnavailable as e:
             raise UserError(f"bench emu: {e}") from e
         keys = EMU_BENCH_KEYS
@@ -253,7 +259,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         repeat = 5 if args.repeat is None else args.repeat
         if repeat < 1:
             raise UserError("--repeat must be at least 1")
-        result = bench_sim(repeat=repeat)
+        result = bench_sim(repeat=repeat, progress=None if not args.no_progress else False)
         keys = SIM_BENCH_KEYS
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
@@ -288,11 +294,13 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
         try:
             rc, result = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed,
                                    capture=str(capture) if capture else None,
-                                   capture_sent=args.capture_at == "sent")
+                                   capture_sent=args.capture_at == "sent", tcp_cc=args.tcp_cc)
         except ConfigError as e:
             raise _scenario_error(src.display, e) from e
         except EmulatorUnavailable as e:
             raise UserError(f"emu shell: {e}") from e
+        except ValueError as e:  # --tcp-cc not available
+            raise UserError(str(e)) from e
         s = result.summary
         link = s["link"]
         em = s["emulator"]
@@ -345,11 +353,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")
+    if outside and args.strict:
+        print(f"error: --strict: {len(outside)} metric(s) outside tolerance: "
+              + ", ".join(f"{d.scope} {d.metric}" for d in outside), file=sys.stderr)
+        return EXIT_OUTSIDE_TOLERANCE
     return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError
+    from rtclab.output import OutputError, lock_out
     from rtclab.sweep import SweepError, load_sweep, run_sweep
 
     if args.workers is not None and args.workers < 1:
@@ -357,9 +369,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         sweep = load_sweep(args.sweep)
         out = args.out or str(Path("rtclab-out") / f"sweep-{sweep.name}")
+        lock_out(out, out)
         res = run_sweep(sweep, out, workers=args.workers, resume=args.resume,
                         progress=None if not args.no_progress else False, report=not args.no_plots,
-                        backend=args.backend, address=args.address)
+                        backend=args.backend, address=args.address, force=args.force)
     except (SweepError, OutputError) as e:
         raise UserError(str(e)) from e
     except ConfigError as e:
@@ -372,7 +385,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError
+    from rtclab.output import OutputError, lock_out
     from rtclab.suites import SuiteError, format_rows, run_suite
 
     ccs = args.cc or ["gcc"]
@@ -380,8 +393,9 @@ def cmd_suite(args: argparse.Namespace) -> int:
         raise UserError("--workers must be at least 1")
     out = args.out or f"rtclab-out/suite-{args.suite}"
     try:
+        lock_out(out, out)
         rows = run_suite(args.suite, list(dict.fromkeys(ccs)), seeds=args.seeds, out=out, workers=args.workers,
-                         resume=args.resume, progress=None if not args.no_progress else False)
+                         resume=args.resume, progress=None if not args.no_progress else False, force=args.force)
     except (SuiteError, OutputError) as e:
         raise UserError(str(e)) from e
     print(format_rows(rows))
@@ -416,12 +430,12 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
     pts = None
     if args.sdp:
+        from rtclab.inputs import InputFileError, read_input_text
+
         try:
-            pts = sdp_payload_types(Path(args.sdp).read_text())
-        except OSError as e:
-            raise UserError(f"{args.sdp}: {e.strerror or e}") from e
-        except UnicodeDecodeError as e:
-            raise UserError(f"{args.sdp}: not a text file ({e.reason})") from e
+            pts = sdp_payload_types(read_input_text(args.sdp, "sdp"))
+        except InputFileError as e:
+            raise UserError(str(e)) from e
     try:
         r = classify_capture(args.pcap, pts)
     except OSError as e:
@@ -451,7 +465,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
     from rtclab.output import OutputError
     from importlib import import_module
 
-    from rtclab.repro import PAPERS, format_table, run_jobs, write_outputs
+    from rtclab.repro import PAPERS, check_data, format_table, run_jobs, write_outputs
 
     if args.runs < 1:
         raise UserError("--runs must be at least 1")
@@ -459,6 +473,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
         raise UserError(f"repro {args.paper}: unknown (accepted: {', '.join(PAPERS)})")
     build = import_module(f"rtclab.repro.{args.paper}").build
     out = args.out or f"rtclab-out/repro-{args.paper}"
+    check_data(args.paper)
     _check_out(out)
     if args.only is not None:
         import inspect
@@ -503,7 +518,6 @@ def cmd_repro(args: argparse.Namespace) -> int:
 
 def cmd_metis(args: argparse.Namespace) -> int:
     from rtclab.metis import command
-    from rtclab.metis.pensieve import DataMissing
     from rtclab.output import OutputError, write_atomically
 
     rtc = args.action == "rtc"
@@ -575,12 +589,38 @@ def cmd_hairpin(args: argparse.Namespace) -> int:
         for d in c["first"]:
             print(f"  differs: {d}")
     else:
-        print("no published table found to compare with (give --compare FILE)")
+        print(f"no published table for λ = {args.lambda_:g} (the authors published 1e-4 and 1e-7; "
+              "give --compare FILE for another)")
     try:
         path = hairpin.write_table(out, args.lambda_, table, info)
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")
+    return 0
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from rtclab import datasets
+
+    if args.action == "list":
+        rows = datasets.summary_rows()
+        print(tabulate([[r["set"], r["files"], f"{r['bytes'] / 1e6:.1f} MB", r["licence"], r["source"], r["commit"],
+                         r["read from"], r["used by"]] for r in rows],
+                       headers=["set", "files", "size", "licence", "source", "commit", "read from", "used by"],
+                       tablefmt="simple", disable_numparse=True))
+        print(f"shipped in {datasets.DATA_ROOT} (README.md: provenance; licenses/: licence texts)")
+        return 0
+    problems = datasets.verify()
+    n = len(datasets.files())
+    for pr in problems:
+        print(f"{pr.path}: {pr.what}")
+    if problems:
+        print(f"error: {len(problems)} problem(s) in {datasets.DATA_ROOT} against its manifest ({n} files); "
+              "reinstall rtclab (in a clone: `git checkout -- python/rtclab/data`)", file=sys.stderr)
+        return 1
+    print(f"all {n} files match the manifest (size and SHA-256) in {datasets.DATA_ROOT}")
     return 0
 
 
@@ -626,6 +666,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, help="root random seed (default: the scenario's, else 1)")
     c.add_argument("--runs", type=int, default=1, help="runs per engine (seeds seed, seed+1, ...); metrics are averaged (default: %(default)s)")
     c.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    c.add_argument("--strict", action="store_true",
+                   help="exit with status 1 when any toleranced metric is outside its tolerance (results are "
+                        "written either way; default: exit 0, the verdict is in the output)")
     c.set_defaults(func=cmd_compare)
 
     emu = sub.add_parser("emu", help="emulator tools")
@@ -639,6 +682,9 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--capture-at", choices=["delivered", "sent"], default="delivered",
                     help="the capture's packets as delivered or as the programs sent them (for `rtclab classify`)")
     sh.add_argument("--no-plots", action="store_true", help="with --out: skip PNG plots and the HTML report")
+    sh.add_argument("--tcp-cc", metavar="NAME",
+                    help="kernel TCP congestion controller for your programs in both namespaces (default: the "
+                         "host's, `sysctl net.ipv4.tcp_congestion_control`; the scenario's flows' cc does not apply)")
     sh.epilog = "Everything after `--` is the command to run in the sender namespace (default: $SHELL)."
     sh.set_defaults(func=cmd_emu_shell)
 
@@ -659,6 +705,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--address", help="ray: the cluster's head (host:port); default: a Ray instance on this machine")
     sw.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
     sw.add_argument("--no-plots", action="store_true", help="skip the aggregated report")
+    sw.add_argument("--force", action="store_true",
+                    help="run even a sweep of more than 10,000 runs (refused otherwise, with its estimated cost)")
     sw.set_defaults(func=cmd_sweep)
 
     su = sub.add_parser("suite", help="run a standard test suite (RFC 8867, RFC 8869) for one or more controllers")
@@ -670,6 +718,8 @@ def build_parser() -> argparse.ArgumentParser:
     su.add_argument("--workers", type=int, help="processes (default: every core)")
     su.add_argument("--resume", action="store_true", help="continue a suite in --out: run only what is missing")
     su.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    su.add_argument("--force", action="store_true",
+                    help="run even a suite of more than 10,000 runs (refused otherwise, with its estimated cost)")
     su.set_defaults(func=cmd_suite)
 
     cl = sub.add_parser("classify", help="traffic composition of a capture: media, FEC, retransmission, "
@@ -716,7 +766,8 @@ def build_parser() -> argparse.ArgumentParser:
     ht = hp_sub.add_parser("table", help="solve the whole table and compare it with the published one")
     ht.add_argument("--lambda", dest="lambda_", type=float, default=1e-4,
                     help="weight of the bandwidth cost (default: %(default)g, the dissertation's; 1e-7: the released scripts')")
-    ht.add_argument("--compare", metavar="FILE", help="a published beta-array-*.bin (default: shared/data/hairpin's, if found)")
+    ht.add_argument("--compare", metavar="FILE", help="a published beta-array-*.bin (default: the authors' table shipped with "
+                                                  "rtclab for lambda 1e-4 and 1e-7)")
     ht.add_argument("--out", help="output directory (default: rtclab-out/hairpin-table-<lambda>)")
     ht.set_defaults(func=cmd_hairpin)
     hc = hp_sub.add_parser("cell", help="the parity count for one situation")
@@ -731,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
     mp_sub = mp.add_subparsers(dest="action", metavar="ACTION", required=True)
     mc = mp_sub.add_parser("convert", help="Pensieve's released actor -> tree.json (+ SVG/HTML view)")
     mc.add_argument("--traces", metavar="DIR", help="trace folder in <seconds> <Mbit/s> format (default: the Norway set "
-                                                    "in shared/data/pensieve); every 5th trace is held out for testing")
+                                                    "shipped with rtclab); every 5th trace is held out for testing")
     mc.add_argument("--iterations", type=int, default=50, help="DAgger iterations (default: %(default)s)")
     mc.add_argument("--videos", type=int, default=10, help="rollouts per iteration (default: %(default)s)")
     mc.add_argument("--max-leaves", type=int, default=200, help="leaf budget for pruning (default: %(default)s)")
@@ -763,6 +814,12 @@ def build_parser() -> argparse.ArgumentParser:
     mr.add_argument("--out", help="output directory (default: rtclab-out/metis-rtc)")
     mr.set_defaults(func=cmd_metis)
 
+    da = sub.add_parser("data", help="the third-party data shipped with rtclab (models, traces, tables)")
+    da.add_argument("action", choices=["list", "verify"],
+                    help="list: the sets, their sources and licences; verify: every file against the manifest's "
+                         "size and SHA-256 (exit 1 on any difference)")
+    da.set_defaults(func=cmd_data)
+
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu", "process"],
                    help="sim: the simulation loop; emu: emulator throughput and timing; process: whole "
@@ -771,6 +828,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", help="directory for bench.json")
     b.add_argument("--repeat", type=int, default=None,
                    help="runs; the best and the median are reported (default: 5 for sim, 3 for process)")
+    b.add_argument("--no-progress", action="store_true", help="no step lines on stderr (shown on a terminal)")
     b.set_defaults(func=cmd_bench)
     return p
 
@@ -832,13 +890,18 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except DataMissing as e:
+        # A command that needs a data set it cannot find: exit 2 and say which, never a partial result.
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except ConfigError as e:
         # A scenario built by rtclab itself (a reproduction's, a sweep's axis values) that its
         # own checks refused: one line, not a traceback.
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing was written", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        # A sweep or suite says what its store kept and how to resume; anything else wrote nothing.
+        print(f"\ninterrupted: {getattr(e, 'message', None) or 'nothing was written'}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError as e:
         from rtclab.runner import MemoryLimitExceeded

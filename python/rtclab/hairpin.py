@@ -1,18 +1,17 @@
 """Hairpin's offline table from Python: `rtclab hairpin table` and `rtclab hairpin cell`.
 
 The solver is ours (`crates/rtclab-transport/src/hairpin/`, docs/algorithms/hairpin.md); the
-tables the authors published (hkust-spark/hairpin `model/`, in `shared/data/hairpin/`) are only
+tables the authors published (hkust-spark/hairpin `model/`, shipped in `rtclab/data/hairpin/`) are only
 compared against, cell by cell.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
-from rtclab import _core
+from rtclab import _core, datasets
 
 LOSS_STEPS, FRAME_SIZES, LAYERS, PACKETS = 51, 11, 15, 55
 CELLS = LOSS_STEPS * FRAME_SIZES * LAYERS * PACKETS
@@ -33,14 +32,10 @@ def published_name(lam: float) -> str:
     return f"beta-array-rtx1-cap0-coeff{lam:.0e}.bin"
 
 
-def published_dir() -> Path | None:
-    """Where the published tables are: $RTCLAB_HAIRPIN_TABLES, else shared/data/hairpin beside
-    the checkout."""
-    env = os.environ.get("RTCLAB_HAIRPIN_TABLES")
-    cands = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    cands += [p / "shared" / "data" / "hairpin" for p in here.parents]
-    return next((c for c in cands if c.is_dir()), None)
+def published_dir() -> Path:
+    """Where the published tables are: the copy shipped with rtclab, or $RTCLAB_HAIRPIN_TABLES
+    (`rtclab.datasets`; raises DataMissing)."""
+    return datasets.locate("hairpin")
 
 
 def solve(lam: float, threads: int = 0) -> tuple[bytes, float]:
@@ -93,8 +88,8 @@ def table_report(lam: float, compare_with: str | None) -> tuple[bytes, dict]:
     if n:
         info["golden_vectors"] = {"matching": ok, "checked": n}
     path = Path(compare_with) if compare_with else None
-    if path is None and (d := published_dir()) is not None and (d / published_name(lam)).is_file():
-        path = d / published_name(lam)
+    if path is None and (published_dir() / published_name(lam)).is_file():
+        path = published_dir() / published_name(lam)
     if path is not None:
         info["published"] = {"file": str(path), **compare(table, path.read_bytes())}
     return table, info

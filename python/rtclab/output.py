@@ -10,13 +10,20 @@ is replaced only when it holds that marker and nothing beyond the files the mark
 The current directory (or any directory above it) and a directory that holds the run's own
 inputs are never replaced. A temporary directory left by a killed run carries a marker with
 its process id and is removed by the next run writing beside it, once that process is gone.
+
+The marker also records each file's size and modification time: a file changed since rtclab
+wrote it (a user's edit to `summary.json`, a note added to `report.html`) counts as the user's,
+so the folder is not replaced and the message names the file. One process at a time writes to an
+output folder: `lock_out` takes an advisory lock (`.NAME.lock` beside the folder, flock) for the
+whole command, and a second command aimed at the same folder is refused at once.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
-import re
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -79,6 +86,7 @@ def sweep_leftovers(parent: Path) -> list[Path]:
         candidates = [p for p in parent.iterdir() if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name)]
     except OSError:
         return removed
+    _stale_locks(parent)
     for p in candidates:
         pid = _leftover_pid(p)
         if pid is None:
@@ -88,6 +96,26 @@ def sweep_leftovers(parent: Path) -> list[Path]:
         shutil.rmtree(p, ignore_errors=True)
         removed.append(p)
     return removed
+
+
+def _stale_locks(parent: Path) -> None:
+    """Removes lock files of rtclab processes that were killed (their lock is free again)."""
+    try:
+        names = [p for p in parent.iterdir() if p.name.startswith(".") and p.name.endswith(".lock")]
+    except OSError:
+        return
+    for p in names:
+        try:
+            with open(p, "r+") as f:
+                if not f.read(64).startswith(LOCK_TAG):
+                    continue  # not ours
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its process is alive and writing
+                os.unlink(p)
+        except OSError:
+            continue
 
 
 def check_replaceable(out: Path, out_arg: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
@@ -125,6 +153,88 @@ def check_replaceable(out: Path, out_arg: str, inputs: Iterable[str | os.PathLik
         raise OutputError(
             f"--out {out_arg}: holds files rtclab did not write ({shown}); it will not replace them: {hint}"
         )
+    edited = [name for name, stamp in (marker.get("stamps") or {}).items() if _stamp(out / name) != stamp]
+    if edited:
+        shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
+        raise OutputError(
+            f"--out {out_arg}: {shown} changed since rtclab wrote {'them' if len(edited) > 1 else 'it'} (your edits?); "
+            f"rtclab will not replace a changed file: {hint}"
+        )
+
+
+def _stamp(p: Path) -> list[int] | None:
+    """A written file's [size, mtime in ns]: what tells a later edit apart (None: gone or a directory)."""
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns] if p.is_file() else None
+
+
+#: How rtclab's lock files begin (so that only ours are ever cleaned up).
+LOCK_TAG = "rtclab lock, pid"
+#: Locks this process holds (path -> open file), kept until it exits or `unlock_out`.
+_LOCKS: dict[str, object] = {}
+
+
+def lock_out(out: str | os.PathLike, out_arg: str | None = None) -> None:
+    """Takes the advisory lock of output folder `out` for this process (idempotent), or raises
+    OutputError if another process holds it: two commands writing one folder would silently
+    replace one result by the other. The lock file `.NAME.lock` sits beside the folder (the
+    folder itself may not exist yet, and is swapped as a whole) and is removed on release."""
+    out = Path(out).absolute()
+    path = out.parent / f".{out.name}.lock"
+    key = str(path)
+    if key in _LOCKS:
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out_arg or out}: cannot create {out.parent}: {e.strerror or e}") from e
+    while True:
+        try:
+            f = open(path, "a+")
+        except OSError as e:
+            raise OutputError(f"--out {out_arg or out}: cannot write beside it ({path}: {e.strerror or e})") from e
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise OutputError(f"--out {out_arg or out}: another rtclab command is writing it right now ({holder}); "
+                              "wait for it to finish or choose another --out") from None
+        # The file may have been removed by its previous holder between our open and our lock:
+        # then the lock is on a name nobody else sees; take the new one instead.
+        try:
+            same = os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        f.close()
+    f.seek(0)
+    f.truncate()
+    f.write(f"{LOCK_TAG} {os.getpid()}\n")
+    f.flush()
+    _LOCKS[key] = f
+    import atexit
+
+    atexit.register(unlock_out, out)
+
+
+def unlock_out(out: str | os.PathLike) -> None:
+    """Releases `lock_out`'s lock of `out` (and removes its file) if this process holds it."""
+    out = Path(out).absolute()
+    path = out.parent / f".{out.name}.lock"
+    f = _LOCKS.pop(str(path), None)
+    if f is None:
+        return
+    try:
+        os.unlink(path)  # still locked by us: nobody else can be using this name's file
+    except OSError:
+        pass
+    f.close()
 
 
 def _umask() -> int:
@@ -146,6 +256,16 @@ def write_atomically(
     out = Path(out_dir).absolute()
     inputs = [Path(p) for p in inputs]
     check_replaceable(out, str(out_dir), inputs)
+    held = str(out.parent / f".{out.name}.lock") in _LOCKS
+    lock_out(out, str(out_dir))  # the API's writers too: never two swaps of one folder at once
+    try:
+        return _write_locked(out, out_dir, fill, inputs, kind, source)
+    finally:
+        if not held:
+            unlock_out(out)
+
+
+def _write_locked(out: Path, out_dir, fill, inputs, kind, source) -> Path:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         sweep_leftovers(out.parent)
@@ -157,7 +277,8 @@ def write_atomically(
         fill(tmp)
         (tmp / TMP_MARKER).unlink()
         files = _listing(tmp)
-        marker = {"rtclab_version": _core.__version__, "kind": kind, "files": files}
+        marker = {"rtclab_version": _core.__version__, "kind": kind, "files": files,
+                  "stamps": {x: _stamp(tmp / x) for x in files if not x.endswith("/")}}
         if source is not None:
             marker["source"] = source
         (tmp / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")

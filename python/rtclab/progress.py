@@ -54,3 +54,27 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+class Stages:
+    """A long command made of a few long steps (`rtclab bench`): one line per step on stderr,
+    `bench sim [3/9] gcc call, 300 s (gcc) ...`, under the same rule as the bar (a terminal, or
+    RTCLAB_PROGRESS=1), and the time each took once it is done."""
+
+    def __init__(self, label: str, total: int, enabled: bool | None = None):
+        if enabled is None:
+            enabled = sys.stderr.isatty() or os.environ.get("RTCLAB_PROGRESS") == "1"
+        self.label, self.total, self.enabled = label, total, enabled
+        self.k, self.t0 = 0, None
+
+    def stage(self, what: str) -> None:
+        self.done()
+        self.k += 1
+        self.t0 = time.perf_counter()
+        if self.enabled:
+            print(f"{self.label} [{self.k}/{self.total}] {what} ...", file=sys.stderr, end="", flush=True)
+
+    def done(self) -> None:
+        if self.t0 is not None and self.enabled:
+            print(f" {time.perf_counter() - self.t0:.1f} s", file=sys.stderr, flush=True)
+        self.t0 = None

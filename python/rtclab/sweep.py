@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -84,6 +85,18 @@ class Sweep:
     text: str = ""
     #: Also run every flow entry of every point alone, and report each flow's harm.
     harm: bool = False
+
+    def point_count(self) -> int:
+        """How many points `points()` gives, without drawing them."""
+        if not self.axes:
+            return 1
+        if self.mode == "grid":
+            return math.prod(len(a.values) for a in self.axes)
+        return self.samples
+
+    def run_count(self) -> int:
+        """Runs the sweep asks for (points × seeds; `harm` adds each flow entry alone on top)."""
+        return self.point_count() * len(self.seeds)
 
     def points(self) -> list[dict[str, Any]]:
         """The axis values of every point, in a fixed order."""
@@ -163,9 +176,12 @@ def load_sweep(sweep: str | os.PathLike) -> Sweep:
     """Reads a sweep file (or TOML text)."""
     p = Path(sweep) if "\n" not in str(sweep) else None
     if p is not None:
-        if not p.is_file():
-            raise SweepError(f"{sweep}: no such sweep file")
-        text, base_dir = p.read_text(encoding="utf-8"), p.resolve().parent
+        from rtclab.inputs import InputFileError, read_input_text
+
+        try:
+            text, base_dir = read_input_text(p, "sweep"), p.resolve().parent
+        except InputFileError as e:
+            raise SweepError(str(e)) from None
     else:
         text, base_dir = str(sweep), Path.cwd()
     try:
@@ -182,15 +198,20 @@ def load_sweep(sweep: str | os.PathLike) -> Sweep:
     if isinstance(scn, dict):
         base = ScenarioSource(json.dumps(scn), "json", str(base_dir), "<sweep scenario>")
     elif isinstance(scn, str):
+        from rtclab.scenarios import ScenarioNotFound
+
         f = base_dir / scn
-        base = load_scenario(f if f.is_file() else scn)
+        try:
+            base = load_scenario(f if f.is_file() else scn)
+        except ScenarioNotFound as e:
+            raise SweepError(f"sweep: scenario = {scn!r}: {e}") from None
     else:
         raise SweepError("sweep: scenario must be a file name, a built-in name or a table")
     seeds = doc.get("seeds", 1)
     if isinstance(seeds, bool) or not (isinstance(seeds, int) and seeds >= 1 or
                                        isinstance(seeds, list) and seeds and all(isinstance(s, int) and s >= 0 for s in seeds)):
         raise SweepError(f"sweep: seeds must be a count >= 1 or a non-empty list of seeds, got {seeds!r}")
-    seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(dict.fromkeys(seeds))
+    seeds = range(1, seeds + 1) if isinstance(seeds, int) else list(dict.fromkeys(seeds))
     mode = doc.get("mode", "grid")
     if mode not in MODES:
         raise SweepError(f"sweep: mode {mode!r} is unknown; accepted: {', '.join(MODES)}")
@@ -450,6 +471,8 @@ def _open_store(out: Path, sweep: Sweep, resume: bool) -> None:
     from rtclab.output import MARKER, OutputError
 
     marker = out / STORE_MARKER
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out}: exists and is not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):
         try:
             info = json.loads(marker.read_text(encoding="utf-8"))
@@ -462,10 +485,13 @@ def _open_store(out: Path, sweep: Sweep, resume: bool) -> None:
         return
     if (out / MARKER).exists():
         raise OutputError(f"--out {out}: is a run's result folder, not a sweep store; choose another --out")
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "sweep.toml").write_text(sweep.text, encoding="utf-8")
-    marker.write_text(json.dumps({"rtclab_version": _core.__version__, "sweep_hash": _sweep_hash(sweep),
-                                  "name": sweep.name}, indent=1) + "\n", encoding="utf-8")
+    try:
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        (out / "sweep.toml").write_text(sweep.text, encoding="utf-8")
+        marker.write_text(json.dumps({"rtclab_version": _core.__version__, "sweep_hash": _sweep_hash(sweep),
+                                      "name": sweep.name}, indent=1) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the sweep store there: {e.strerror or e}") from None
 
 
 def _sweep_hash(sweep: Sweep) -> str:
@@ -611,17 +637,19 @@ class SweepOutcome:
 
 def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers: Optional[int] = None,
               resume: bool = False, progress: bool | None = None, report: bool = True,
-              backend: str = "local", address: Optional[str] = None) -> SweepOutcome:
+              backend: str = "local", address: Optional[str] = None, force: bool = False) -> SweepOutcome:
     """Runs every missing run of the sweep into the store `out` on `workers` processes
     (default: every core), or with `backend="ray"` as Ray tasks (`address`: a cluster's head,
     host:port; none: a Ray instance on this machine with `workers` CPUs); rebuilds the
-    catalog and (unless `report=False`) the report."""
+    catalog and (unless `report=False`) the report. A sweep of more than MAX_RUNS runs is
+    refused (SweepError with the estimate) unless `force=True`."""
     if backend not in ("local", "ray"):
         raise SweepError(f"--backend {backend}: unknown; accepted: local, ray")
     if address and backend != "ray":
         raise SweepError("--address applies to --backend ray only")
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
+    check_size(sweep.run_count(), f"sweep {sweep.name}", _size_detail(sweep), sweep.base, workers, force)
     runs = plan(sweep)
     if backend == "ray":  # before the store exists: a bad address leaves nothing behind
         try:
@@ -640,6 +668,50 @@ def run_sweep(sweep: Sweep | str | os.PathLike, out: str | os.PathLike, workers:
     return SweepOutcome(out, len(runs), already, ran, time.perf_counter() - t0)
 
 
+#: Runs beyond which a sweep or a suite needs `--force` (as a run beyond its cost limits does):
+#: a typo such as `samples = 1000000` or `--seeds 1000000` should not start at once.
+MAX_RUNS = 10_000
+
+
+def _size_detail(sweep: Sweep) -> str:
+    pts = (" × ".join(str(len(a.values)) for a in sweep.axes) + " grid points" if sweep.mode == "grid" and sweep.axes
+           else f"{sweep.point_count():,} {sweep.mode} samples" if sweep.axes else "1 point")
+    return f"{pts} × {len(sweep.seeds):,} seed(s)"
+
+
+def check_size(runs: int, what: str, detail: str, base: Any, workers: Optional[int], force: bool,
+               narrow: str = "the axes, samples or seeds") -> None:
+    """Refuses more than MAX_RUNS runs unless `force`, printing what they would cost: the base
+    scenario's cost bound (`rtclab validate`) times the runs, spread over the workers."""
+    if runs <= MAX_RUNS or force:
+        return
+    est = ""
+    try:
+        from rtclab.scenarios import validate
+
+        hops = validate(base)["cost"]["packet_hops"] if base is not None else None
+    except Exception:  # the estimate is a courtesy; the refusal stands without it
+        hops = None
+    if hops:
+        cores = workers or os.cpu_count() or 1
+        secs = hops / SIM_PACKET_HOPS_PER_S * runs / cores
+        est = f"; at most about {_human(secs)} on {cores} core(s) (the base scenario's cost bound × runs)"
+    raise SweepError(f"{what}: {runs:,} runs ({detail}), above the limit of {MAX_RUNS:,}{est}; add --force to run "
+                     f"it anyway, or narrow {narrow}")
+
+
+#: The simulator's packet-hops per second on one core, for estimates (docs/benchmarks.md;
+#: the scenario crate's cost bound uses the same figure).
+SIM_PACKET_HOPS_PER_S = 4.7e6
+
+
+def _human(secs: float) -> str:
+    for unit, n in (("days", 86400), ("h", 3600), ("min", 60)):
+        if secs >= 2 * n:
+            return f"{secs / n:,.0f} {unit}"
+    return f"{secs:.0f} s"
+
+
 def _cost_estimate(spec: RunSpec) -> float:
     """A run's relative cost for ordering only: simulated seconds × flows (stable for ties)."""
     import re
@@ -652,10 +724,44 @@ def _cost_estimate(spec: RunSpec) -> float:
     return secs * flows
 
 
+class Interrupted(KeyboardInterrupt):
+    """A sweep or suite stopped by Ctrl-C or SIGTERM: what it kept in its store and how to go on."""
+
+    def __init__(self, kept: int, total: int, out: Path):
+        from rtclab import runner
+
+        self.kept, self.total, self.out = kept, total, out
+        cmd = runner.COMMAND_LINE or "the same command"
+        if runner.COMMAND_LINE and "--resume" not in runner.COMMAND_LINE.split():
+            cmd += " --resume"
+        self.message = (f"{kept:,} of {total:,} runs are kept in {out} (every finished run is stored); "
+                        f"`{cmd}` runs the rest")
+        super().__init__(self.message)
+
+
 def execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: bool | None, label: str, base_dir: str,
             backend: str = "local", address: Optional[str] = None) -> tuple[int, int]:
     """Runs those of `runs` whose folder is not yet in the store `out` (its `runs/` exists);
-    returns (already there, run now)."""
+    returns (already there, run now). Ctrl-C or SIGTERM raises `Interrupted` with the count kept."""
+    try:
+        return _execute(runs, out, workers, progress, label, base_dir, backend, address)
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        import signal
+
+        # The count takes a moment: a second Ctrl-C or SIGTERM must not cut it with a traceback.
+        prev = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            kept = sum(_complete(out / "runs" / r.key) for r in runs)
+        finally:
+            signal.signal(signal.SIGINT, prev[0])
+            signal.signal(signal.SIGTERM, prev[1])
+        raise Interrupted(kept, len(runs), out) from None
+
+
+def _execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: bool | None, label: str, base_dir: str,
+             backend: str = "local", address: Optional[str] = None) -> tuple[int, int]:
     from rtclab.output import sweep_leftovers
     from rtclab.progress import ProgressBar
 

@@ -159,6 +159,16 @@ impl Video {
                 files.len()
             ));
         }
+        if chunks == 0 {
+            return Err("a video needs at least 1 chunk, got chunks = 0".into());
+        }
+        // Checked before anything is allocated: `chunks` may be any number a caller typed.
+        for (name, text) in files {
+            let n = text.split_whitespace().count();
+            if n < chunks {
+                return Err(format!("{name}: {n} chunk sizes, the video needs {chunks}"));
+            }
+        }
         let mut sizes = vec![[0.0; LEVELS]; chunks + 1];
         for (level, (name, text)) in files.iter().enumerate() {
             let vals: Vec<&str> = text.split_whitespace().collect();
@@ -543,6 +553,17 @@ mod tests {
 
     fn noiseless() -> AbrConfig {
         AbrConfig { noise_low: 1.0, noise_high: 1.0, ..AbrConfig::default() }
+    }
+
+    #[test]
+    fn a_video_of_zero_or_too_many_chunks_is_refused_before_allocating() {
+        let files: Vec<(String, String)> =
+            (0..LEVELS).map(|l| (format!("video_size_{l}"), "1000\n".repeat(49))).collect();
+        assert!(Video::parse(&files, 48).is_ok());
+        assert!(Video::parse(&files, 0).unwrap_err().contains("at least 1 chunk"));
+        // 10^12 chunks would ask for 48 TB: the file's 49 sizes refuse it first.
+        let e = Video::parse(&files, 1_000_000_000_000).unwrap_err();
+        assert!(e.contains("49 chunk sizes, the video needs 1000000000000"), "{e}");
     }
 
     #[test]

@@ -201,6 +201,9 @@ pub struct QueueConfig {
     /// A name from the queue registry (`rtclab_net::queues`); default "droptail".
     pub kind: String,
     pub limit: QueueLimitValue,
+    /// Whether the scenario wrote `limit` (else the default, 1 BDP, applies): error messages
+    /// about a limit the user never wrote say so.
+    pub limit_given: bool,
     /// RTT used to turn a "bdp" limit into bytes; default: the largest flow RTT.
     pub bdp_rtt: Option<Duration>,
     /// Every other key: the discipline's parameters by name.
@@ -216,6 +219,7 @@ impl Default for QueueConfig {
         QueueConfig {
             kind: "droptail".into(),
             limit: default_queue_limit(),
+            limit_given: false,
             bdp_rtt: None,
             params: Default::default(),
         }
@@ -235,7 +239,10 @@ impl<'de> Deserialize<'de> for QueueConfig {
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "kind" => q.kind = map.next_value()?,
-                        "limit" => q.limit = map.next_value()?,
+                        "limit" => {
+                            q.limit = map.next_value()?;
+                            q.limit_given = true;
+                        }
                         "bdp_rtt" => q.bdp_rtt = Some(map.next_value()?),
                         _ => {
                             let v: ParamValue = map.next_value()?;

@@ -73,7 +73,24 @@ fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
     let line = line_of(text, span.start);
     let spanned = text.get(span.clone()).unwrap_or("").trim();
     let src_line = text.lines().nth(line - 1).unwrap_or("").trim();
-    let detail = if msg.starts_with("duplicate key") {
+    let detail = if msg.contains(" as i128") {
+        // The TOML reader's own integer is 64-bit: a larger number (a seed of 2^64, say)
+        // fails before any field is known, so the key is taken from the line.
+        let key = src_line.split_once('=').map_or("a value", |(k, _)| k.trim());
+        let shown = key.trim_matches('"');
+        let hint = if shown == "seed" {
+            format!("; a seed up to {} can be given with --seed", u64::MAX)
+        } else {
+            String::new()
+        };
+        return ConfigError::new(
+            format!("line {line}"),
+            format!(
+                "`{shown}`: the number {spanned} is too large for TOML (integers are at most {}){hint}",
+                i64::MAX
+            ),
+        );
+    } else if msg.starts_with("duplicate key") {
         let key = spanned.trim_start_matches('[').trim_end_matches(']').trim();
         format!("duplicate key `{key}`: it is already set earlier in the same table")
     } else if let Some((key, v)) = src_line.split_once('=') {
@@ -117,6 +134,10 @@ fn serde_error(path: &str, m: &str) -> ConfigError {
     let typed = m.strip_prefix("invalid type: ").or_else(|| m.strip_prefix("invalid value: "));
     if let Some((got, expected)) = typed.and_then(|r| r.rsplit_once(", expected ")) {
         let want = match expected {
+            // A flow entry's count is a u32 whose 0 is refused later: say the range it accepts.
+            "u32" if path.ends_with(".count") => {
+                format!("a whole number from 1 to {}", resolve::MAX_FLOWS)
+            }
             "u8" => format!("a whole number from 0 to {}", u8::MAX),
             "u16" => format!("a whole number from 0 to {}", u16::MAX),
             "u32" => format!("a whole number from 0 to {}", u32::MAX),

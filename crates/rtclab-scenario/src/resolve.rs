@@ -277,7 +277,7 @@ pub struct MetricsSpec {
     pub fairness_window: TimeDelta,
 }
 
-const MAX_FLOWS: usize = 10_000;
+pub const MAX_FLOWS: usize = 10_000;
 const MIN_PACKET: u64 = 64;
 const MAX_PACKET: u64 = 65_535;
 
@@ -297,6 +297,17 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
         let at = |field: &str| format!("flows[{i}].{field}");
         if f.count == 0 {
             return Err(ConfigError::new(at("count"), "must be at least 1"));
+        }
+        // Before a single flow is built: `count = 1000000` must not allocate its flows first.
+        if flows.len() + f.count as usize > MAX_FLOWS {
+            return Err(ConfigError::new(
+                at("count"),
+                format!(
+                    "{} flows in all ({} before this entry), above the limit of {MAX_FLOWS}",
+                    flows.len() + f.count as usize,
+                    flows.len()
+                ),
+            ));
         }
         let (path, reverse_path) = flow_paths(f, &topo, &at)?;
         let access_rtt = match (f.rtt, topo.shorthand) {
@@ -540,12 +551,6 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                 reversed,
                 jitter: f.jitter.map_or(TimeDelta::ZERO, |d| d.0),
             });
-        }
-        if flows.len() > MAX_FLOWS {
-            return Err(ConfigError::new(
-                at("count"),
-                format!("more than {MAX_FLOWS} flows in all"),
-            ));
         }
     }
 
@@ -1295,9 +1300,8 @@ fn tree_spec(
         ));
     };
     let path = base_dir.join(&t.file);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        ConfigError::new(at("media.tree.file"), format!("cannot read {}: {e}", path.display()))
-    })?;
+    let text = read_input_file(&path)
+        .map_err(|e| ConfigError::new(at("media.tree.file"), format!("{}: {e}", path.display())))?;
     let tree = rtclab_learn::tree::FlatTree::from_json(&path.display().to_string(), &text)
         .map_err(|e| ConfigError::new(at("media.tree.file"), e))?;
     let step = t.step.map_or(rtclab_core::TimeDelta::from_millis(60), |d| d.0);
@@ -1882,8 +1886,25 @@ fn param_values(
     given: &std::collections::BTreeMap<String, ParamValue>,
     at: &str,
 ) -> Result<Vec<(String, rtclab_core::params::Value)>, ConfigError> {
+    param_values_of(given, at, None)
+}
+
+/// `param_values` for a table whose accepted keys are known (`known`: the element's parameters
+/// and the table's own keys): a misspelt key is named as unknown whatever its value, so
+/// `queue = { limt = "100pkt" }` says "unknown key `limt`", not that it takes a number.
+fn param_values_of(
+    given: &std::collections::BTreeMap<String, ParamValue>,
+    at: &str,
+    known: Option<&[&str]>,
+) -> Result<Vec<(String, rtclab_core::params::Value)>, ConfigError> {
     let mut out = Vec::new();
     for (name, v) in given {
+        if let Some(known) = known.filter(|k| !k.contains(&name.as_str())) {
+            return Err(ConfigError::new(
+                format!("{at}.{name}"),
+                format!("unknown key `{name}`; accepted: {}", known.join(", ")),
+            ));
+        }
         let v = match v {
             ParamValue::Bool(b) => rtclab_core::params::Value::Bool(*b),
             ParamValue::Num(x) => rtclab_core::params::Value::Num(*x),
@@ -1951,6 +1972,17 @@ fn link_spec(
         }
     };
     if let QueueLimit::Bytes(b) = queue_limit {
+        if b < 1500 && !q.limit_given {
+            // The user wrote no limit: say that the default is what does not fit, and what to write.
+            return Err(ConfigError::new(
+                format!("{at}.queue"),
+                format!(
+                    "the default queue limit (1 BDP: {b} bytes at the link's mean capacity {mean} and \
+                     RTT {bdp_rtt}) is smaller than one packet; set a limit, e.g. \
+                     queue = {{ limit = \"20pkt\" }} or {{ limit = \"100ms\" }}"
+                ),
+            ));
+        }
         if b < 1500 {
             return Err(ConfigError::new(
                 format!("{at}.queue.limit"),
@@ -1982,7 +2014,10 @@ fn link_spec(
             })
         }
     };
-    let queue_params = param_values(&q.params, &format!("{at}.queue"))?;
+    let queue_known: Option<Vec<&str>> = rtclab_net::queues::params_of(&q.kind).map(|ps| {
+        ["kind", "limit", "bdp_rtt"].into_iter().chain(ps.iter().map(|p| p.name)).collect()
+    });
+    let queue_params = param_values_of(&q.params, &format!("{at}.queue"), queue_known.as_deref())?;
     let wifi = match l.wifi {
         None => None,
         Some(given) => {
@@ -1993,8 +2028,9 @@ fn link_spec(
                      bandwidth trace, not mahimahi delivery opportunities",
                 ));
             }
-            let params = param_values(given, &format!("{at}.wifi"))?;
             let infos = rtclab_net::wifi::params();
+            let known: Vec<&str> = infos.iter().map(|p| p.name).collect();
+            let params = param_values_of(given, &format!("{at}.wifi"), Some(&known))?;
             for (name, value) in &params {
                 rtclab_core::params::check(&infos, name, *value)
                     .map_err(|e| ConfigError::new(format!("{at}.wifi.{name}"), e))?;

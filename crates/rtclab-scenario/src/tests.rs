@@ -504,7 +504,7 @@ fn serde_messages_are_in_the_scenarios_words() {
     let base = "name = \"x\"\nduration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n[[flows]]\nkind = \"tcp\"\ncc = \"cubic\"\nrtt = \"40ms\"\n";
     let e = err(&format!("{base}count = -1\n"));
     assert_eq!(e.path, "flows[0].count");
-    assert_eq!(e.message, "must be a whole number from 0 to 4294967295, got -1");
+    assert_eq!(e.message, "must be a whole number from 1 to 10000, got -1");
     let e = err(&format!("{base}ecn = \"yes\"\n"));
     assert_eq!(e.message, "must be true or false, got \"yes\"");
     let e = err(&base.replace("capacity = \"10Mbps\"\n", ""));
@@ -551,4 +551,39 @@ fn tcp_video_is_checked_and_takes_the_zhuge_defaults() {
     let media = BASE.replace("kind = \"tcp\"", "kind = \"media\"");
     let e = err(&format!("{media}video = {{}}\n"));
     assert_eq!(e.path, "flows[0].video", "{e}");
+}
+
+#[test]
+fn messages_name_what_the_user_wrote_or_did_not_write() {
+    let flow = "[[flows]]\nkind = \"tcp\"\nrtt = \"20ms\"\n";
+    // The default limit on a slow link: the key the user never wrote is not blamed.
+    let e = err(&format!("duration = \"5s\"\n[link]\ncapacity = \"100kbps\"\n{flow}"));
+    assert_eq!(e.path, "link.queue");
+    assert!(e.message.contains("the default queue limit (1 BDP") && e.message.contains("set a limit"), "{e}");
+    // ... while a limit the user wrote is named as theirs.
+    let e = err(&format!(
+        "duration = \"5s\"\n[link]\ncapacity = \"100kbps\"\nqueue = {{ limit = \"1bdp\" }}\n{flow}"
+    ));
+    assert_eq!(e.path, "link.queue.limit");
+    // A misspelt queue key is unknown, whatever its value.
+    let e = err(&format!(
+        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\nqueue = {{ limt = \"100pkt\" }}\n{flow}"
+    ));
+    assert_eq!(e.path, "link.queue.limt");
+    assert!(e.message.starts_with("unknown key `limt`; accepted: kind, limit, bdp_rtt"), "{e}");
+    let e = err(&format!(
+        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\nqueue = {{ kind = \"codel\", targte = 5 }}\n{flow}"
+    ));
+    assert!(e.message.contains("unknown key `targte`") && e.message.contains("target"), "{e}");
+    // A seed beyond TOML's integers names the key and the way to give it.
+    let e = err(&format!(
+        "duration = \"5s\"\nseed = 18446744073709551616\n[link]\ncapacity = \"10Mbps\"\n{flow}"
+    ));
+    assert!(e.message.contains("`seed`") && e.message.contains("--seed"), "{e}");
+    // A huge count is refused before its flows are built.
+    let e = err(&format!(
+        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n{flow}count = 1000000\n"
+    ));
+    assert_eq!(e.path, "flows[0].count");
+    assert!(e.message.contains("above the limit of 10000"), "{e}");
 }

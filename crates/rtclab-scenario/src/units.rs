@@ -79,9 +79,20 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if v < 0.0 {
         return Err(format!("invalid rate {s:?}: must not be negative"));
     }
-    // `b` is bits, `B` bytes (as in "MB/s"); prefixes k, M, G in either case. Bits are what
-    // links are quoted in, so bytes are said explicitly and converted (never read as bits).
-    let (prefix, per_unit) = match unit.strip_suffix("ps").or_else(|| unit.strip_suffix("PS")) {
+    // The spelling rule: `b` is bits, `B` bytes (as in "MB/s"), and the case of that one letter
+    // is all that tells them apart, so the rest must be written as the rule shows: "ps" in lower
+    // case, prefixes k, M, G in either case. A unit in capitals ("10MBPS", "10KBPS") could mean
+    // either and is refused with both readings; bits are what links are quoted in, so bytes are
+    // said explicitly and converted (never read as bits).
+    if unit.ends_with("PS") || unit.ends_with("Ps") || unit.ends_with("pS") {
+        let chars: Vec<char> = unit.chars().collect();
+        let p: String = chars[..chars.len().saturating_sub(3)].iter().collect();
+        return Err(format!(
+            "invalid rate {s:?}: ambiguous unit {unit:?}: only the case of the b tells bits from bytes, so \"ps\" \
+             must be lower case: write \"{v}{p}bps\" for bits or \"{v}{p}Bps\" for bytes per second"
+        ));
+    }
+    let (prefix, per_unit) = match unit.strip_suffix("ps") {
         Some(p) if p.ends_with('b') => (&p[..p.len() - 1], 1.0),
         Some(p) if p.ends_with('B') => (&p[..p.len() - 1], 8.0),
         _ => return Err(bad()),
@@ -238,6 +249,16 @@ mod tests {
         assert_eq!(parse_rate("10mbps").unwrap(), Rate::from_mbps(10));
         assert!(parse_rate("10Tbps").unwrap_err().contains("bytes per second"));
         assert!(parse_rate("1000000Gbps").unwrap_err().contains("largest"));
+        // Capitals are ambiguous (only the b's case tells bits from bytes): refused with both.
+        for (text, bits, bytes) in [
+            ("10MBPS", "10Mbps", "10MBps"),
+            ("5KBPS", "5Kbps", "5KBps"),
+            ("7mbPS", "7mbps", "7mBps"),
+        ] {
+            let e = parse_rate(text).unwrap_err();
+            assert!(e.contains("ambiguous") && e.contains(bits) && e.contains(bytes), "{e}");
+        }
+        assert!(parse_rate("1µPS").unwrap_err().contains("ambiguous"));
     }
 
     #[test]

@@ -3,7 +3,7 @@ Gymnasium environment, on the Rust core (`rtclab_learn::abr`).
 
 A video of 48 chunks of 4 s at six bitrates (300-4300 kbit/s) is downloaded chunk by chunk over a
 throughput trace (Pensieve's `<seconds> <Mbit/s>` format; default: the 142 Norway HSDPA traces in
-`shared/data/pensieve/traces/norway`), 80 ms RTT, 95 % payload, multiplicative delay noise
+`rtclab/data/pensieve/traces/norway`), 80 ms RTT, 95 % payload, multiplicative delay noise
 U[0.9, 1.1], a 60 s buffer cap. `reset` downloads the first chunk at 750 kbit/s (Pensieve's default);
 each `step(a)` downloads the next chunk at bitrate index `a` and returns its QoE (linear by
 default; `qoe="log"` or `"hd"` as PiTree defines them). 47 decisions per episode.
@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rtclab import _core
+from rtclab.gym import settings
 from rtclab.metis.pensieve import BITRATES_KBPS, load_traces, load_video
 
 
@@ -40,6 +41,8 @@ class AbrEnv(gym.Env):
                  trace_order: str = "random", noise: bool = True, seed: int = 0, chunks: int = 48):
         if trace_order not in ("random", "sequential"):
             raise ValueError(f"trace_order must be 'random' or 'sequential', got {trace_order!r}")
+        seed = settings.seed(seed)
+        chunks = settings.whole("chunks", chunks, 1, 100_000)
         tr = traces if isinstance(traces, list) else load_traces(traces)
         vid = video if isinstance(video, list) else load_video(video)
         self.core = _core.AbrCore(tr, vid, seed=seed, qoe=qoe, noise=noise, chunks=chunks)
@@ -56,6 +59,8 @@ class AbrEnv(gym.Env):
         return self.core.trace_names
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:
+            seed = settings.seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             self.core.reseed(seed)

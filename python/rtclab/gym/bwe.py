@@ -43,9 +43,12 @@ import numpy as np
 from gymnasium import spaces
 
 from rtclab import _core
+from rtclab.gym import settings
 
 FEATURE_NAMES = tuple(_core.BweAgent.feature_names())
 MIN_BPS, MAX_BPS = 10_000.0, 20_000_000.0
+#: A step is at least the simulator's 1 ms metering grain and at most 10 s.
+MIN_STEP_MS, MAX_STEP_MS = 1.0, 10_000.0
 
 DEFAULT_SCENARIO: dict[str, Any] = {
     "name": "bwe-gym-default",
@@ -61,18 +64,24 @@ _ids = itertools.count()
 
 
 def _load(scenario) -> tuple[dict, str]:
-    """(scenario dict, base dir) from a dict, a TOML file path or TOML text."""
+    """(scenario dict, base dir) from a dict, a file, a built-in name or TOML text, read as
+    `rtclab run` reads them (the same checks and messages)."""
     if scenario is None:
         return copy.deepcopy(DEFAULT_SCENARIO), "."
     if isinstance(scenario, dict):
         return copy.deepcopy(scenario), "."
     import tomllib
-    p = Path(scenario)
-    if "\n" not in str(scenario) and p.suffix == ".toml":
-        if not p.is_file():
-            raise FileNotFoundError(f"scenario file {p} does not exist")
-        return tomllib.loads(p.read_text()), str(p.parent)
-    return tomllib.loads(str(scenario)), "."
+
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
+
+    try:
+        src = load_scenario(Path(scenario) if isinstance(scenario, os.PathLike) else str(scenario))
+    except ScenarioNotFound as e:
+        raise ValueError(f"scenario: {e}") from None
+    try:
+        return (json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)), src.base_dir
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"scenario {src.display}: invalid TOML: {e}") from None
 
 
 class BandwidthEstimationEnv(gym.Env):
@@ -81,10 +90,14 @@ class BandwidthEstimationEnv(gym.Env):
     def __init__(self, scenario: dict | str | os.PathLike | None = None, flow: int | str = 0,
                  step_ms: float = 60.0, reward: str | Callable = "network", teacher: str | None = None,
                  seed: int = 0, qoe_fps: float | None = None, delay_weight: float = 1.0, freeze_weight: float = 1.0):
-        if not (step_ms > 0 and np.isfinite(step_ms)):
-            raise ValueError(f"step_ms must be a positive number, got {step_ms}")
+        step_ms = settings.number("step_ms", step_ms, MIN_STEP_MS, MAX_STEP_MS)
         if not (callable(reward) or reward in ("network", "qoe")):
             raise ValueError(f"reward must be 'network', 'qoe' or a callable, got {reward!r}")
+        delay_weight = settings.number("delay_weight", delay_weight, 0.0)
+        freeze_weight = settings.number("freeze_weight", freeze_weight, 0.0)
+        if qoe_fps is not None:
+            qoe_fps = settings.number("qoe_fps", qoe_fps, 0.0, 1000.0, lo_open=True)
+        seed = settings.seed(seed)
         self.base, self.base_dir = _load(scenario)
         flows = self.base.get("flows") or []
         idx = next((i for i, f in enumerate(flows) if f.get("name") == flow), None) if isinstance(flow, str) else flow
@@ -95,7 +108,7 @@ class BandwidthEstimationEnv(gym.Env):
             raise ValueError(f"flow {flow!r} is a {flows[idx].get('kind')!r} flow; the agent drives a media flow")
         self.flow = idx
         media = flows[idx].setdefault("media", {})
-        self.fps = qoe_fps or float(media.get("fps", 30.0))
+        self.fps = qoe_fps if qoe_fps is not None else float(media.get("fps", 30.0))
         self.start_bps = float(_core.parse_rate(str(media.get("start_bitrate", "300kbps"))))
         self.agent = _core.BweAgent(f"gym_agent_{os.getpid()}_{next(_ids)}", start_bps=self.start_bps,
                                     shadow=teacher, min_bps=MIN_BPS, max_bps=MAX_BPS)
@@ -116,6 +129,8 @@ class BandwidthEstimationEnv(gym.Env):
         _core.Simulation(self._text, "json", self.base_dir, seed)  # check the scenario now
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = settings.seed(seed)  # before gymnasium's own check, whose range is narrower
         super().reset(seed=seed)
         if seed is not None:
             self.seed_value = seed
@@ -130,7 +145,15 @@ class BandwidthEstimationEnv(gym.Env):
     def step(self, action):
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
-        bps = float(np.clip(np.asarray(action, dtype=float).reshape(-1)[0], MIN_BPS, MAX_BPS))
+        try:
+            raw = float(np.asarray(action, dtype=float).reshape(-1)[0])
+        except (TypeError, ValueError, IndexError):
+            raise ValueError(f"action {action!r}: not a rate; the action is the estimate in bit/s, one number "
+                             f"(values outside {MIN_BPS:g}..{MAX_BPS:g} are clipped)") from None
+        if not np.isfinite(raw):
+            raise ValueError(f"action {raw}: not a finite rate; the action is the estimate in bit/s "
+                             f"(values outside {MIN_BPS:g}..{MAX_BPS:g} are clipped, NaN and infinities refused)")
+        bps = float(np.clip(raw, MIN_BPS, MAX_BPS))
         self.agent.set_estimate(bps)
         self.t += self.step_s
         done = self.sim.run_until(self.t)

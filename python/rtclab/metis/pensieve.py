@@ -1,22 +1,26 @@
 """Pensieve's released model and data as a Metis teacher (spec `zhuge-metis.md` B.4, B.7).
 
-The actor and critic come from `shared/data/pensieve/pensieve_actor_critic.npz` (hongzimao/pensieve
+The actor and critic come from `rtclab/data/pensieve/pensieve_actor_critic.npz` (hongzimao/pensieve
 `pretrain_linear_reward`, MIT; see that folder's README for provenance). The forward pass is numpy,
 float32 like the original graph: six ReLU branches of 128 units over the 6 × 8 state (the three
 "Conv1D" layers see a length-1 sequence, so only kernel tap 1 meets data), 768 → 128 ReLU, then
 6-way softmax (actor) or one value (critic). `tests/test_learn.py` checks it against the original
 graph's outputs in `reference_io.npz`.
 
-Where the data is: $RTCLAB_PENSIEVE_DATA, else `shared/data/pensieve` beside the checkout.
+Where the data is: the copy shipped with rtclab, or $RTCLAB_PENSIEVE_DATA (`rtclab.datasets`).
 """
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from rtclab import datasets
+from rtclab.datasets import DataMissing
+
+__all__ = ["DataMissing", "data_dir"]
 
 BITRATES_KBPS = (300, 750, 1200, 1850, 2850, 4300)
 FEATURE_NAMES = (["last_bitrate", "buffer"] + [f"throughput_{i}" for i in range(8)]
@@ -26,20 +30,8 @@ _BRANCHES = (("FullyConnected", 0, 7, 1), ("FullyConnected_1", 1, 7, 1), ("Conv1
              ("Conv1D_1", 3, 0, 8), ("Conv1D_2", 4, 0, 6), ("FullyConnected_2", 4, 7, 1))
 
 
-class DataMissing(FileNotFoundError):
-    pass
-
-
 def data_dir() -> Path:
-    env = os.environ.get("RTCLAB_PENSIEVE_DATA")
-    cands = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    cands += [p / "shared" / "data" / "pensieve" for p in here.parents]
-    for c in cands:
-        if (c / "pensieve_actor_critic.npz").is_file():
-            return c
-    raise DataMissing("Pensieve's released model was not found: set RTCLAB_PENSIEVE_DATA to the folder "
-                      "holding pensieve_actor_critic.npz (shared/data/pensieve)")
+    return datasets.locate("pensieve")
 
 
 def load_traces(folder: str | Path | None = None, prefix: str = "") -> list[tuple[str, str]]:
@@ -112,9 +104,9 @@ class PensieveTeacher:
     U{1..999}/1000) or greedy, `value(states)` from the critic."""
 
     def __init__(self, folder: str | Path | None = None, greedy: bool = False):
-        path = Path(folder or data_dir()) / "pensieve_actor_critic.npz"
-        with np.load(path) as z:
-            arrays = {k: z[k] for k in z.files}
+        from rtclab.inputs import load_npz
+
+        arrays = load_npz(Path(folder or data_dir()) / "pensieve_actor_critic.npz", "Pensieve model")
         self.actor = PensieveNet(arrays, "actor")
         self.critic = PensieveNet(arrays, "critic")
         self.greedy = greedy

@@ -67,9 +67,14 @@ class Mlp:
 
     @classmethod
     def load(cls, path: str | Path) -> "Mlp":
-        with np.load(path) as z:
+        from rtclab.inputs import InputFileError, load_npz
+
+        z = load_npz(path, "teacher model")
+        try:
             n = int(z["layers"])
             return cls([z[f"w{i}"] for i in range(n)], [z[f"b{i}"] for i in range(n)])
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputFileError(f"{path}: not a teacher model saved by rtclab (missing or bad array {e})") from None
 
     def save(self, path: str | Path) -> None:
         arrays = {"layers": np.array(len(self.weights))}

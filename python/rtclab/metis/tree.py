@@ -134,10 +134,12 @@ class Tree:
     def read(cls, path: str | Path, n_features: int | None = None) -> "Tree":
         """Loads and checks a tree file; every problem is a TreeFileError naming the file."""
         p = Path(path)
+        from rtclab.inputs import InputFileError, read_input_text
+
         try:
-            text = p.read_text()
-        except OSError as e:
-            raise TreeFileError(f"{p}: cannot read the tree file ({e.strerror})") from None
+            text = read_input_text(p, "tree")
+        except InputFileError as e:
+            raise TreeFileError(str(e)) from None
         try:
             d = json.loads(text)
         except json.JSONDecodeError as e:

@@ -27,6 +27,17 @@ class Job:
 
 #: every `rtclab repro PAPER`, each a module of this package with `build(runs=...)`
 PAPERS = ("gcc", "copa", "qlibra", "fairness", "zhuge", "confucius", "hairpin", "afr", "metis")
+#: The shipped data sets (`rtclab.datasets`) a paper's reproduction reads, checked before any run
+#: so that a missing set costs a message (exit 2), not a reproduction cut short at the end.
+DATA_SETS = {"hairpin": ("hairpin",), "metis": ("pensieve", "wireless-zhuge")}
+
+
+def check_data(paper: str) -> None:
+    """Raises `rtclab.datasets.DataMissing` if a data set the paper's reproduction reads is missing."""
+    from rtclab import datasets
+
+    for name in DATA_SETS.get(paper, ()):
+        datasets.locate(name)
 
 WITHIN = "within tolerance"
 DIRECTION = "direction only"

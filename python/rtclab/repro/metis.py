@@ -1,9 +1,9 @@
 """`rtclab repro metis`: Metis on Pensieve (dissertation ch. 5; Meng et al., SIGCOMM'20). Set-ups,
 constants and published numbers from `shared/specs/zhuge-metis.md` part B.
 
-Teacher: Pensieve's released actor (`shared/data/pensieve`), on rtclab/ABR-v0 (the Pensieve
+Teacher: Pensieve's released actor (`rtclab/data/pensieve`), on rtclab/ABR-v0 (the Pensieve
 environment in the Rust core). Traces: the 142 Norway HSDPA traces (every 5th held out for
-testing), and for the resampling question each trace family of `shared/traces/wireless-zhuge`
+testing), and for the resampling question each trace family of `rtclab/data/wireless-zhuge`
 as a further dataset. QoE is linear QoE per chunk over the 47 chunks the policy chooses.
 
 Conversions follow the released loop (10 rollouts per iteration, 200 000 resampled points, CART
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rtclab import datasets
 from rtclab.repro import Reproduction, Row
 
 FAMILIES = ("abc4g", "office-wifi", "pitree4g", "rest-wifi", "rest1", "xu4g", "xu5g")
@@ -47,7 +48,7 @@ def build(runs: int = 3) -> Reproduction:
         from rtclab import _core
         from rtclab.metis import evaluate as ev
         from rtclab.metis.convert import convert, tree_policy
-        from rtclab.metis.pensieve import PensieveTeacher, data_dir, load_traces, load_video
+        from rtclab.metis.pensieve import PensieveTeacher, load_traces, load_video
 
         rows: list[Row] = []
         teacher = PensieveTeacher()
@@ -115,12 +116,9 @@ def build(runs: int = 3) -> Reproduction:
         # Resampling across datasets.
         t = "Resampling (Eq. 5.1 with the critic) vs uniform, per dataset"
         sets = {"norway": norway}
-        wz = Path(data_dir()).parent.parent / "traces" / "wireless-zhuge"
+        wz = datasets.locate("wireless-zhuge")
         for fam in FAMILIES:
-            try:
-                sets[fam] = load_traces(wz, prefix=fam + "_")
-            except FileNotFoundError:
-                continue
+            sets[fam] = load_traces(wz, prefix=fam + "_")
         better = 0
         for name, traces in sets.items():
             tr, te = _split(traces)

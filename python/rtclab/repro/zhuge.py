@@ -42,11 +42,11 @@ The trace values are used as given (the released code multiplies them by 15/13).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
+from rtclab import datasets
 from rtclab.repro import DIRECTION, MISSED, Job, Reproduction, Row
 
 KS = (2, 5, 10, 20, 50)
@@ -75,13 +75,10 @@ WIFI_EXPS = {"s4": ("s4", "gcc"), "s4up": ("s4up", "gcc"), "s4sta": ("s4sta", "g
 WIFI_PHY = "65Mbps"  # 802.11n MCS 7, 20 MHz, one spatial stream, long guard interval
 
 
-def trace_dir() -> Path | None:
-    """The Zhuge trace sets: $RTCLAB_ZHUGE_TRACES, else shared/traces beside the checkout."""
-    env = os.environ.get("RTCLAB_ZHUGE_TRACES")
-    cands = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    cands += [p / "shared" / "traces" / "wireless-zhuge" for p in here.parents]
-    return next((c for c in cands if c.is_dir()), None)
+def trace_dir() -> Path:
+    """The Zhuge trace sets: the copy shipped with rtclab, or $RTCLAB_ZHUGE_TRACES
+    (`rtclab.datasets`; raises DataMissing)."""
+    return datasets.locate("wireless-zhuge")
 
 
 # Video over TCP as the released simulator's TCP experiments ran it (PacketSenderTcp): a flow
@@ -300,7 +297,8 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
         for variant in S7_VARIANTS:
             for i in range(runs):
                 jobs.append(Job(("s7", cc, variant, i), s7_scenario(cc, variant), seed=i + 1))
-    traces = trace_dir()
+    # S1 and S2 need the trace sets: a missing set raises DataMissing (exit 2), never a silent skip
+    traces = trace_dir() if parts & {"S1", "S2"} else None
     if traces is not None:
         for tid, prefix in TRACE_SETS.items() if "S1" in parts else ():
             files = sorted(traces.glob(f"{prefix}_*.pitree-trace"), key=lambda p: int(p.stem.split("_")[-1]))
@@ -510,8 +508,6 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
     ]
     if only is not None:
         notes.insert(0, f"only {', '.join(p for p in PARTS if p in parts)} (--only)")
-    if traces is None and parts & {"S1", "S2"}:
-        notes.append("S1 and S2 skipped: the Zhuge trace sets were not found (set RTCLAB_ZHUGE_TRACES).")
-    elif "S1" in parts:
+    if "S1" in parts:
         notes.append(f"S1: the first {runs} traces of each set from {traces}, 300 s each, values as given (no 15/13).")
     return Reproduction("zhuge", "Zhuge (Meng et al., SIGCOMM 2022; dissertation ch. 4)", jobs, evaluate, [], notes)

@@ -61,18 +61,14 @@ def load_scenario(scenario: ScenarioLike = DEFAULT) -> ScenarioSource:
     if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
         name = str(scenario)
         path = Path(name)
-        if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError as e:
-                raise ScenarioNotFound(
-                    f"{path} is not a scenario: byte {e.start} is not UTF-8 text (a scenario is a TOML text file)"
-                ) from e
-            except OSError as e:
-                raise ScenarioNotFound(f"cannot read scenario file {path}: {e.strerror or e}") from e
-            return ScenarioSource(text, "toml", str(path.resolve().parent), str(path))
         if path.exists():
-            raise ScenarioNotFound(f"{path} is not a file")
+            from rtclab.inputs import InputFileError, read_input_text
+
+            try:
+                text = read_input_text(path, "scenario")
+            except InputFileError as e:
+                raise ScenarioNotFound(str(e)) from e
+            return ScenarioSource(text, "toml", str(path.resolve().parent), str(path))
         builtins = builtin_scenarios()
         if name in builtins:
             p = builtins[name]

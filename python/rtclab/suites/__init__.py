@@ -73,19 +73,26 @@ def _case_metrics(summaries: list[dict], bottleneck=None, shared: bool = False) 
 
 
 def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike = "rtclab-out/suite",
-              workers: Optional[int] = None, resume: bool = False, progress: bool | None = None) -> list[dict]:
+              workers: Optional[int] = None, resume: bool = False, progress: bool | None = None,
+              force: bool = False) -> list[dict]:
     """Runs every case of the suite for every controller and seed into the store `out`
     (resumable: `resume=True` runs only what is missing); returns one row per case and
     controller, and writes them to DIR/suite.json and DIR/report.html."""
     from rtclab import _core
     from rtclab.output import OutputError
-    from rtclab.sweep import STORE_MARKER, RunSpec, execute, run_key
+    from rtclab.sweep import STORE_MARKER, RunSpec, SweepError, check_size, execute, run_key
 
     suite = _load(name)
     if not ccs:
         raise SuiteError("give at least one controller (--cc gcc)")
     if seeds < 1:
         raise SuiteError(f"seeds must be at least 1, got {seeds}")
+    try:
+        check_size(len(suite.CASES) * len(ccs) * seeds, f"suite {name}",
+                   f"{len(suite.CASES)} cases × {len(ccs)} controller(s) × {seeds:,} seeds", None, workers, force,
+                   "the seeds or controllers")
+    except SweepError as e:
+        raise SuiteError(str(e)) from None
     specs, plan = [], []
     for k, case in enumerate(suite.CASES):
         for cc in ccs:
@@ -102,6 +109,8 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
             plan.append((case, cc, keys))
     out = Path(out)
     marker = out / STORE_MARKER
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out}: exists and is not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):
         try:
             info = json.loads(marker.read_text(encoding="utf-8"))
@@ -113,9 +122,12 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
         if info.get("suite") not in (None, name):
             raise OutputError(f"--out {out}: holds the {info.get('suite')} suite; choose another --out")
     else:
-        out.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"rtclab_version": _core.__version__, "name": f"suite-{name}", "suite": name,
-                                      "kind": "suite store"}) + "\n", encoding="utf-8")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            marker.write_text(json.dumps({"rtclab_version": _core.__version__, "name": f"suite-{name}", "suite": name,
+                                          "kind": "suite store"}) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise OutputError(f"--out {out}: cannot create the suite store there: {e.strerror or e}") from None
     execute(specs, out, workers, progress, f"{name}", ".")
     rows = []
     for case, cc, keys in plan:

@@ -29,8 +29,7 @@ rate model, as in RFC 8867's suite.
 them as system-level radio simulations (macro cells, mobility, a scheduler) for which no open
 implementation exists (ns3-rmcat: "not implemented yet"); rtclab runs them on measured
 cellular capacity traces instead (the Zhuge evaluation's trace sets, found as `rtclab repro
-zhuge` finds them: `$RTCLAB_ZHUGE_TRACES` or `shared/traces/wireless-zhuge` beside the
-checkout), the base station's per-user buffers and round-robin scheduler as SFQ (a queue per
+zhuge` finds them: shipped in `rtclab/data/wireless-zhuge`, or `$RTCLAB_ZHUGE_TRACES`), the base station's per-user buffers and round-robin scheduler as SFQ (a queue per
 flow, served in turn), 120 s, base RTT 100 ms (a 40 ms core + Internet path each way plus the
 radio hop, rounded):
 
@@ -133,7 +132,7 @@ LOAD_MEAN_HOLD_S = 20.0
 LOAD_SEED = 8869
 
 
-def _trace_dir() -> Path | None:
+def _trace_dir() -> Path:
     from rtclab.repro.zhuge import trace_dir
 
     return trace_dir()
@@ -207,21 +206,30 @@ CASES += [
          _bind(lambda a, cc: _wifi_42("e", a, cc), 24), (AP_DOWN, AP_UP), True),
 ]
 
-#: The cases not run, and why.
+#: The cases not run, and why (none: the cellular traces ship with rtclab, `rtclab.datasets`).
 NOT_RUN: dict[str, str] = {}
 
-_traces = _trace_dir()
-if _traces is None:
-    NOT_RUN["cellular-load, cellular-edge"] = ("the cellular trace sets were not found (set RTCLAB_ZHUGE_TRACES to "
-                                               "the wireless-zhuge folder)")
-else:
-    _load_trace = _traces / f"{LOAD_TRACE}.pitree-trace"
-    _edge = sorted(_traces.glob(f"{EDGE_SET}_*.pitree-trace"), key=lambda p: (_mean_rate(p), p.name))
-    if _load_trace.is_file():
-        CASES.append(Case("cellular-load", "Cellular: varying network load", _bind(_cellular_load, _load_trace)))
-    else:
-        NOT_RUN["cellular-load"] = f"{_load_trace} not found"
-    if _edge:
-        CASES.append(Case("cellular-edge", "Cellular: bad radio coverage", _bind(_cellular_edge, _edge[0])))
-    else:
-        NOT_RUN["cellular-edge"] = f"no {EDGE_SET}_*.pitree-trace in {_traces}"
+
+def _load_trace() -> Path:
+    """The cellular-load case's trace; DataMissing (exit 2) if the trace set or the file is missing."""
+    from rtclab.datasets import DataMissing
+
+    path = _trace_dir() / f"{LOAD_TRACE}.pitree-trace"
+    if not path.is_file():
+        raise DataMissing(f"suite rfc8869 cellular-load: {path} not found")
+    return path
+
+
+def _edge_trace() -> Path:
+    """The cellular-edge case's trace: the set's trace with the lowest mean rate."""
+    from rtclab.datasets import DataMissing
+
+    edge = sorted(_trace_dir().glob(f"{EDGE_SET}_*.pitree-trace"), key=lambda p: (_mean_rate(p), p.name))
+    if not edge:
+        raise DataMissing(f"suite rfc8869 cellular-edge: no {EDGE_SET}_*.pitree-trace in {_trace_dir()}")
+    return edge[0]
+
+
+# The traces are located when a case is built, so that importing the suite reads no file.
+CASES.append(Case("cellular-load", "Cellular: varying network load", lambda cc: _cellular_load(_load_trace(), cc)))
+CASES.append(Case("cellular-edge", "Cellular: bad radio coverage", lambda cc: _cellular_edge(_edge_trace(), cc)))
