@@ -534,6 +534,26 @@ def test_emu_shell_puts_the_users_programs_through_the_link(cli, tmp_path):
     assert r.returncode == 7
 
 
+@needs_root
+def test_emu_shell_chooses_the_kernel_tcp_controller_and_says_which(cli, tmp_path):
+    """The user's programs get the host's default TCP controller unless --tcp-cc names one; the
+    controller in use is printed and kept in the summary, and an unavailable one exits 2."""
+    from rtclab.shell import available_tcp_cc
+
+    scn = tmp_path / "link.toml"
+    scn.write_text(TWO_CUBIC.format(d=5))
+    r = cli("emu", "shell", scn, "--tcp-cc", "no_such_cc", "--", "true", timeout=60)
+    assert r.returncode == 2 and "--tcp-cc no_such_cc: not available" in r.stderr, r.stderr
+    cc = "reno" if "reno" in available_tcp_cc() else available_tcp_cc()[0]
+    r = cli("emu", "shell", scn, "--tcp-cc", cc, "--out", tmp_path / "o", "--no-plots", "--",
+            "sysctl", "-n", "net.ipv4.tcp_congestion_control", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == cc and f"your programs' TCP uses {cc} (--tcp-cc)" in r.stderr, (r.stdout, r.stderr)
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["emulator"]["shell_tcp_cc"] == cc
+    r = cli("emu", "shell", scn, "--", "true", timeout=60)
+    assert "the host default; --tcp-cc NAME chooses" in r.stderr, r.stderr
+
+
 RECEIVER_LOG = """
 import os, signal, socket, sys, time
 log = open(sys.argv[1], "w")

@@ -900,6 +900,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as e:
+        # Interrupted once is enough: a second Ctrl-C or SIGTERM while the interpreter tears down
+        # (finalizers of pools and pipes run then) would only print "Exception ignored in ...".
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         # A sweep or suite says what its store kept and how to resume; anything else wrote nothing.
         print(f"\ninterrupted: {getattr(e, 'message', None) or 'nothing was written'}", file=sys.stderr)
         return EXIT_INTERRUPTED

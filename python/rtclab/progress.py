@@ -13,6 +13,19 @@ import sys
 import time
 
 
+def _terminal_size() -> tuple[int, int]:
+    """(columns, rows) of the terminal on stderr. A pseudo-terminal whose size was never set
+    (`script`, a pty opened by a program, some CI runners) reports 0 x 0, and tqdm then draws
+    nothing at all (a bar on row 0 of a 0-row screen is "off screen"): such a terminal counts as
+    120 x 24."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        cols, rows = size.columns, size.lines
+    except (OSError, ValueError, AttributeError):
+        cols, rows = 0, 0
+    return (cols if cols > 0 else 120), (rows if rows > 0 else 24)
+
+
 class ProgressBar:
     """`label: 42%|#####     | 12.3/60.0 s sim [00:00<00:01, 48.1 s sim/s]` on stderr."""
 
@@ -44,7 +57,8 @@ class ProgressBar:
             # (RTCLAB_PROGRESS=1), which tqdm otherwise does too.
             self.bar = tqdm(total=self.total, desc=self.label, unit=self.unit, file=sys.stderr, mininterval=0.1,
                             bar_format="{desc}: {percentage:3.0f}%|{bar:30}| {n:.1f}/{total:.1f} {unit} "
-                                       "[{elapsed}<{remaining}, {rate_fmt}]", dynamic_ncols=False, leave=True)
+                                       "[{elapsed}<{remaining}, {rate_fmt}]", dynamic_ncols=False, leave=True,
+                            ncols=_terminal_size()[0], nrows=_terminal_size()[1])
         done = min(max(float(done), 0.0), self.total)
         if done > self.done:
             self.bar.update(done - self.done)

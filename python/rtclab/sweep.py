@@ -806,7 +806,16 @@ def _execute(runs: list[RunSpec], out: Path, workers: Optional[int], progress: b
                     nxt = next(it, None)
                     if nxt is not None:
                         pending.add(pool.submit(_run_one, str(out), nxt))
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                # Stopped: the workers stop too, now (a run cut short leaves only its temporary
+                # folder, removed by the next sweep), so that what the store keeps is final when
+                # it is counted.
+                procs = list((getattr(pool, "_processes", None) or {}).values())
+                for proc in procs:
+                    proc.kill()
+                for proc in procs:
+                    proc.join(timeout=10)
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:

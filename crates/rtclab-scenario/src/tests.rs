@@ -559,7 +559,10 @@ fn messages_name_what_the_user_wrote_or_did_not_write() {
     // The default limit on a slow link: the key the user never wrote is not blamed.
     let e = err(&format!("duration = \"5s\"\n[link]\ncapacity = \"100kbps\"\n{flow}"));
     assert_eq!(e.path, "link.queue");
-    assert!(e.message.contains("the default queue limit (1 BDP") && e.message.contains("set a limit"), "{e}");
+    assert!(
+        e.message.contains("the default queue limit (1 BDP") && e.message.contains("set a limit"),
+        "{e}"
+    );
     // ... while a limit the user wrote is named as theirs.
     let e = err(&format!(
         "duration = \"5s\"\n[link]\ncapacity = \"100kbps\"\nqueue = {{ limit = \"1bdp\" }}\n{flow}"
@@ -581,9 +584,8 @@ fn messages_name_what_the_user_wrote_or_did_not_write() {
     ));
     assert!(e.message.contains("`seed`") && e.message.contains("--seed"), "{e}");
     // A huge count is refused before its flows are built.
-    let e = err(&format!(
-        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n{flow}count = 1000000\n"
-    ));
+    let e =
+        err(&format!("duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\n{flow}count = 1000000\n"));
     assert_eq!(e.path, "flows[0].count");
     assert!(e.message.contains("above the limit of 10000"), "{e}");
 }
