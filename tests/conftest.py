@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -5,6 +6,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The suite runs on the data shipped in the project (python/rtclab/data), as a fresh clone does:
+# a developer's variables pointing at other copies are dropped (tests that need one set it).
+for _var in ("RTCLAB_PENSIEVE_DATA", "RTCLAB_HAIRPIN_TABLES", "RTCLAB_ZHUGE_TRACES"):
+    os.environ.pop(_var, None)
 
 
 def rtclab(*args, cwd=None, env=None, timeout=300):

@@ -313,3 +313,29 @@ def test_the_default_output_folder_is_the_one_the_readme_names(cli, tmp_path):
     assert json.loads((tmp_path / "rtclab-out" / "my-file" / "summary.json").read_text())["scenario"] == "small"
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "default `rtclab-out/<file name without .toml, or the built-in's name>`" in readme
+
+
+def test_every_command_in_the_readme_parses_as_written():
+    """The README's command list is what the CLI takes: each line parses (subcommand, options);
+    the commands themselves run in the tests of their own (test_cli, test_emu, test_sweep, ...)."""
+    import shlex
+
+    from rtclab.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    i = readme.index("## Using it")
+    block = readme[readme.index("```sh", i) + 5:readme.index("```", readme.index("```sh", i) + 5)]
+    lines = [ln.split("  #", 1)[0].strip() for ln in block.splitlines() if ln.startswith("rtclab ")]
+    assert len(lines) >= 30
+    parser = build_parser()
+    for ln in lines:
+        argv = shlex.split(ln)[1:]
+        if "--" in argv:
+            argv = argv[:argv.index("--")]
+        if argv == ["--version"]:
+            continue
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:
+            raise AssertionError(f"README command does not parse: {ln}") from None
+        assert getattr(args, "func", None), ln
