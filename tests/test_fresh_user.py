@@ -339,3 +339,11 @@ def test_every_command_in_the_readme_parses_as_written():
         except SystemExit:
             raise AssertionError(f"README command does not parse: {ln}") from None
         assert getattr(args, "func", None), ln
+
+
+def test_a_users_file_named_like_the_lock_is_left_alone(cli, tmp_path):
+    mine = tmp_path / ".out.lock"
+    mine.write_text("my notes")
+    r = cli("run", _small(tmp_path), "--out", tmp_path / "out", "--no-plots")
+    assert r.returncode == 2 and "was not written by rtclab" in r.stderr, r.stderr
+    assert mine.read_text() == "my notes" and not (tmp_path / "out").exists()

@@ -214,6 +214,14 @@ def lock_out(out: str | os.PathLike, out_arg: str | None = None) -> None:
             break
         f.close()
     f.seek(0)
+    found = f.read(256)
+    if found and not found.startswith(LOCK_TAG):
+        # A file of that name that rtclab did not write: never truncate or remove it.
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
+        raise OutputError(f"--out {out_arg or out}: {path} exists and was not written by rtclab; rtclab keeps its "
+                          "lock there: move that file, or choose another --out")
+    f.seek(0)
     f.truncate()
     f.write(f"{LOCK_TAG} {os.getpid()}\n")
     f.flush()

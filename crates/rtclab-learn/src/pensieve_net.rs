@@ -6,7 +6,7 @@
 //! dense on row 4's last column (the original's `split_5` reads row 4, not row 5). The
 //! convolutions see a length-1 sequence whose columns are channels, so with SAME padding
 //! only kernel tap 1 touches data: each is a dense layer with `W[1, 0]`. Then 768 → 128 ReLU
-//! → 6 softmax (actor) or → 1 (critic). See `shared/data/pensieve/README.md`.
+//! → 6 softmax (actor) or → 1 (critic). See `python/rtclab/data/pensieve/README.md`.
 //!
 //! This exists to measure per-decision latency of the DNN next to the tree in the same
 //! language; the Python teacher (`rtclab.metis.pensieve`) runs the same arithmetic in numpy.

@@ -1,6 +1,7 @@
 //! Capacity trace file parsers. Errors name the file and the line.
 //!
-//! Formats (see `shared/traces/README.md`):
+//! Formats (provenance of the shipped traces: `python/rtclab/data/README.md`,
+//! `python/rtclab/scenarios/traces/README.md`):
 //! - mahimahi packet-delivery opportunities: one integer millisecond timestamp per line,
 //!   non-decreasing; the trace loops with its last timestamp as the period.
 //! - "time bandwidth": `<time in s> <Mbit/s>` per line, times strictly increasing; each rate
@@ -144,14 +145,16 @@ mod tests {
 
     #[test]
     fn real_mahimahi_trace_has_plausible_mean() {
+        // The 30 s cut of mahimahi's TMobile-LTE-short.down shipped with the built-in scenarios
+        // (in the repository: the test never depends on files beside the checkout).
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/traces/mahimahi/TMobile-LTE-short.up"
+            "/../../python/rtclab/scenarios/traces/TMobile-LTE-short-30s.down"
         );
-        let Ok(text) = std::fs::read_to_string(path) else { return };
-        let m = parse_mahimahi_trace("up", &text).unwrap();
-        let mbps = m.mean_rate(Time::ZERO, Time::from_secs(140)).as_mbps_f64();
-        // 155381 opportunities * 1504 B * 8 / 140 s = 13.35 Mbit/s.
-        assert!((mbps - 13.35).abs() < 0.05, "{mbps}");
+        let text = std::fs::read_to_string(path).unwrap();
+        let m = parse_mahimahi_trace("down", &text).unwrap();
+        let mbps = m.mean_rate(Time::ZERO, Time::from_millis(29_998)).as_mbps_f64();
+        // 42,293 opportunities * 1504 B * 8 / 29.998 s (one period) = 16.96 Mbit/s.
+        assert!((mbps - 16.96).abs() < 0.05, "{mbps}");
     }
 }

@@ -1,5 +1,5 @@
 //! Our Hairpin solver against the published tables (hkust-spark/hairpin `model/`, golden data
-//! in `shared/data/hairpin/`) and the golden vectors of spec `afr-hairpin-confucius.md` §3.11.
+//! shipped in `python/rtclab/data/hairpin/`) and the golden vectors of spec `afr-hairpin-confucius.md` §3.11.
 
 use rtclab_transport::hairpin::Table;
 use std::path::PathBuf;
@@ -41,12 +41,10 @@ fn golden_vectors_of_the_spec() {
     }
 }
 
-fn published(name: &str) -> Option<Vec<u8>> {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut dirs: Vec<PathBuf> =
-        std::env::var_os("RTCLAB_HAIRPIN_TABLES").map(PathBuf::from).into_iter().collect();
-    dirs.extend(here.ancestors().map(|a| a.join("shared").join("data").join("hairpin")));
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file()).map(|p| std::fs::read(p).unwrap())
+/// A published table as shipped in the repository (`python/rtclab/data/hairpin`): never skipped.
+fn published(name: &str) -> Vec<u8> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python/rtclab/data/hairpin");
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
 }
 
 /// Every cell of both published tables, compared with ours.
@@ -56,13 +54,7 @@ fn whole_tables_match_the_published_ones() {
         (1e-4, "beta-array-rtx1-cap0-coeff1e-04.bin"),
         (1e-7, "beta-array-rtx1-cap0-coeff1e-07.bin"),
     ] {
-        let Some(bytes) = published(name) else {
-            eprintln!(
-                "{name} not found beside the checkout (or in $RTCLAB_HAIRPIN_TABLES): skipped"
-            );
-            continue;
-        };
-        let theirs = Table::from_bytes(lambda, bytes).unwrap();
+        let theirs = Table::from_bytes(lambda, published(name)).unwrap();
         let diff = solved(lambda).compare(&theirs);
         eprintln!(
             "λ {lambda}: {} of {} cells differ; first: {:?}",

@@ -39,6 +39,7 @@ def check_data(paper: str) -> None:
     for name in DATA_SETS.get(paper, ()):
         datasets.locate(name)
 
+
 WITHIN = "within tolerance"
 DIRECTION = "direction only"
 MISSED = "not reproduced"

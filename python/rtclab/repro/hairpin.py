@@ -168,7 +168,7 @@ def build(runs: int = 10) -> Reproduction:
             pub = info.get("published")
             rows.append(Row(t, f"λ = {lam:g}", "cells equal to the published table",
                             None if pub is None else float(pub["matching"]), "462825 (bit-identical, §3.10)",
-                            "" if pub else "published table not found (shared/data/hairpin)"))
+                            "" if pub else f"no published table for λ = {lam:g} in {hairpin.published_dir()}"))
             g = info["golden_vectors"]
             rows.append(Row(t, f"λ = {lam:g}", "spec §3.11 golden cells matching", float(g["matching"]),
                             f"{g['checked']}"))
