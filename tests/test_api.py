@@ -1,3 +1,5 @@
+import json
+
 import pandas as pd
 import pytest
 
@@ -161,3 +163,26 @@ def test_rfc8868_fairness_ratios_and_stability():
     for f in fair["flows"]:
         r = f["rfc8868"]
         assert r["convergence_s"] >= 1.0 and r["steady_mbps"] > 10 and r["throughput_cv"] < 0.5
+
+
+def test_reproduce_takes_only_and_store_and_checks_them_as_the_cli_does(tmp_path):
+    """One orchestration for `rtclab repro` and `rtclab.reproduce` (`repro.reproduce_paper`):
+    --only and --store exist in both, and a bad request is refused before any run."""
+    import rtclab
+    from rtclab.output import OutputError
+
+    with pytest.raises(ValueError, match="unknown experiment"):
+        rtclab.reproduce("zhuge", runs=1, only="S9")
+    with pytest.raises(ValueError, match="--only is not supported"):
+        rtclab.reproduce("gcc", runs=1, only="S1")
+    with pytest.raises(ValueError, match="--runs must be at least 1"):
+        rtclab.reproduce("gcc", runs=0)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(OutputError, match="not an rtclab run store"):
+        rtclab.reproduce("afr", runs=1, store=tmp_path / "mine")
+    rows = rtclab.reproduce("afr", runs=1, store=tmp_path / "store", out=tmp_path / "out", progress=False)
+    assert rows and (tmp_path / "out" / "repro.json").is_file()
+    from rtclab.sweep import STORE_MARKER
+
+    assert json.loads((tmp_path / "store" / STORE_MARKER).read_text())["name"] == "repro-afr"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -65,25 +64,26 @@ def compare_engines(scenario, seed: Optional[int] = None, runs: int = 1, out: st
 
 
 def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,
-          progress: bool | None = None) -> list[dict[str, Any]]:
+              progress: bool | None = None, only: str | set | None = None,
+              store: str | os.PathLike | None = None) -> list[dict[str, Any]]:
     """`rtclab repro PAPER`: the paper's experiments; returns the rows (experiment, variant,
-    metric, ours, paper, verdict) and writes repro.json, plots and report.html to `out` if given."""
-    from importlib import import_module
+    metric, ours, paper, verdict) and writes repro.json, plots and report.html to `out` if given.
+    `only`: some of the paper's experiments ("S1,S3" or a set; zhuge); `store`: keep every run in
+    a resumable run store, as `--store` does. The same checks and orchestration as the CLI
+    (`rtclab.repro.reproduce_paper`): ValueError for a bad request, DataMissing, OutputError."""
+    from rtclab.output import lock_out, unlock_out
+    from rtclab.repro import reproduce_paper, write_outputs
 
-    from rtclab.repro import PAPERS, check_data, run_jobs, write_outputs
-
-    if paper not in PAPERS:
-        raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(PAPERS)}")
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
-    check_data(paper)
-    built = import_module(f"rtclab.repro.{paper}").build(runs=runs)
-    t0 = time.perf_counter()
-    results = run_jobs(built.jobs, workers=jobs, progress=progress)
-    rows = built.evaluate(results)
     if out is not None:
-        write_outputs(built, rows, results, str(out), time.perf_counter() - t0)
-    return [r.as_dict() for r in rows]
+        lock_out(out)
+    try:
+        outcome = reproduce_paper(paper, runs=runs, jobs=jobs, only=only, store=store, progress=progress)
+        if out is not None:
+            write_outputs(outcome.repro, outcome.rows, outcome.results, str(out), outcome.wall)
+    finally:
+        if out is not None:
+            unlock_out(out)
+    return [r.as_dict() for r in outcome.rows]
 
 
 def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | None = None,
@@ -111,11 +111,12 @@ def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | Non
 
 def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed: Optional[int] = None,
               out: str | os.PathLike | None = None, capture: bool = False,
-              capture_at: str = "delivered") -> tuple[int, RunResult]:
+              capture_at: str = "delivered", tcp_cc: Optional[str] = None) -> tuple[int, RunResult]:
     """`rtclab emu shell`: runs `command` (and `receiver`) through the scenario's emulated
     network; returns (the command's exit status, the network's RunResult), saved to `out` if
     given (with the pcap when `capture`: packets as delivered, or as sent with
-    `capture_at="sent"`, what `classify` needs)."""
+    `capture_at="sent"`, what `classify` needs). `tcp_cc`: the kernel TCP congestion controller
+    of the programs (default: the host's)."""
     import shutil
     import tempfile
 
@@ -129,7 +130,7 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
             raise ValueError(f"capture_at must be 'delivered' or 'sent', got {capture_at!r}")
         rc, result = run_shell(scenario, list(command), receiver=receiver, seed=seed,
                                capture=str(tmp / "bottleneck.pcap") if tmp else None,
-                               capture_sent=capture_at == "sent")
+                               capture_sent=capture_at == "sent", tcp_cc=tcp_cc)
         if out is not None:
             save(result, out)
     finally:
@@ -140,13 +141,19 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
 
 def run_sweep(sweep, out: str | os.PathLike, workers: Optional[int] = None, resume: bool = False,
               progress: bool | None = None, report: bool = True, backend: str = "local",
-              address: Optional[str] = None):
+              address: Optional[str] = None, force: bool = False):
     """`rtclab sweep`: runs a sweep file (or TOML text) into the store `out`; returns a
-    `SweepOutcome` (runs, already in the store, run now, wall time). See `rtclab.sweep`."""
+    `SweepOutcome` (runs, already in the store, run now, wall time). More than 10,000 runs need
+    `force=True`. See `rtclab.sweep`."""
+    from rtclab.output import lock_out, unlock_out
     from rtclab.sweep import run_sweep as _run
 
-    return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report, backend=backend,
-                address=address)
+    lock_out(out)
+    try:
+        return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report, backend=backend,
+                    address=address, force=force)
+    finally:
+        unlock_out(out)
 
 
 def sweep_catalog(out: str | os.PathLike, flows: bool = False):

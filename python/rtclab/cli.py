@@ -460,56 +460,30 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    import time
-
+    """Argument handling and printing over `rtclab.repro.reproduce_paper`, which `rtclab.reproduce`
+    also calls: the request is checked there once, for both."""
     from rtclab.output import OutputError
-    from importlib import import_module
+    from rtclab.repro import PAPERS, format_table, reproduce_paper, write_outputs
 
-    from rtclab.repro import PAPERS, check_data, format_table, run_jobs, write_outputs
-
-    if args.runs < 1:
-        raise UserError("--runs must be at least 1")
     if args.paper not in PAPERS:
         raise UserError(f"repro {args.paper}: unknown (accepted: {', '.join(PAPERS)})")
-    build = import_module(f"rtclab.repro.{args.paper}").build
     out = args.out or f"rtclab-out/repro-{args.paper}"
-    check_data(args.paper)
-    _check_out(out)
-    if args.only is not None:
-        import inspect
+    try:
+        from rtclab.repro import check_data
 
-        parts = getattr(import_module(f"rtclab.repro.{args.paper}"), "PARTS", None)
-        if parts is None or "only" not in inspect.signature(build).parameters:
-            raise UserError(f"repro {args.paper}: --only is not supported (it runs its experiments as one set)")
-        only = {p.strip() for p in args.only.split(",") if p.strip()}
-        if not only or only - set(parts):
-            bad = ", ".join(sorted(only - set(parts))) or "nothing"
-            raise UserError(f"repro {args.paper} --only {args.only!r}: unknown experiment(s) {bad} "
-                            f"(accepted: {', '.join(parts)})")
-        repro = build(runs=args.runs, only=only)
-    else:
-        repro = build(runs=args.runs)
-    t0 = time.perf_counter()
-    if args.store:
-        from rtclab.sweep import STORE_MARKER
-
-        store = Path(args.store)
-        if store.exists() and any(store.iterdir()) and not (store / STORE_MARKER).is_file() and not (store / "runs").is_dir():
-            raise UserError(f"--store {store}: exists and is not an rtclab run store; choose another --store")
-        store.mkdir(parents=True, exist_ok=True)
-        if not (store / STORE_MARKER).is_file():
-            (store / STORE_MARKER).write_text(json.dumps({"rtclab_version": __version__, "name": f"repro-{args.paper}",
-                                                          "kind": "run store"}) + "\n", encoding="utf-8")
-    results = run_jobs(repro.jobs, workers=args.jobs, progress=None if not args.no_progress else False,
-                       store=args.store)
-    wall = time.perf_counter() - t0
-    rows = repro.evaluate(results)
-    print(f"{repro.title}: {len(repro.jobs)} runs in {wall:.1f} s")
-    print(format_table(rows))
+        check_data(args.paper)  # a missing data set is named before the output folder is taken
+        _check_out(out)
+        outcome = reproduce_paper(args.paper, runs=args.runs, jobs=args.jobs, only=args.only, store=args.store,
+                                  progress=None if not args.no_progress else False)
+    except (ValueError, OutputError) as e:
+        raise UserError(str(e)) from e
+    repro = outcome.repro
+    print(f"{repro.title}: {len(repro.jobs)} runs in {outcome.wall:.1f} s")
+    print(format_table(outcome.rows))
     for n in repro.notes:
         print(f"note: {n}")
     try:
-        path = write_outputs(repro, rows, results, out, wall)
+        path = write_outputs(repro, outcome.rows, outcome.results, out, outcome.wall)
     except OutputError as e:
         raise UserError(str(e)) from e
     print(f"results in {path}")

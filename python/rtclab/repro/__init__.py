@@ -169,6 +169,70 @@ def _run_jobs_in_store(jobs: list[Job], store: Path, workers: int | None, progre
     return results
 
 
+@dataclass
+class Outcome:
+    """A reproduction that ran: what was built, its rows, the runs' results, wall seconds."""
+    repro: "Reproduction"
+    rows: list
+    results: dict
+    wall: float
+
+
+def reproduce_paper(paper: str, runs: int = 10, jobs: int | None = None, only: str | set | None = None,
+                    store: str | Path | None = None, progress: bool | None = None) -> Outcome:
+    """`rtclab repro PAPER` without its printing and writing: the one orchestration the CLI and
+    `rtclab.reproduce` share. Checks the request (paper, runs, `only` against the paper's
+    experiments, its data sets, the store) before any run; raises ValueError (bad request),
+    `rtclab.datasets.DataMissing` or `rtclab.output.OutputError` (a store that is not one)."""
+    import inspect
+    import time
+    from importlib import import_module
+
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}: accepted {', '.join(PAPERS)}")
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"--runs must be at least 1, got {runs!r}")
+    module = import_module(f"rtclab.repro.{paper}")
+    kw = {}
+    if only is not None:
+        parts = getattr(module, "PARTS", None)
+        if parts is None or "only" not in inspect.signature(module.build).parameters:
+            raise ValueError(f"repro {paper}: --only is not supported (it runs its experiments as one set)")
+        given = {p.strip() for p in (only.split(",") if isinstance(only, str) else only) if p.strip()}
+        if not given or given - set(parts):
+            bad = ", ".join(sorted(given - set(parts))) or "nothing"
+            shown = only if isinstance(only, str) else ",".join(sorted(only))
+            raise ValueError(f"repro {paper} --only {shown!r}: unknown experiment(s) {bad} "
+                             f"(accepted: {', '.join(parts)})")
+        kw["only"] = given
+    check_data(paper)
+    if store is not None:
+        _open_repro_store(Path(store), paper)
+    built = module.build(runs=runs, **kw)
+    t0 = time.perf_counter()
+    results = run_jobs(built.jobs, workers=jobs, progress=progress, store=str(store) if store is not None else None)
+    wall = time.perf_counter() - t0
+    return Outcome(built, built.evaluate(results), results, wall)
+
+
+def _open_repro_store(store: Path, paper: str) -> None:
+    from rtclab import _core
+    from rtclab.output import OutputError
+    from rtclab.sweep import STORE_MARKER
+
+    if store.exists() and not store.is_dir():
+        raise OutputError(f"--store {store}: exists and is not a directory; choose another --store")
+    if store.exists() and any(store.iterdir()) and not (store / STORE_MARKER).is_file() and not (store / "runs").is_dir():
+        raise OutputError(f"--store {store}: exists and is not an rtclab run store; choose another --store")
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        if not (store / STORE_MARKER).is_file():
+            (store / STORE_MARKER).write_text(json.dumps({"rtclab_version": _core.__version__, "name": f"repro-{paper}",
+                                                          "kind": "run store"}) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise OutputError(f"--store {store}: cannot create the run store there: {e.strerror or e}") from None
+
+
 def format_table(rows: list[Row]) -> str:
     head = ("experiment", "variant", "metric", "ours", "paper", "verdict")
     body = [(r.experiment, r.variant, r.metric, "–" if r.ours is None else f"{r.ours:.3g}", r.paper, r.verdict or "")
