@@ -27,6 +27,7 @@
 pub mod abc;
 pub mod afr;
 pub mod ccfb;
+pub mod decoder;
 pub mod encoder;
 pub mod fec_bytes;
 pub mod feedback;

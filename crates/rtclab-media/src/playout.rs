@@ -127,35 +127,6 @@ impl Playout {
     }
 }
 
-/// Built-in decoder models.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum DecodeTime {
-    Zero,
-    Fixed(TimeDelta),
-    /// A device class's decode-time process (AFR chapter, `crate::afr::clients`).
-    Device(crate::afr::clients::ClientCategory),
-}
-
-/// A constant decode time.
-struct ConstantDecoder(TimeDelta);
-
-impl DecoderModel for ConstantDecoder {
-    fn decode_time(&mut self, _now: Time, _f: &AssembledFrame) -> TimeDelta {
-        self.0
-    }
-}
-
-impl DecodeTime {
-    /// The decoder model (`rng`: the draws of a device class).
-    pub fn model(self, rng: rtclab_core::RngStream) -> Box<dyn DecoderModel> {
-        match self {
-            DecodeTime::Zero => Box::new(ConstantDecoder(TimeDelta::ZERO)),
-            DecodeTime::Fixed(d) => Box::new(ConstantDecoder(d)),
-            DecodeTime::Device(c) => Box::new(crate::afr::clients::DeviceDecoder::new(c, rng)),
-        }
-    }
-}
-
 /// What the viewer saw.
 #[derive(Clone, Debug)]
 pub struct DisplayStats {
@@ -510,6 +481,7 @@ impl PlayoutPipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decoder::DecodeTime;
 
     fn frame(id: u64, key: bool, at_ms: u64) -> AssembledFrame {
         AssembledFrame::at(id, Time::from_millis(id * 33), Time::from_millis(at_ms), key)

@@ -7,9 +7,10 @@
 //! here.
 
 use crate::ccfb::{CcfbConfig, CcfbGenerator};
+use crate::decoder::DecodeTime;
 use crate::feedback::TwccGenerator;
 use crate::frames::FrameAssembler;
-use crate::playout::{AssembledFrame, DecodeTime, Playout, PlayoutPipeline};
+use crate::playout::{AssembledFrame, Playout, PlayoutPipeline};
 use crate::sender::MediaFeedback;
 use rtclab_cc::gcc::{GccPaperConfig, GccPaperReceiver};
 use rtclab_core::{

@@ -1,4 +1,6 @@
-//! Network elements and their dispatch enum.
+//! The network element contract (`NetElement`) and what elements hand the engine
+//! (`ElementOutput`). The dispatch enum over the built-in elements is `any_element.rs`, so that
+//! the elements (links, delay lines, loss) depend on this file and nothing here on them.
 //!
 //! An element receives packets with `handle_packet(now, dir, pkt, out)`, releases packets it
 //! holds when the engine calls `handle_timeout(now, out)` at or after `poll_timeout()`, and
@@ -6,9 +8,6 @@
 //! sees data one way and feedback the other): it is told the direction of every packet.
 //! Spurious wake-ups (a `handle_timeout` before anything is due) must be harmless.
 
-use crate::delay::DelayLine;
-use crate::link::Link;
-use crate::loss::LossElement;
 use crate::qdisc::DropReason;
 use rtclab_core::{Direction, Packet, Time};
 
@@ -95,68 +94,5 @@ pub trait NetElement {
     /// Named figures for the run's summary (`summary.middleboxes[].metrics`); none by default.
     fn metrics(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
-    }
-}
-
-/// Built-in elements plus a boxed slot for experiments.
-pub enum AnyElement {
-    Link(Box<Link>),
-    Delay(DelayLine),
-    Loss(LossElement),
-    Custom(Box<dyn NetElement + Send + Sync>),
-}
-
-impl NetElement for AnyElement {
-    #[inline]
-    fn handle_packet(&mut self, now: Time, dir: Direction, pkt: Packet, out: &mut ElementOutput) {
-        match self {
-            AnyElement::Link(e) => e.handle_packet(now, dir, pkt, out),
-            AnyElement::Delay(e) => e.handle_packet(now, dir, pkt, out),
-            AnyElement::Loss(e) => e.handle_packet(now, dir, pkt, out),
-            AnyElement::Custom(e) => e.handle_packet(now, dir, pkt, out),
-        }
-    }
-    #[inline]
-    fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
-        match self {
-            AnyElement::Link(e) => e.handle_timeout(now, out),
-            AnyElement::Delay(e) => e.handle_timeout(now, out),
-            AnyElement::Loss(e) => e.handle_timeout(now, out),
-            AnyElement::Custom(e) => e.handle_timeout(now, out),
-        }
-    }
-    #[inline]
-    fn poll_timeout(&self) -> Option<Time> {
-        match self {
-            AnyElement::Link(e) => e.poll_timeout(),
-            AnyElement::Delay(e) => e.poll_timeout(),
-            AnyElement::Loss(e) => e.poll_timeout(),
-            AnyElement::Custom(e) => e.poll_timeout(),
-        }
-    }
-    fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
-        if let AnyElement::Custom(e) = self {
-            e.observe_dequeue(now, rec)
-        }
-    }
-    fn metrics(&self) -> Vec<(&'static str, f64)> {
-        match self {
-            AnyElement::Custom(e) => e.metrics(),
-            _ => Vec::new(),
-        }
-    }
-    fn made_and_absorbed(&self) -> MadeAbsorbed {
-        match self {
-            AnyElement::Custom(e) => e.made_and_absorbed(),
-            _ => MadeAbsorbed::default(),
-        }
-    }
-    fn held_by_kind(&self) -> (u64, u64) {
-        match self {
-            AnyElement::Link(e) => e.held_by_kind(),
-            AnyElement::Delay(e) => e.held_by_kind(),
-            AnyElement::Loss(e) => e.held_by_kind(),
-            AnyElement::Custom(e) => e.held_by_kind(),
-        }
     }
 }

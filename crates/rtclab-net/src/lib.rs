@@ -5,6 +5,7 @@
 //! it, forwarded, or reported dropped with a reason; no element reorders packets of one flow
 //! (delay jitter is applied without reordering).
 
+pub mod any_element;
 pub mod capacity;
 pub mod conditions;
 pub mod delay;
@@ -17,10 +18,11 @@ pub mod queues;
 pub mod trace_file;
 pub mod wifi;
 
+pub use any_element::AnyElement;
 pub use capacity::CapacityModel;
 pub use conditions::{ConditionsLine, PathTrace};
 pub use delay::DelayLine;
-pub use element::{AnyElement, DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
+pub use element::{DequeueRecord, Dropped, ElementOutput, Marked, NetElement};
 pub use link::Link;
 pub use loss::{LossElement, LossModel};
 pub use qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};

@@ -180,7 +180,7 @@ pub struct MediaSpec {
     pub feedback: rtclab_media::receiver::FeedbackMode,
     /// Receiver stages after assembly.
     pub playout: rtclab_media::playout::Playout,
-    pub decode: rtclab_media::playout::DecodeTime,
+    pub decode: rtclab_media::decoder::DecodeTime,
     /// The receiver asks for a key frame (RTCP PLI) when it cannot decode (default on).
     pub key_frame_requests: bool,
     /// Frame-rate control at the receiver (AFR or a baseline, by name; checked).
@@ -1078,7 +1078,8 @@ fn media_spec(
     let protection = protection_spec(p.and_then(|p| p.protection.as_ref()), &ccspec, at)?;
     let sender =
         MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst, protection };
-    use rtclab_media::playout::{DecodeTime, Playout};
+    use rtclab_media::decoder::DecodeTime;
+    use rtclab_media::playout::Playout;
     let positive =
         |d: Option<crate::units::Duration>, key: &str| -> Result<Option<TimeDelta>, ConfigError> {
             match d {

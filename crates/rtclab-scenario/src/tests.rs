@@ -428,7 +428,8 @@ fn protection_and_receiver_stages_are_checked_where_they_are_written() {
     );
     let s = from_toml_str(&ok, Path::new(".")).unwrap();
     let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
-    use rtclab_media::playout::{DecodeTime, Playout};
+    use rtclab_media::decoder::DecodeTime;
+    use rtclab_media::playout::Playout;
     use rtclab_media::protection::ProtectionSpec;
     assert_eq!(m.playout, Playout::Fixed(rtclab_core::TimeDelta::from_millis(80)));
     assert_eq!(m.decode, DecodeTime::Fixed(rtclab_core::TimeDelta::from_millis(5)));
