@@ -44,6 +44,20 @@ count = 2
 """
 
 
+# Several seconds of wall time (a run that is still going when a test acts on it).
+LONG = """
+name = "long"
+duration = "400s"
+[link]
+capacity = "1Gbps"
+queue = { limit = "1bdp" }
+[[flows]]
+kind = "tcp"
+rtt = "20ms"
+count = 4
+"""
+
+
 @pytest.fixture
 def good_scenario(tmp_path):
     p = tmp_path / "small.toml"

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import LONG
 
 SMALL = """
 name = "small"
@@ -21,18 +22,6 @@ kind = "tcp"
 rtt = "20ms"
 """
 
-# Long enough (several seconds) that a second command meets the first one still running.
-LONG = """
-name = "long"
-duration = "400s"
-[link]
-capacity = "1Gbps"
-queue = { limit = "1bdp" }
-[[flows]]
-kind = "tcp"
-rtt = "20ms"
-count = 4
-"""
 
 
 def popen(*args, **kw):

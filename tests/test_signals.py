@@ -7,17 +7,7 @@ import subprocess
 import sys
 import time
 
-LONG = """
-name = "long"
-duration = "400s"
-[link]
-capacity = "1Gbps"
-queue = { limit = "1bdp" }
-[[flows]]
-kind = "tcp"
-rtt = "20ms"
-count = 4
-"""
+from conftest import LONG
 
 # Several seconds of wall time even on a fast machine: the bar appears only after one second.
 MEDIUM = LONG.replace('"400s"', '"150s"')
