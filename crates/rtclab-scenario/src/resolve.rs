@@ -1891,7 +1891,7 @@ fn param_values(
 }
 
 /// `param_values` for a table whose accepted keys are known (`known`: the element's parameters
-/// and the table's own keys): a misspelt key is named as unknown whatever its value, so
+/// and the table's own keys): a misspelt key with a string value is named as unknown, so
 /// `queue = { limt = "100pkt" }` says "unknown key `limt`", not that it takes a number.
 fn param_values_of(
     given: &std::collections::BTreeMap<String, ParamValue>,
@@ -1900,11 +1900,16 @@ fn param_values_of(
 ) -> Result<Vec<(String, rtclab_core::params::Value)>, ConfigError> {
     let mut out = Vec::new();
     for (name, v) in given {
-        if let Some(known) = known.filter(|k| !k.contains(&name.as_str())) {
-            return Err(ConfigError::new(
-                format!("{at}.{name}"),
-                format!("unknown key `{name}`; accepted: {}", known.join(", ")),
-            ));
+        // Numbers and flags reach the element's own check ("unknown parameter ...; known: ...",
+        // "takes none"); a string under an unknown name is named as unknown here, not as a
+        // value of the wrong type.
+        if let (ParamValue::Str(_), Some(known)) = (v, known) {
+            if !known.contains(&name.as_str()) {
+                return Err(ConfigError::new(
+                    format!("{at}.{name}"),
+                    format!("unknown key `{name}`; accepted: {}", known.join(", ")),
+                ));
+            }
         }
         let v = match v {
             ParamValue::Bool(b) => rtclab_core::params::Value::Bool(*b),

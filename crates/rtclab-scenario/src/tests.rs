@@ -576,9 +576,9 @@ fn messages_name_what_the_user_wrote_or_did_not_write() {
     assert_eq!(e.path, "link.queue.limt");
     assert!(e.message.starts_with("unknown key `limt`; accepted: kind, limit, bdp_rtt"), "{e}");
     let e = err(&format!(
-        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\nqueue = {{ kind = \"codel\", targte = 5 }}\n{flow}"
+        "duration = \"5s\"\n[link]\ncapacity = \"10Mbps\"\nqueue = {{ kind = \"codel\", targte = \"5ms\" }}\n{flow}"
     ));
-    assert!(e.message.contains("unknown key `targte`") && e.message.contains("target"), "{e}");
+    assert!(e.message.contains("unknown key `targte`") && e.message.contains("target_ms"), "{e}");
     // A seed beyond TOML's integers names the key and the way to give it.
     let e = err(&format!(
         "duration = \"5s\"\nseed = 18446744073709551616\n[link]\ncapacity = \"10Mbps\"\n{flow}"
