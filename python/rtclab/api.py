@@ -86,24 +86,30 @@ def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str |
     return [r.as_dict() for r in outcome.rows]
 
 
-def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | None = None,
-              ns3: Optional[str] = None) -> dict[str, Any]:
-    """`rtclab bench sim|emu|process`: returns the benchmark's figures; writes bench.json to
-    `out`. `ns3`: the ns-3 program for `process` (`make bench-ns3` builds it)."""
+def benchmark(engine: str = "sim", repeat: Optional[int] = None, out: str | os.PathLike | None = None,
+              ns3: Optional[str] = None, progress: bool | None = None) -> dict[str, Any]:
+    """`rtclab bench sim|emu|process` (the CLI calls this): returns the benchmark's figures;
+    writes bench.json to `out`. `repeat`: runs (default 5 for sim, 3 for process; emu runs each
+    part once). `ns3`: the ns-3 program for `process` (`make bench-ns3` builds it).
+    `progress`: each step on stderr (default: on a terminal)."""
     from rtclab.bench import bench_emu, bench_sim, write_bench
 
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    if engine not in ("sim", "emu", "process"):
+        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu', 'process'")
+    if repeat is None:
+        repeat = 3 if engine == "process" else 5
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {repeat!r}")
+    if ns3 is not None and not (os.path.isfile(ns3) and os.access(ns3, os.X_OK)):
+        raise ValueError(f"--ns3 {ns3}: not an executable program (`make bench-ns3` builds it)")
     if engine == "sim":
-        result = bench_sim(repeat=repeat)
+        result = bench_sim(repeat=repeat, progress=progress)
     elif engine == "emu":
-        result = bench_emu(progress=None)
-    elif engine == "process":
+        result = bench_emu(progress=progress)
+    else:
         from rtclab.bench_process import bench_process
 
         result = bench_process(ns3=ns3, repeat=repeat)
-    else:
-        raise ValueError(f"unknown engine {engine!r}: accepted 'sim', 'emu', 'process'")
     if out is not None:
         write_bench(json.loads(json.dumps(result)), out)
     return result
@@ -111,12 +117,13 @@ def benchmark(engine: str = "sim", repeat: int = 5, out: str | os.PathLike | Non
 
 def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed: Optional[int] = None,
               out: str | os.PathLike | None = None, capture: bool = False,
-              capture_at: str = "delivered", tcp_cc: Optional[str] = None) -> tuple[int, RunResult]:
+              capture_at: str = "delivered", tcp_cc: Optional[str] = None,
+              plots: bool = True) -> tuple[int, RunResult]:
     """`rtclab emu shell`: runs `command` (and `receiver`) through the scenario's emulated
     network; returns (the command's exit status, the network's RunResult), saved to `out` if
     given (with the pcap when `capture`: packets as delivered, or as sent with
     `capture_at="sent"`, what `classify` needs). `tcp_cc`: the kernel TCP congestion controller
-    of the programs (default: the host's)."""
+    of the programs (default: the host's). The CLI's `rtclab emu shell` calls this."""
     import shutil
     import tempfile
 
@@ -132,7 +139,7 @@ def emu_shell(scenario, command: list[str], receiver: Optional[str] = None, seed
                                capture=str(tmp / "bottleneck.pcap") if tmp else None,
                                capture_sent=capture_at == "sent", tcp_cc=tcp_cc)
         if out is not None:
-            save(result, out)
+            save(result, out, plots=plots)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -234,33 +234,22 @@ EMU_BENCH_KEYS = ("throughput_gbps", "packets_per_second", "release_error_us_p50
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from rtclab.bench import bench_emu, bench_sim, write_bench
+    """Argument handling and printing over `rtclab.benchmark`."""
+    from rtclab.api import benchmark
+    from rtclab.bench import write_bench
     from rtclab.output import OutputError
 
     if args.out:
         _check_out(args.out)
-    if args.engine == "process":
-        from rtclab.bench_process import bench_process
-
-        repeat = 3 if args.repeat is None else args.repeat
-        if repeat < 1:
-            raise UserError("--repeat must be at least 1")
-        if args.ns3 and not (os.path.isfile(args.ns3) and os.access(args.ns3, os.X_OK)):
-            raise UserError(f"--ns3 {args.ns3}: not an executable program (`make bench-ns3` builds it)")
-        result = bench_process(ns3=args.ns3, repeat=repeat)
-        keys = tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios") if k in result)
-    elif args.engine == "emu":
-        try:
-            result = bench_emu(progress=None if not args.no_progress else False)
-        except EmulatorUnavailable as e:
-            raise UserError(f"bench emu: {e}") from e
-        keys = EMU_BENCH_KEYS
-    else:
-        repeat = 5 if args.repeat is None else args.repeat
-        if repeat < 1:
-            raise UserError("--repeat must be at least 1")
-        result = bench_sim(repeat=repeat, progress=None if not args.no_progress else False)
-        keys = SIM_BENCH_KEYS
+    try:
+        result = benchmark(args.engine, repeat=args.repeat, ns3=args.ns3,
+                           progress=None if not args.no_progress else False)
+    except ValueError as e:
+        raise UserError(str(e)) from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"bench emu: {e}") from e
+    keys = {"sim": SIM_BENCH_KEYS, "emu": EMU_BENCH_KEYS}.get(
+        args.engine, tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios") if k in result))
     print(json.dumps({k: result[k] for k in keys}, indent=2))
     if args.out:
         try:
@@ -272,9 +261,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_emu_shell(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError, write_result
+    """Argument handling and printing over `rtclab.emu_shell`."""
+    from rtclab.api import emu_shell
+    from rtclab.output import OutputError
     from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
-    from rtclab.shell import run_shell
 
     try:
         src = load_scenario(args.scenario)
@@ -282,43 +272,30 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from e
     if args.capture and not args.out:
         raise UserError("--capture needs --out DIR (the capture is written into it)")
-    inputs = input_files(src)
     if args.out:
-        _check_out(args.out, inputs)
-    command = list(getattr(args, "trailing", []))
-    capture = None
-    if args.capture:
-        import tempfile
-        capture = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap"
+        _check_out(args.out, input_files(src))  # before the network starts
     try:
-        try:
-            rc, result = run_shell(args.scenario, command, receiver=args.receiver, seed=args.seed,
-                                   capture=str(capture) if capture else None,
-                                   capture_sent=args.capture_at == "sent", tcp_cc=args.tcp_cc)
-        except ConfigError as e:
-            raise _scenario_error(src.display, e) from e
-        except EmulatorUnavailable as e:
-            raise UserError(f"emu shell: {e}") from e
-        except ValueError as e:  # --tcp-cc not available
-            raise UserError(str(e)) from e
-        s = result.summary
-        link = s["link"]
-        em = s["emulator"]
-        print(f"rtclab emu shell: {em['packets_forwarded']} packets forwarded, "
-              f"{sum(link['drops'].values())} dropped at the bottleneck, queuing delay p50 "
-              f"{_num(link['queuing_delay_ms']['p50'], '.2f', ' ms')}, release error p99 "
-              f"{_num(em['release_error_us']['p99'], '.0f', ' us')}", file=sys.stderr)
-        _warn_if_host_stole_time(s)
-        if args.out:
-            try:
-                written = write_result(result, args.out, plots=not args.no_plots, inputs=inputs)
-            except OutputError as e:
-                raise UserError(str(e)) from e
-            print(f"results in {written}", file=sys.stderr)
-    finally:
-        if capture is not None:
-            import shutil
-            shutil.rmtree(capture.parent, ignore_errors=True)
+        rc, result = emu_shell(args.scenario, list(getattr(args, "trailing", [])), receiver=args.receiver,
+                               seed=args.seed, out=args.out, capture=args.capture, capture_at=args.capture_at,
+                               tcp_cc=args.tcp_cc, plots=not args.no_plots)
+    except ConfigError as e:
+        raise _scenario_error(src.display, e) from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"emu shell: {e}") from e
+    except OutputError as e:
+        raise UserError(str(e)) from e
+    except ValueError as e:  # --tcp-cc not available
+        raise UserError(str(e)) from e
+    s = result.summary
+    link = s["link"]
+    em = s["emulator"]
+    print(f"rtclab emu shell: {em['packets_forwarded']} packets forwarded, "
+          f"{sum(link['drops'].values())} dropped at the bottleneck, queuing delay p50 "
+          f"{_num(link['queuing_delay_ms']['p50'], '.2f', ' ms')}, release error p99 "
+          f"{_num(em['release_error_us']['p99'], '.0f', ' us')}", file=sys.stderr)
+    _warn_if_host_stole_time(s)
+    if args.out:
+        print(f"results in {Path(args.out).absolute()}", file=sys.stderr)
     return rc
 
 
