@@ -141,7 +141,7 @@ def test_every_cli_command_has_a_python_function():
     import rtclab.sweep  # noqa: F401
 
     for name in ("run", "validate", "save", "report", "compare_engines", "reproduce", "benchmark", "emu_shell",
-                 "run_sweep", "sweep_catalog",
+                 "run_sweep", "run_suite", "sweep_catalog",
                  "builtin_scenarios", "load_scenario"):
         assert callable(getattr(rtclab, name)), name
     with pytest.raises(ValueError, match="unknown paper"):

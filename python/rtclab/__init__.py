@@ -17,7 +17,8 @@ scenario had there) and `.message`.
 """
 
 from rtclab._core import ConfigError, RunTooLarge, __version__
-from rtclab.api import benchmark, compare_engines, emu_shell, report, reproduce, run_sweep, save, sweep_catalog
+from rtclab.api import (benchmark, compare_engines, emu_shell, report, reproduce, run_suite, run_sweep, save,
+                        sweep_catalog)
 from rtclab.classify import classify_capture
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
 from rtclab.output import OutputError
@@ -25,5 +26,6 @@ from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario, validate
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
-           "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "sweep_catalog", "load_scenario", "builtin_scenarios",
+           "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "run_suite",
+           "sweep_catalog", "load_scenario", "builtin_scenarios",
            "register_controller", "unregister_controller", "registered_controllers", "__version__"]

@@ -71,18 +71,15 @@ def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str |
     `only`: some of the paper's experiments ("S1,S3" or a set; zhuge); `store`: keep every run in
     a resumable run store, as `--store` does. The same checks and orchestration as the CLI
     (`rtclab.repro.reproduce_paper`): ValueError for a bad request, DataMissing, OutputError."""
-    from rtclab.output import lock_out, unlock_out
+    import contextlib
+
+    from rtclab.output import locked
     from rtclab.repro import reproduce_paper, write_outputs
 
-    if out is not None:
-        lock_out(out)
-    try:
+    with locked(out) if out is not None else contextlib.nullcontext():
         outcome = reproduce_paper(paper, runs=runs, jobs=jobs, only=only, store=store, progress=progress)
         if out is not None:
             write_outputs(outcome.repro, outcome.rows, outcome.results, str(out), outcome.wall)
-    finally:
-        if out is not None:
-            unlock_out(out)
     return [r.as_dict() for r in outcome.rows]
 
 
@@ -152,15 +149,28 @@ def run_sweep(sweep, out: str | os.PathLike, workers: Optional[int] = None, resu
     """`rtclab sweep`: runs a sweep file (or TOML text) into the store `out`; returns a
     `SweepOutcome` (runs, already in the store, run now, wall time). More than 10,000 runs need
     `force=True`. See `rtclab.sweep`."""
-    from rtclab.output import lock_out, unlock_out
+    from rtclab.output import locked
     from rtclab.sweep import run_sweep as _run
 
-    lock_out(out)
-    try:
+    with locked(out):
         return _run(sweep, out, workers=workers, resume=resume, progress=progress, report=report, backend=backend,
                     address=address, force=force)
-    finally:
-        unlock_out(out)
+
+
+def run_suite(suite: str, ccs: list[str] | tuple[str, ...] = ("gcc",), seeds: int = 1,
+              out: str | os.PathLike | None = None, workers: Optional[int] = None, resume: bool = False,
+              progress: bool | None = None, force: bool = False) -> list[dict[str, Any]]:
+    """`rtclab suite rfc8867|rfc8869`: every case for every controller and seed into the store
+    `out` (default `rtclab-out/suite-<suite>`); returns one row per case and controller (RFC 8868
+    metrics and media QoE), also in `out/suite.json` with the cases not run. More than 10,000
+    runs need `force=True`. The CLI calls this."""
+    from rtclab.output import locked
+    from rtclab.suites import run_suite as _run
+
+    out = out if out is not None else f"rtclab-out/suite-{suite}"
+    with locked(out):
+        return _run(suite, list(dict.fromkeys(ccs)), seeds=seeds, out=out, workers=workers, resume=resume,
+                    progress=progress, force=force)
 
 
 def sweep_catalog(out: str | os.PathLike, flows: bool = False):

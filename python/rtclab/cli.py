@@ -338,15 +338,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError, lock_out
-    from rtclab.sweep import SweepError, load_sweep, run_sweep
+    """Argument handling and printing over `rtclab.run_sweep`."""
+    from rtclab.api import run_sweep
+    from rtclab.output import OutputError
+    from rtclab.sweep import SweepError, load_sweep
 
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     try:
         sweep = load_sweep(args.sweep)
         out = args.out or str(Path("rtclab-out") / f"sweep-{sweep.name}")
-        lock_out(out, out)
         res = run_sweep(sweep, out, workers=args.workers, resume=args.resume,
                         progress=None if not args.no_progress else False, report=not args.no_plots,
                         backend=args.backend, address=args.address, force=args.force)
@@ -362,16 +363,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError, lock_out
-    from rtclab.suites import SuiteError, format_rows, run_suite
+    """Argument handling and printing over `rtclab.run_suite`."""
+    from rtclab.api import run_suite
+    from rtclab.output import OutputError
+    from rtclab.suites import SuiteError, format_rows
 
     ccs = args.cc or ["gcc"]
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     out = args.out or f"rtclab-out/suite-{args.suite}"
     try:
-        lock_out(out, out)
-        rows = run_suite(args.suite, list(dict.fromkeys(ccs)), seeds=args.seeds, out=out, workers=args.workers,
+        rows = run_suite(args.suite, ccs, seeds=args.seeds, out=out, workers=args.workers,
                          resume=args.resume, progress=None if not args.no_progress else False, force=args.force)
     except (SuiteError, OutputError) as e:
         raise UserError(str(e)) from e

@@ -20,6 +20,7 @@ whole command, and a second command aimed at the same folder is refused at once.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -231,6 +232,20 @@ def lock_out(out: str | os.PathLike, out_arg: str | None = None) -> None:
     atexit.register(unlock_out, out)
 
 
+@contextlib.contextmanager
+def locked(out: str | os.PathLike, out_arg: str | None = None):
+    """`lock_out` for a block: taken if this process does not hold it yet, and then released at
+    the block's end (a lock the command took before is left to the command)."""
+    path = Path(out).absolute()
+    held = str(path.parent / f".{path.name}.lock") in _LOCKS
+    lock_out(path, out_arg)
+    try:
+        yield
+    finally:
+        if not held:
+            unlock_out(path)
+
+
 def unlock_out(out: str | os.PathLike) -> None:
     """Releases `lock_out`'s lock of `out` (and removes its file) if this process holds it."""
     out = Path(out).absolute()
@@ -264,13 +279,8 @@ def write_atomically(
     out = Path(out_dir).absolute()
     inputs = [Path(p) for p in inputs]
     check_replaceable(out, str(out_dir), inputs)
-    held = str(out.parent / f".{out.name}.lock") in _LOCKS
-    lock_out(out, str(out_dir))  # the API's writers too: never two swaps of one folder at once
-    try:
+    with locked(out, str(out_dir)):  # the API's writers too: never two swaps of one folder at once
         return _write_locked(out, out_dir, fill, inputs, kind, source)
-    finally:
-        if not held:
-            unlock_out(out)
 
 
 def _write_locked(out: Path, out_dir, fill, inputs, kind, source) -> Path:
