@@ -162,22 +162,15 @@ impl Video {
         if chunks == 0 {
             return Err("a video needs at least 1 chunk, got chunks = 0".into());
         }
-        // Checked before anything is allocated: `chunks` may be any number a caller typed.
-        for (name, text) in files {
-            let n = text.split_whitespace().count();
-            if n < chunks {
-                return Err(format!("{name}: {n} chunk sizes, the video needs {chunks}"));
-            }
+        // Each level's sizes, counted before anything is allocated: `chunks` may be any number
+        // a caller typed.
+        let levels: Vec<(&String, Vec<&str>)> =
+            files.iter().map(|(name, text)| (name, text.split_whitespace().collect())).collect();
+        if let Some((name, vals)) = levels.iter().find(|(_, vals)| vals.len() < chunks) {
+            return Err(format!("{name}: {} chunk sizes, the video needs {chunks}", vals.len()));
         }
         let mut sizes = vec![[0.0; LEVELS]; chunks + 1];
-        for (level, (name, text)) in files.iter().enumerate() {
-            let vals: Vec<&str> = text.split_whitespace().collect();
-            if vals.len() < chunks {
-                return Err(format!(
-                    "{name}: {} chunk sizes, the video needs {chunks}",
-                    vals.len()
-                ));
-            }
+        for (level, (name, vals)) in levels.iter().enumerate() {
             for (c, row) in sizes.iter_mut().enumerate() {
                 let v = vals.get(c).copied().unwrap_or(vals[chunks - 1]);
                 let b: f64 =
