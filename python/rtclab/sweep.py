@@ -689,20 +689,15 @@ def check_size(runs: int, what: str, detail: str, base: Any, workers: Optional[i
     try:
         from rtclab.scenarios import validate
 
-        hops = validate(base)["cost"]["packet_hops"] if base is not None else None
+        one = validate(base)["cost"]["seconds"] if base is not None else None
     except Exception:  # the estimate is a courtesy; the refusal stands without it
-        hops = None
-    if hops:
+        one = None
+    if one:
         cores = workers or os.cpu_count() or 1
-        secs = hops / SIM_PACKET_HOPS_PER_S * runs / cores
+        secs = one * runs / cores
         est = f"; at most about {_human(secs)} on {cores} core(s) (the base scenario's cost bound × runs)"
     raise SweepError(f"{what}: {runs:,} runs ({detail}), above the limit of {MAX_RUNS:,}{est}; add --force to run "
                      f"it anyway, or narrow {narrow}")
-
-
-#: The simulator's packet-hops per second on one core, for estimates (docs/benchmarks.md;
-#: the scenario crate's cost bound uses the same figure).
-SIM_PACKET_HOPS_PER_S = 4.7e6
 
 
 def _human(secs: float) -> str:

@@ -164,6 +164,7 @@ fn validate<'py>(
     let c = s.cost();
     let cost = PyDict::new(py);
     cost.set_item("packet_hops", c.packet_hops)?;
+    cost.set_item("seconds", c.seconds())?;
     cost.set_item("events", c.events)?;
     cost.set_item("series_rows", c.series_rows)?;
     cost.set_item("series_bytes", c.series_bytes)?;

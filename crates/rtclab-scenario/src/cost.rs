@@ -10,8 +10,11 @@
 use crate::resolve::{FlowKindSpec, Scenario};
 use rtclab_core::Time;
 
-/// Packet-hops beyond which a run needs `--force`: about 7 minutes at the simulator's
-/// 4.7 M delivered packets per second (docs/benchmarks.md).
+/// The simulator's delivered packets per wall second on one core, for time estimates
+/// (docs/benchmarks.md).
+pub const PACKET_HOPS_PER_SECOND: f64 = 4.7e6;
+/// Packet-hops beyond which a run needs `--force`: about 7 minutes at
+/// [`PACKET_HOPS_PER_SECOND`].
 pub const MAX_PACKET_HOPS: f64 = 2e9;
 /// Memory for the time series beyond which a run needs `--force`.
 pub const MAX_SERIES_BYTES: f64 = 4.0 * (1u64 << 30) as f64;
@@ -32,6 +35,11 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// Wall seconds the run takes at most on one core, at [`PACKET_HOPS_PER_SECOND`].
+    pub fn seconds(&self) -> f64 {
+        self.packet_hops / PACKET_HOPS_PER_SECOND
+    }
+
     /// Why the run needs `--force`, if it does.
     pub fn over_limits(&self) -> Option<String> {
         if self.packet_hops > MAX_PACKET_HOPS {
@@ -39,7 +47,7 @@ impl Cost {
                 "about {:.1e} packet-hops (limit {:.0e}: some {} of simulation)",
                 self.packet_hops,
                 MAX_PACKET_HOPS,
-                human_secs(self.packet_hops / 4.7e6)
+                human_secs(self.seconds())
             ));
         }
         if self.series_bytes > MAX_SERIES_BYTES {
