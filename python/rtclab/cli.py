@@ -442,15 +442,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
     """Argument handling and printing over `rtclab.repro.reproduce_paper`, which `rtclab.reproduce`
     also calls: the request is checked there once, for both."""
     from rtclab.output import OutputError
-    from rtclab.repro import PAPERS, format_table, reproduce_paper, write_outputs
+    from rtclab.repro import format_table, reproduce_paper, write_outputs
 
-    if args.paper not in PAPERS:
-        raise UserError(f"repro {args.paper}: unknown (accepted: {', '.join(PAPERS)})")
     out = args.out or f"rtclab-out/repro-{args.paper}"
     try:
-        from rtclab.repro import check_data
-
-        check_data(args.paper)  # a missing data set is named before the output folder is taken
         _check_out(out)
         outcome = reproduce_paper(args.paper, runs=args.runs, jobs=args.jobs, only=args.only, store=args.store,
                                   progress=None if not args.no_progress else False)

@@ -88,8 +88,8 @@ def table_report(lam: float, compare_with: str | None) -> tuple[bytes, dict]:
     if n:
         info["golden_vectors"] = {"matching": ok, "checked": n}
     path = Path(compare_with) if compare_with else None
-    if path is None and (published_dir() / published_name(lam)).is_file():
-        path = published_dir() / published_name(lam)
+    if path is None and (shipped := published_dir() / published_name(lam)).is_file():
+        path = shipped
     if path is not None:
         info["published"] = {"file": str(path), **compare(table, path.read_bytes())}
     return table, info

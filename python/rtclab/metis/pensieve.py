@@ -18,9 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rtclab import datasets
-from rtclab.datasets import DataMissing
-
-__all__ = ["DataMissing", "data_dir"]
+from rtclab.datasets import DataMissing  # noqa: F401  re-exported: callers catch pensieve.DataMissing
 
 BITRATES_KBPS = (300, 750, 1200, 1850, 2850, 4300)
 FEATURE_NAMES = (["last_bitrate", "buffer"] + [f"throughput_{i}" for i in range(8)]
