@@ -81,14 +81,17 @@ def _leftover_pid(p: Path) -> int | None:
 
 
 def sweep_leftovers(parent: Path) -> list[Path]:
-    """Removes temporary directories of killed rtclab runs in `parent` (only rtclab's own)."""
+    """Removes temporary directories and lock files of killed rtclab runs in `parent` (only
+    rtclab's own), from one listing of the folder (a sweep's `runs/` is listed at every run)."""
     removed = []
     try:
-        candidates = [p for p in parent.iterdir() if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name)]
+        hidden = [p for p in parent.iterdir() if p.name.startswith(".")]
     except OSError:
         return removed
-    _stale_locks(parent)
-    for p in candidates:
+    _stale_locks([p for p in hidden if p.name.endswith(".lock")])
+    for p in hidden:
+        if ".tmp-" not in p.name and ".old-" not in p.name:
+            continue
         pid = _leftover_pid(p)
         if pid is None:
             continue  # not ours (or not readable): leave it
@@ -99,12 +102,9 @@ def sweep_leftovers(parent: Path) -> list[Path]:
     return removed
 
 
-def _stale_locks(parent: Path) -> None:
-    """Removes lock files of rtclab processes that were killed (their lock is free again)."""
-    try:
-        names = [p for p in parent.iterdir() if p.name.startswith(".") and p.name.endswith(".lock")]
-    except OSError:
-        return
+def _stale_locks(names: list[Path]) -> None:
+    """Removes those of `names` that are lock files of rtclab processes that were killed (their
+    lock is free again)."""
     for p in names:
         try:
             with open(p, "r+") as f:
