@@ -14,6 +14,7 @@ use crate::EmuError;
 use rtclab_core::{
     Direction, Ecn, FlowId, LogHistogram, Packet, PacketInfo, PacketKind, Payload, Time, TimeDelta,
 };
+use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -22,59 +23,23 @@ const MAX_PACKET: usize = 2048;
 /// Packets read from one device before the loop looks at deadlines again.
 const READ_BURST: usize = 64;
 
-/// Per-flow, per-direction counters of the emulated network.
-#[derive(Clone, Debug, Default)]
+/// Per-flow, per-direction packet counts of the emulated network (whole run; the engine's own
+/// health figures). What the flow's figures are made of goes to its `FlowMeter`.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct FlowCounters {
     pub in_packets: u64,
     pub in_bytes: u64,
     pub out_packets: u64,
     pub out_bytes: u64,
-    /// Bytes and packets released in the measurement window.
-    pub window_bytes: u64,
-    pub window_packets: u64,
-    /// Packets that entered the path in the measurement window.
-    pub window_in_packets: u64,
-    /// Drops by reason of packets sent in the measurement window.
-    pub drops: [u64; 8],
-    /// Packets a queue marked CE, in the measurement window.
-    pub ecn_marks: u64,
-    /// Queuing delay and delay through the whole emulated path (ns) of the packets released
-    /// in the measurement window.
-    pub queue_delay: LogHistogram,
-    pub path_delay: LogHistogram,
-    /// Per time bin (index = time / bin).
-    pub bins: Vec<BinCounters>,
-}
-
-/// One flow's traffic in one time bin.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BinCounters {
-    /// Bytes entering the path (the sending rate at the bottleneck's ingress).
-    pub in_bytes: u64,
-    /// Bytes leaving the path (released to the other host).
-    pub out_bytes: u64,
-    pub queue_delay_sum_ns: u64,
-    pub queue_delay_max_ns: u64,
-    pub path_delay_sum_ns: u64,
-    pub packets_out: u64,
-    /// Packets of this flow dropped in the path (by when they were sent).
-    pub drops: u64,
-}
-
-impl FlowCounters {
-    fn bin(&mut self, t: Time, bin_ns: i64) -> &mut BinCounters {
-        let i = ((t - Time::ZERO).as_nanos() / bin_ns) as usize;
-        if self.bins.len() <= i {
-            self.bins.resize(i + 1, BinCounters::default());
-        }
-        &mut self.bins[i]
-    }
 }
 
 /// What one direction's forwarder measured.
 pub struct DirStats {
     /// Per flow (the last index collects unclassified packets).
     pub flows: Vec<FlowCounters>,
+    /// Per flow, alongside `flows`: the network half of its meter (what it sent into the
+    /// path, what came out, delays, drops and marks).
+    pub flow_meters: Vec<FlowMeter>,
     /// Release error in ns (write completion − ideal release time).
     pub release_error: LogHistogram,
     /// Writes refused by a full device queue.
@@ -206,9 +171,8 @@ pub struct Forwarder {
     /// CLOCK_MONOTONIC of emulated time zero.
     pub t0: i64,
     pub end: Time,
-    pub window_start: Time,
-    /// Time-series bin, ns.
-    pub bin_ns: i64,
+    /// The meters' measurement window and time-series bins.
+    pub window: MeterWindow,
     /// Where packets are captured (pcap), per direction, if asked: as delivered, or as sent
     /// (`capture_sent`: when the forwarder takes them in).
     pub capture: [Option<crate::capture::PcapSink>; 2],
@@ -235,14 +199,8 @@ impl Forwarder {
         epoll.add(timer.raw(), 1).map_err(io)?;
         let n = self.classifier.flows + 1;
         let new_stats = || DirStats {
-            flows: vec![
-                FlowCounters {
-                    queue_delay: LogHistogram::new(),
-                    path_delay: LogHistogram::new(),
-                    ..Default::default()
-                };
-                n
-            ],
+            flows: vec![FlowCounters::default(); n],
+            flow_meters: vec![FlowMeter::new(self.window); n],
             release_error: LogHistogram::new(),
             write_drops: 0,
             non_ipv4: 0,
@@ -282,18 +240,15 @@ impl Forwarder {
             self.path.advance(now);
             let mut dropped = std::mem::take(&mut self.path.dropped);
             for dr in dropped.drain(..) {
-                let c = &mut stats[dr.pkt.dir.index()].flows[dr.pkt.flow.0 as usize];
-                if dr.pkt.sent_at >= self.window_start {
-                    c.drops[dr.reason.index()] += 1;
-                }
-                c.bin(dr.pkt.sent_at, self.bin_ns).drops += 1;
+                // Counted when sent: the bin and window the packet belonged to.
+                let m = &mut stats[dr.pkt.dir.index()].flow_meters[dr.pkt.flow.0 as usize];
+                m.on_drop(dr.pkt.sent_at, dr.pkt.dir, dr.reason);
                 spare.extend(self.path.take_payload(&dr.pkt));
             }
             self.path.dropped = dropped;
             for m in self.path.marked.drain(..) {
-                if m.pkt.sent_at >= self.window_start {
-                    stats[m.pkt.dir.index()].flows[m.pkt.flow.0 as usize].ecn_marks += 1;
-                }
+                let d = m.pkt.dir;
+                stats[d.index()].flow_meters[m.pkt.flow.0 as usize].on_mark(m.pkt.sent_at, d);
             }
             let released = std::mem::take(&mut self.path.released);
             for &(ideal, p) in &released {
@@ -313,27 +268,18 @@ impl Forwarder {
                 let done = sys::now_at(self.t0);
                 let st = &mut stats[d];
                 st.release_error.record((done - ideal).as_nanos().max(0) as u64);
-                let c = &mut st.flows[p.flow.0 as usize];
+                let (c, meter) =
+                    (&mut st.flows[p.flow.0 as usize], &mut st.flow_meters[p.flow.0 as usize]);
                 if ok {
                     if let Some(cap) = self.capture[d].as_mut().filter(|_| !self.capture_sent) {
                         cap.record(ideal, bytes).map_err(io)?;
                     }
                     c.out_packets += 1;
                     c.out_bytes += p.size as u64;
-                    let qd = p.queue_delay.as_nanos().max(0) as u64;
-                    let owd = (ideal - p.sent_at).as_nanos().max(0) as u64;
-                    if ideal >= self.window_start {
-                        c.window_bytes += p.size as u64;
-                        c.window_packets += 1;
-                        c.queue_delay.record(qd);
-                        c.path_delay.record(owd);
+                    if p.dir == Direction::Forward {
+                        meter.on_arrival(ideal, p.size, p.queue_delay, ideal - p.sent_at);
+                        meter.on_bottleneck(ideal, p.size);
                     }
-                    let b = c.bin(ideal, self.bin_ns);
-                    b.out_bytes += p.size as u64;
-                    b.packets_out += 1;
-                    b.queue_delay_sum_ns += qd;
-                    b.path_delay_sum_ns += owd;
-                    b.queue_delay_max_ns = b.queue_delay_max_ns.max(qd);
                 } else {
                     st.write_drops += 1;
                 }
@@ -370,10 +316,9 @@ impl Forwarder {
                     let c = &mut stats[d].flows[flow.0 as usize];
                     c.in_packets += 1;
                     c.in_bytes += len as u64;
-                    if at >= self.window_start {
-                        c.window_in_packets += 1;
+                    if dir == Direction::Forward {
+                        stats[d].flow_meters[flow.0 as usize].on_send(at, len as u32);
                     }
-                    c.bin(at, self.bin_ns).in_bytes += len as u64;
                     let mut p = Packet::data(flow, 0, len as u32, at);
                     p.dir = dir;
                     if dir == Direction::Reverse {

@@ -29,11 +29,11 @@ use engine::{Classifier, EngineStats, Forwarder, LoopStats};
 use netns::Topology;
 use path::Path;
 use rtclab_core::{Direction, SeedTree, Time, TimeDelta};
-use rtclab_harness::link_meter::LinkMeter;
+use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 pub use rtclab_harness::measure::Columns;
+use rtclab_harness::summarize::RunFacts;
 use rtclab_harness::summary::{
-    self as hs, percentiles_ms, EmulatorSummary, EngineCounters, FrameCounts, KernelTcp,
-    ReleaseError, Summary,
+    self as hs, EmulatorSummary, EngineCounters, KernelTcp, ReleaseError, Summary,
 };
 use rtclab_harness::Network;
 use rtclab_scenario::{CcSpec, FlowKindSpec, Scenario};
@@ -105,21 +105,10 @@ const SSRC_BASE: u32 = 0x5254_0000;
 
 /// What one flow's endpoints measured.
 pub enum FlowResult {
-    Tcp(tcp::Received),
+    Tcp(Box<tcp::Received>),
     /// rtclab's endpoints over UDP.
     Endpoint(Box<udp_endpoint::UdpFlowResult>),
     Failed,
-}
-
-impl FlowResult {
-    /// Application bytes per time-series bin.
-    pub fn bins(&self) -> &[u64] {
-        match self {
-            FlowResult::Tcp(r) => &r.bins,
-            FlowResult::Endpoint(r) => &r.receiver.delivered,
-            FlowResult::Failed => &[],
-        }
-    }
 }
 
 enum FlowHandle {
@@ -130,7 +119,7 @@ enum FlowHandle {
 impl FlowHandle {
     fn join(self) -> Result<FlowResult, EmuError> {
         match self {
-            FlowHandle::Tcp(f) => f.join().map(FlowResult::Tcp),
+            FlowHandle::Tcp(f) => f.join().map(|r| FlowResult::Tcp(Box::new(r))),
             FlowHandle::Endpoint(f) => f.join().map(|r| FlowResult::Endpoint(Box::new(r))),
         }
     }
@@ -324,8 +313,11 @@ impl Emulation {
                 classifier,
                 t0,
                 end,
-                window_start: Time::ZERO + emu.scenario.metrics.warmup,
-                bin_ns: emu.scenario.metrics.bin.as_nanos(),
+                window: MeterWindow {
+                    start: Time::ZERO + emu.scenario.metrics.warmup,
+                    end,
+                    bin: emu.scenario.metrics.bin,
+                },
                 capture: [0, 1].map(|d| if reads[d] { sinks[d].take() } else { None }),
                 capture_sent: capture.as_ref().is_some_and(|c| c.sent),
             };
@@ -350,7 +342,6 @@ impl Emulation {
             }
         }
         let bin = emu.scenario.metrics.bin;
-        let nbins = (emu.scenario.duration.as_nanos() / bin.as_nanos()) as usize + 1;
         let flows = if mode == Mode::Scenario { emu.scenario.flows.clone() } else { Vec::new() };
         for f in &flows {
             let port = PORT_BASE + f.id as u16;
@@ -397,8 +388,11 @@ impl Emulation {
                         t0,
                         start: t0 + (f.start - Time::ZERO).as_nanos(),
                         stop: t0 + (f.stop.min(end) - Time::ZERO).as_nanos(),
-                        bin_ns: bin.as_nanos(),
-                        bins: nbins,
+                        window: MeterWindow {
+                            start: Time::ZERO + emu.scenario.metrics.warmup,
+                            end,
+                            bin,
+                        },
                     };
                     tcp::TcpFlow::spawn(
                         spec,
@@ -477,22 +471,20 @@ impl Emulation {
         if let Some(e) = first_err {
             return Err(e);
         }
-        let fairness = series::fairness_columns(&self.scenario, &stats);
+        let s = &self.scenario;
+        let meters = series::flow_meters(s, &stats, &received);
+        let fairness = rtclab_harness::summarize::fairness_columns(s, &meters, series::n_bins(s));
+        let summary =
+            summarize(s, self.seed, &stats, &received, &meters, &fairness, host_steal_percent);
+        // A shell runs none of the scenario's flows: their tables stay empty.
+        let ran = &meters[..received.len().min(meters.len())];
         Ok(EmuOutput {
-            summary: summarize(
-                &self.scenario,
-                self.seed,
-                &stats,
-                &received,
-                &fairness,
-                host_steal_percent,
-            )
-            .to_value(),
-            flows: series::flow_columns(&self.scenario, &stats, &received),
-            link: series::link_columns(&self.scenario, &stats),
+            summary: summary.to_value(),
+            flows: series::flow_columns(s, ran),
+            link: series::link_columns(s, &stats),
             fairness,
-            interruptions: series::interruption_columns(&received),
-            distributions: series::distribution_columns(&stats, &received),
+            interruptions: rtclab_harness::flow_meter::interruption_columns(ran),
+            distributions: rtclab_harness::flow_meter::distribution_columns(ran),
         })
     }
 }
@@ -515,131 +507,75 @@ fn summarize(
     seed: u64,
     st: &EngineStats,
     received: &[FlowResult],
+    meters: &[FlowMeter],
     fairness: &Columns,
     host_steal_percent: Option<f64>,
 ) -> Summary {
-    let w = hs::window(s, TimeDelta::from_nanos(st.ran_ns()));
-    let (w0, w1) = w;
-    let fwd = &st.dirs[0].flows;
-    let total_fwd: u64 = fwd.iter().map(|c| c.window_bytes).sum();
-    let mut all_q = rtclab_core::LogHistogram::new();
-    let mut flows = Vec::new();
-    let mut rates = Vec::new();
-    let bin = s.metrics.bin.as_nanos();
-    let (b0, b1) = (
-        ((w0 - Time::ZERO).as_nanos() / bin) as usize,
-        ((w1 - Time::ZERO).as_nanos() / bin) as usize,
-    );
-    for (f, rec) in s.flows.iter().zip(received) {
-        let c = &fwd[f.id as usize];
-        all_q.merge(&c.queue_delay);
-        let mut out = hs::flow_base(f, w);
-        let active = out.active_s;
-        let mbps = |bytes: u64| if active > 0.0 { bytes as f64 * 8.0 / active / 1e6 } else { 0.0 };
-        let app: u64 = rec.bins().iter().take(b1).skip(b0).sum();
-        let sent: u64 = c.bins.iter().take(b1).skip(b0).map(|b| b.in_bytes).sum();
-        let dropped: u64 = c.drops.iter().sum();
-        out.throughput_mbps = mbps(c.window_bytes);
-        if active > 0.0 {
-            rates.push(out.throughput_mbps);
-        }
-        out.goodput_mbps = mbps(app);
-        out.sending_rate_mbps = mbps(sent);
-        out.share = if total_fwd > 0 { c.window_bytes as f64 / total_fwd as f64 } else { 0.0 };
-        out.queuing_delay_ms = percentiles_ms(&c.queue_delay);
-        out.one_way_delay_ms = percentiles_ms(&c.path_delay);
-        out.packets_sent = c.window_in_packets;
-        out.packets_received = c.window_packets;
-        out.loss_ratio =
-            if c.window_in_packets > 0 { dropped as f64 / c.window_in_packets as f64 } else { 0.0 };
-        out.drops = hs::drops(&c.drops);
-        out.ecn_marks = c.ecn_marks;
-        out.ack_drops = st.dirs[1].flows[f.id as usize].drops.iter().sum();
-        match rec {
-            FlowResult::Tcp(r) => {
-                out.connected = r.connected;
-                out.retransmits = r.sender_info.map(|i| i.total_retrans as u64);
-                out.kernel_tcp = r.sender_info.map(|i| KernelTcp {
-                    total_retrans: i.total_retrans as u64,
-                    final_cwnd_packets: i.snd_cwnd as u64,
-                    final_srtt_ms: i.rtt_us as f64 / 1000.0,
-                    mss: i.snd_mss as u64,
-                });
-            }
-            FlowResult::Endpoint(r) => {
-                let (rx, media) = (&r.receiver, matches!(f.kind, FlowKindSpec::Media(_)));
-                let frames = FrameCounts {
-                    frames: rx.window_frames,
-                    frame_delay: &rx.frame_delay,
-                    display: &rx.display,
-                };
-                let errors = media.then_some(rx.decode_errors + r.sender.decode_errors);
-                hs::endpoint_fields(&mut out, &r.sender.endpoint, &rx.endpoint, frames, errors);
-                for (k, v) in &rx.codec_metrics {
-                    out.metrics.insert(k.to_string(), *v);
-                }
-            }
-            FlowResult::Failed => out.connected = false,
-        }
-        flows.push(out);
-    }
-    let meters = merged_meters(st);
-    let (link, reverse_link) = hs::main_link(s, &meters[0], &meters[1], &all_q, w);
-    let mut err = st.dirs[0].release_error.clone();
-    err.merge(&st.dirs[1].release_error);
-    let us = |q: f64| err.quantile(q).map(|ns| ns as f64 / 1e3);
-    let mut out = Summary {
-        scenario: s.name.clone(),
-        description: s.description.clone(),
-        rtclab_version: env!("CARGO_PKG_VERSION"),
+    let run = RunFacts {
+        scenario: s,
         seed,
         engine: "emu",
-        duration_s: s.duration.as_secs_f64(),
-        warmup_s: s.metrics.warmup.as_secs_f64(),
-        wall_time_s: None,
-        measurement_window_s: [(w0 - Time::ZERO).as_secs_f64(), (w1 - Time::ZERO).as_secs_f64()],
-        link,
-        reverse_link,
-        links: hs::links(s, &meters, w),
-        fairness: hs::fairness(s, &rates, fairness.column("jain").unwrap_or(&[])),
-        rfc8868: Default::default(),
-        flows,
+        ran: TimeDelta::from_nanos(st.ran_ns()),
+        n_bins: series::n_bins(s),
         engine_stats: EngineCounters {
             events: None,
             delivered_packets: st.dirs[0].flows.iter().map(|c| c.out_packets).sum(),
             delivered_acks: st.dirs[1].flows.iter().map(|c| c.out_packets).sum(),
         },
-        emulator: Some(EmulatorSummary {
-            release_error_us: ReleaseError { p50: us(0.5), p99: us(0.99), max: us(1.0) },
-            packets_forwarded: st.dirs.iter().flat_map(|d| &d.flows).map(|c| c.out_packets).sum(),
-            unclassified_packets: st
-                .dirs
-                .iter()
-                .filter_map(|d| d.flows.last())
-                .map(|c| c.in_packets)
-                .sum(),
-            device_write_drops: st.dirs[0].write_drops + st.dirs[1].write_drops,
-            realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
-            realtime_endpoints: received.iter().all(|r| match r {
-                FlowResult::Endpoint(e) => e.sender.realtime && e.receiver.realtime,
-                _ => true,
-            }),
-            host_steal_percent,
-            non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
-        }),
-        middleboxes: rtclab_harness::summary::MiddleboxSummary::all(s, |i| {
-            st.dirs[0].middleboxes.get(i).cloned().flatten()
-        }),
     };
+    let hops = &st.dirs[0].meters;
+    let mut out =
+        rtclab_harness::summarize::build(run, meters, hops, fairness, |i, out, frames| {
+            match received.get(i).unwrap_or(&FlowResult::Failed) {
+                FlowResult::Tcp(r) => {
+                    out.connected = r.connected;
+                    out.retransmits = r.sender_info.map(|i| i.total_retrans as u64);
+                    out.kernel_tcp = r.sender_info.map(|i| KernelTcp {
+                        total_retrans: i.total_retrans as u64,
+                        final_cwnd_packets: i.snd_cwnd as u64,
+                        final_srtt_ms: i.rtt_us as f64 / 1000.0,
+                        mss: i.snd_mss as u64,
+                    });
+                }
+                FlowResult::Endpoint(r) => {
+                    let rx = &r.receiver;
+                    let media = matches!(s.flows[i].kind, FlowKindSpec::Media(_));
+                    let errors = media.then_some(rx.decode_errors + r.sender.decode_errors);
+                    hs::endpoint_fields(out, &r.sender.endpoint, &rx.endpoint, frames, errors);
+                    for (k, v) in &rx.codec_metrics {
+                        out.metrics.insert(k.to_string(), *v);
+                    }
+                }
+                FlowResult::Failed => out.connected = false,
+            }
+        });
+    let mut err = st.dirs[0].release_error.clone();
+    err.merge(&st.dirs[1].release_error);
+    let us = |q: f64| err.quantile(q).map(|ns| ns as f64 / 1e3);
+    out.emulator = Some(EmulatorSummary {
+        release_error_us: ReleaseError { p50: us(0.5), p99: us(0.99), max: us(1.0) },
+        packets_forwarded: st.dirs.iter().flat_map(|d| &d.flows).map(|c| c.out_packets).sum(),
+        unclassified_packets: st
+            .dirs
+            .iter()
+            .filter_map(|d| d.flows.last())
+            .map(|c| c.in_packets)
+            .sum(),
+        device_write_drops: st.dirs[0].write_drops + st.dirs[1].write_drops,
+        realtime_forwarder: st.dirs[0].realtime && st.dirs[1].realtime,
+        realtime_endpoints: received.iter().all(|r| match r {
+            FlowResult::Endpoint(e) => e.sender.realtime && e.receiver.realtime,
+            _ => true,
+        }),
+        host_steal_percent,
+        non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
+    });
+    out.middleboxes = rtclab_harness::summary::MiddleboxSummary::all(s, |i| {
+        st.dirs[0].middleboxes.get(i).cloned().flatten()
+    });
     hs::attach_wifi(&mut out.links, s, s.duration, |h| st.dirs[0].wifi.get(h).copied().flatten());
-    // The same input as the fairness windows: bytes leaving the bottleneck per bin.
-    let bytes: Vec<Vec<u64>> =
-        fwd.iter().map(|f| f.bins.iter().map(|b| b.out_bytes).collect()).collect();
-    rtclab_harness::rfc8868::fill(&mut out, s, series::n_bins(s), w, |i| &bytes[i]);
+    if received.is_empty() {
+        out.flows.clear(); // a shell runs none of the scenario's flows
+    }
     out
-}
-
-/// The link meters (`HopRef::index`), both directions.
-pub(crate) fn merged_meters(st: &EngineStats) -> Vec<LinkMeter> {
-    st.dirs[0].meters.clone()
 }

@@ -6,6 +6,8 @@
 
 use crate::sys;
 use crate::EmuError;
+use rtclab_core::EndpointEvent;
+use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -14,9 +16,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Bytes the receiving application read, per bin of `bin_ns` from the run's start.
+/// What the receiving application read (`Delivered` events into the flow's meter).
 pub struct Received {
-    pub bins: Vec<u64>,
+    pub meter: FlowMeter,
     pub connected: bool,
     /// The sender's kernel statistics at the end (TCP_INFO).
     pub sender_info: Option<sys::TcpInfo>,
@@ -34,8 +36,8 @@ pub struct TcpFlowSpec {
     pub t0: i64,
     pub start: i64,
     pub stop: i64,
-    pub bin_ns: i64,
-    pub bins: usize,
+    /// The flow meter's window and bins (emulated time).
+    pub window: MeterWindow,
 }
 
 fn sleep_until(t: i64, stop: &AtomicBool) {
@@ -57,8 +59,7 @@ impl TcpFlow {
     ) -> Result<Self, EmuError> {
         let rns = crate::netns::Topology::netns_path(receiver_ns);
         let stop_r = stop.clone();
-        let (port, t0, bin_ns, nbins, end) =
-            (spec.port, spec.t0, spec.bin_ns, spec.bins, spec.stop);
+        let (port, t0, window, end) = (spec.port, spec.t0, spec.window, spec.stop);
         let setup = move || -> Result<TcpListener, EmuError> {
             let l = TcpListener::bind((crate::netns::RECEIVER_ADDR, port))
                 .map_err(|e| EmuError::Setup(format!("listen on port {port}: {e}")))?;
@@ -71,7 +72,7 @@ impl TcpFlow {
             setup,
             move |listener: TcpListener| -> Result<Received, EmuError> {
                 let mut rec =
-                    Received { bins: vec![0; nbins], connected: false, sender_info: None };
+                    Received { meter: FlowMeter::new(window), connected: false, sender_info: None };
                 let mut conn = loop {
                     if stop_r.load(Ordering::Relaxed) || sys::monotonic_ns() > end + 1_000_000_000 {
                         return Ok(rec);
@@ -92,10 +93,9 @@ impl TcpFlow {
                     match conn.read(&mut buf) {
                         Ok(0) => break,
                         Ok(n) => {
-                            let bin = ((sys::monotonic_ns() - t0) / bin_ns).max(0) as usize;
-                            if let Some(b) = rec.bins.get_mut(bin) {
-                                *b += n as u64;
-                            }
+                            let now = sys::now_at(t0);
+                            let ev = EndpointEvent::Delivered { goodput_bytes: n as u64 };
+                            rec.meter.on_event(now, &ev);
                         }
                         Err(e)
                             if matches!(

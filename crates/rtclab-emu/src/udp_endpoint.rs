@@ -9,17 +9,17 @@
 //! the sender namespace, connected to the receiver on port `PORT_BASE + flow id` in the
 //! receiver namespace (which answers whoever wrote to it last), so every byte crosses the
 //! emulated network. A thread sleeps on epoll with a timerfd armed at its endpoint's next
-//! deadline (or the next sampling point). Events feed the same per-bin counters the
-//! simulator's meters keep (delivered bytes, frames, frame and display delays, freezes).
+//! deadline (or the next sampling point). Its events feed the same `FlowMeter` the simulator
+//! keeps per flow.
 
 use crate::codec::WireCodec;
 use crate::sys;
 use crate::sys::now_at;
 use crate::EmuError;
-use rtclab_core::{Endpoint, EndpointEvent, FlowId, LogHistogram, Time, TimeDelta};
+use rtclab_core::{Endpoint, FlowId, Time, TimeDelta};
 use rtclab_harness::endpoints::{sample_flow, sample_receiver, AnyEndpoint};
+use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 use rtclab_harness::measure::CcSample;
-use rtclab_harness::media_meter::MediaBins;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,15 +50,9 @@ pub struct EndOut {
     pub endpoint: AnyEndpoint,
     /// Per time-series bin: the endpoint's state at the bin's end.
     pub samples: Vec<CcSample>,
-    /// Per bin: bytes delivered to the application (`Delivered` events).
-    pub delivered: Vec<u64>,
-    /// Per bin: frames completed, their delays and frames displayed; the display's freezes.
-    pub media: MediaBins,
-    /// In the measurement window: frames completed and their delays, frames displayed with
-    /// their delays and latency breakdowns.
-    pub window_frames: u64,
-    pub frame_delay: LogHistogram,
-    pub display: rtclab_harness::media_meter::DisplayMeter,
+    /// What the end's events said (`Delivered`, frames, freezes, stalls): the application
+    /// half of the flow's meter, joined with the forwarding loops' after the run.
+    pub meter: FlowMeter,
     /// Datagrams the codec could not read, and packets the socket refused (full buffers).
     pub decode_errors: u64,
     pub send_drops: u64,
@@ -186,11 +180,7 @@ fn drive(
     let mut out = EndOut {
         endpoint: AnyEndpoint::Sink(Box::default()),
         samples: vec![CcSample::default(); nb],
-        delivered: vec![0; nb],
-        media: MediaBins::default(),
-        window_frames: 0,
-        frame_delay: LogHistogram::new(),
-        display: Default::default(),
+        meter: FlowMeter::new(MeterWindow { start: spec.window_start, end: spec.end, bin }),
         decode_errors: 0,
         codec_metrics: Vec::new(),
         send_drops: 0,
@@ -298,28 +288,8 @@ fn drive(
             }
         }
         // Events, into the bin they happen in.
-        let in_window = now >= spec.window_start && now < spec.end;
         while let Some(ev) = ep.poll_event() {
-            let k = bin_of(now).min(nb - 1);
-            match ev {
-                EndpointEvent::Delivered { goodput_bytes } => out.delivered[k] += goodput_bytes,
-                EndpointEvent::FrameComplete { delay } => {
-                    out.media.on_frame(k, delay);
-                    if in_window {
-                        out.window_frames += 1;
-                        out.frame_delay.record(delay.as_nanos().max(0) as u64);
-                    }
-                }
-                EndpointEvent::FrameDisplayed { delay, stages } => {
-                    out.media.on_display(k, &stages);
-                    if in_window {
-                        out.display.record(delay, &stages);
-                    }
-                }
-                EndpointEvent::Freeze { duration } => out.media.on_freeze(now, duration),
-                EndpointEvent::Stall { duration } => out.media.on_stall(now, duration),
-                EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
-            }
+            out.meter.on_event(now, &ev);
         }
         let next_bin = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * (sampled as i64 + 1));
         let next = [

@@ -7,11 +7,13 @@
 //! the same numbers for the same scenario and seed. Nothing here reads a clock or does I/O.
 
 pub mod endpoints;
+pub mod flow_meter;
 pub mod link_meter;
 pub mod measure;
 pub mod media_meter;
 pub mod network;
 pub mod rfc8868;
+pub mod summarize;
 pub mod summary;
 
 pub use network::{HopRef, MeterInfo, Network, Role, NO_HOP};

@@ -8,7 +8,6 @@
 pub mod event;
 pub mod metrics;
 pub mod simulation;
-pub mod summary;
 
 pub use metrics::{Columns, RunOutput};
 pub use simulation::{media_endpoints, Simulation};

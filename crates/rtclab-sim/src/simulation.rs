@@ -17,12 +17,12 @@
 
 use crate::event::{Event, EventQueue, TimerSlot};
 use crate::metrics::{EngineStats, Meters, RunOutput};
-use crate::summary;
-use rtclab_core::{
-    Direction, Endpoint, EndpointEvent, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit,
-};
+use rtclab_core::{Direction, Endpoint, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit};
 pub use rtclab_harness::endpoints::media_endpoints;
 use rtclab_harness::endpoints::{flow_endpoints, sample_flow, AnyEndpoint};
+use rtclab_harness::flow_meter::MeterWindow;
+use rtclab_harness::summarize::RunFacts;
+use rtclab_harness::summary::EngineCounters;
 use rtclab_harness::{MeterInfo, Network, Role, NO_HOP};
 use rtclab_net::{AnyElement, DequeueRecord, ElementOutput, Link, NetElement};
 use rtclab_scenario::Scenario;
@@ -107,12 +107,12 @@ impl Simulation {
                 queue.push(resume, Event::FlowStart { flow: f.id });
             }
         }
-        let meters = Meters::new(
-            scenario.flows.len(),
-            scenario.links.len(),
-            scenario.metrics.bin,
-            Time::ZERO + scenario.metrics.warmup,
-        );
+        let window = MeterWindow {
+            start: Time::ZERO + scenario.metrics.warmup,
+            end,
+            bin: scenario.metrics.bin,
+        };
+        let meters = Meters::new(scenario.flows.len(), scenario.links.len(), window);
         Ok(Simulation {
             scenario,
             seed,
@@ -481,8 +481,8 @@ impl Simulation {
                 let Simulation { flows, meters, .. } = self;
                 let rcv = &mut flows[flow].rcv;
                 rcv.handle_packet(now, &pkt, payload);
-                let goodput = receiver_events(rcv, meters, now, flow);
-                meters.on_data_delivered(now, &pkt, goodput);
+                receiver_events(rcv, meters, now, flow);
+                meters.on_data_delivered(now, &pkt);
                 self.pump_receiver(flow);
             }
             (Direction::Reverse, PacketKind::Ack) => {
@@ -529,15 +529,31 @@ impl Simulation {
         let flow_cols =
             self.meters.flow_columns(|i, t0, t1| flows[i].start < t1 && flows[i].stop > t0);
         let link_cols = self.meters.link_columns();
-        let fairness = summary::fairness_columns(&self.scenario, &self.meters);
-        let endpoints: Vec<_> = self.flows.iter().map(|f| (&f.snd, &f.rcv)).collect();
-        let mut summary = summary::build(
-            &self.scenario,
-            self.seed,
-            &self.meters,
-            &endpoints,
+        let m = &self.meters;
+        let fairness =
+            rtclab_harness::summarize::fairness_columns(&self.scenario, &m.flows, m.closed);
+        let stats = self.stats();
+        let run = RunFacts {
+            scenario: &self.scenario,
+            seed: self.seed,
+            engine: "sim",
+            ran: self.scenario.duration,
+            n_bins: m.closed,
+            engine_stats: EngineCounters {
+                events: Some(stats.events),
+                delivered_packets: stats.delivered_packets,
+                delivered_acks: stats.delivered_acks,
+            },
+        };
+        let mut summary = rtclab_harness::summarize::build(
+            run,
+            &m.flows,
+            &m.hops,
             &fairness,
-            self.stats(),
+            |i, out, frames| {
+                let f = &self.flows[i];
+                rtclab_harness::summary::endpoint_fields(out, &f.snd, &f.rcv, frames, None)
+            },
         );
         // Wireless links' MAC counters (`summary.links[].wifi`).
         let run = self.now - Time::ZERO;
@@ -563,21 +579,11 @@ impl Simulation {
     }
 }
 
-/// Hands a receiver's events to the meters; returns the goodput bytes it delivered.
+/// Hands a receiver's events to the meters.
 #[inline]
-fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: usize) -> u64 {
-    let mut goodput = 0;
+fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: usize) {
+    let meter = &mut meters.flows[flow];
     while let Some(ev) = rcv.poll_event() {
-        match ev {
-            EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
-            EndpointEvent::FrameComplete { delay } => meters.on_frame(now, flow, delay),
-            EndpointEvent::FrameDisplayed { delay, stages } => {
-                meters.on_display(now, flow, delay, &stages)
-            }
-            EndpointEvent::Freeze { duration } => meters.on_freeze(now, flow, duration),
-            EndpointEvent::Stall { duration } => meters.on_stall(now, flow, duration),
-            EndpointEvent::FreezeStart | EndpointEvent::TargetRate { .. } => {}
-        }
+        meter.on_event(now, &ev);
     }
-    goodput
 }
