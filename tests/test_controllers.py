@@ -175,3 +175,19 @@ def test_a_python_media_controller_runs_in_the_emulator_too(registered):
     assert r.flows["cwnd_packets"].dropna().eq(10).all()
     assert r.flows["acked_total"].dropna().is_monotonic_increasing
     assert r.summary["flows"][0]["throughput_mbps"] == pytest.approx(1.2, rel=0.1)
+
+
+def test_a_python_controller_declares_its_capabilities(registered):
+    """Capabilities are declared with the registration and checked by the same generic code as
+    the built-in controllers': a simulator-only controller is refused by the emulator with its
+    own reason, before anything starts."""
+    registered("py_sim_only", FixedWindow, simulator_only="it reads the simulator's ground truth")
+    with pytest.raises(Exception, match=r'cc = "py_sim_only" runs in the simulator only '
+                                        r"\(it reads the simulator's ground truth\)"):
+        rtclab.run(scenario("py_sim_only"), engine="emu", progress=False)
+    # The simulator runs it.
+    r = rtclab.run(scenario("py_sim_only"), progress=False)
+    assert r.summary["flows"][0]["cc"] == "py_sim_only"
+    registered("py_own_recovery", FixedWindow, owns_recovery_window=True)
+    r = rtclab.run(scenario("py_own_recovery"), progress=False)
+    assert r.summary["flows"][0]["throughput_mbps"] > 0

@@ -37,10 +37,19 @@ from rtclab import _core
 
 
 def register_controller(name: str, factory: Callable[[dict], Any], *, tcp: bool = True,
-                        media: bool = False) -> None:
+                        media: bool = False, owns_recovery_window: bool = False,
+                        simulator_only: str | None = None) -> None:
     """Registers `factory` under `name` for tcp flows (window/pacing) and/or media flows
-    (target rate). Registering a name again replaces it; built-in names are refused."""
-    _core.register_controller(name, factory, tcp=tcp, media=media)
+    (target rate). Registering a name again replaces it; built-in names are refused.
+
+    Capabilities, declared here as the built-in controllers declare theirs
+    (`rtclab_cc::capabilities`): `owns_recovery_window=True` if the controller sets the window
+    itself during loss recovery (the transport then applies no PRR, as for Copa and BBR);
+    `simulator_only="why"` if it cannot run in the emulator (`--engine emu` then refuses the
+    scenario with that reason)."""
+    _core.register_controller(name, factory, tcp=tcp, media=media,
+                              owns_recovery_window=owns_recovery_window,
+                              simulator_only=simulator_only)
 
 
 def unregister_controller(name: str) -> bool:

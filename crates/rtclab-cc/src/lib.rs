@@ -8,6 +8,7 @@
 
 pub mod abc;
 pub mod bbr;
+pub mod capabilities;
 pub mod copa;
 pub mod cubic;
 pub mod gcc;
@@ -190,18 +191,19 @@ pub enum AnyController {
 }
 
 impl AnyController {
-    /// A copy of a built-in controller's whole state (for undoing a spurious timeout); None
-    /// for a custom controller.
     /// Whether the controller sets the window itself during loss recovery, so the transport
     /// must not apply PRR (Linux: controllers with their own `cong_control`, such as BBR,
     /// bypass `tcp_cwnd_reduction`; Copa runs over QUIC-style recovery, which has no PRR).
     /// ABC's marks alone steer its window (its released sender). Copa and BBR do not cut
     /// their window for a loss, and PRR's reduction bound would hold
     /// their sending near the delivery rate while their window keeps growing.
+    /// Read from the controller's declared capabilities (`capabilities.rs`).
     pub fn owns_recovery_window(&self) -> bool {
-        matches!(self, AnyController::Copa(_) | AnyController::Bbr(_) | AnyController::Abc(_))
+        capabilities::of(self.name()).is_some_and(|c| c.owns_recovery_window)
     }
 
+    /// A copy of a built-in controller's whole state (for undoing a spurious timeout); None
+    /// for a custom controller.
     pub fn snapshot(&self) -> Option<AnyController> {
         Some(match self {
             AnyController::Reno(c) => AnyController::Reno(c.clone()),

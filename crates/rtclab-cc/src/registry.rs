@@ -15,6 +15,7 @@
 //! quinn-proto's `Controller` factory (`ControllerFactory::build`): the engine owns the clock
 //! and hands `now` to every call.
 
+use crate::capabilities::Capabilities;
 use crate::CongestionController;
 use rtclab_core::params::Value;
 use std::collections::BTreeMap;
@@ -49,21 +50,21 @@ pub struct ControllerArgs<'a> {
 
 pub type Factory = Arc<dyn Fn(&ControllerArgs) -> Result<BoxedController, String> + Send + Sync>;
 
-/// One registered controller.
+/// One registered controller (or a built-in one built through the same path).
 #[derive(Clone)]
 pub struct Entry {
     /// The name scenarios use (interned: registered names live for the process).
     pub name: &'static str,
-    pub window: bool,
-    pub media: bool,
+    /// What it serves and needs (`capabilities.rs`).
+    pub caps: Capabilities,
     pub factory: Factory,
 }
 
 impl Entry {
     pub fn serves(&self, role: Role) -> bool {
         match role {
-            Role::Window => self.window,
-            Role::Media => self.media,
+            Role::Window => self.caps.tcp,
+            Role::Media => self.caps.media,
         }
     }
 
@@ -76,33 +77,20 @@ impl Entry {
                     Role::Window => "tcp",
                     Role::Media => "media",
                 },
-                self.roles()
+                self.caps.roles()
             ));
         }
         (self.factory)(args)
     }
-
-    pub fn roles(&self) -> &'static str {
-        match (self.window, self.media) {
-            (true, true) => "tcp and media flows",
-            (true, false) => "tcp flows",
-            (false, true) => "media flows",
-            (false, false) => "no flows",
-        }
-    }
 }
-
-/// Names of the built-in controllers (and aliases), which cannot be registered.
-pub const BUILTIN: [&str; 9] =
-    ["reno", "newreno", "cubic", "copa", "bbr", "qlibra", "zoom_like", "gcc", "gcc_paper"];
 
 fn table() -> &'static RwLock<BTreeMap<&'static str, Entry>> {
     static T: OnceLock<RwLock<BTreeMap<&'static str, Entry>>> = OnceLock::new();
     T.get_or_init(Default::default)
 }
 
-/// Registers (or replaces) controller `name` for window-based and/or media flows.
-pub fn register(name: &str, window: bool, media: bool, factory: Factory) -> Result<(), String> {
+/// Registers (or replaces) controller `name` with what it serves and needs.
+pub fn register(name: &str, caps: Capabilities, factory: Factory) -> Result<(), String> {
     if name.is_empty()
         || name.len() > 64
         || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -112,10 +100,15 @@ pub fn register(name: &str, window: bool, media: bool, factory: Factory) -> Resu
             "controller name {name:?}: use 1-64 lowercase letters, digits and underscores, starting with a letter"
         ));
     }
-    if BUILTIN.contains(&name) {
+    if crate::capabilities::builtin(name).is_some() {
         return Err(format!("controller name {name:?} is a built-in controller; choose another"));
     }
-    if !window && !media {
+    if caps.kernel.is_some() {
+        return Err(format!(
+            "controller {name:?}: only a built-in controller can name a Linux kernel module"
+        ));
+    }
+    if !caps.tcp && !caps.media {
         return Err(format!("controller {name:?} must serve tcp flows, media flows or both"));
     }
     let mut t = table().write().unwrap_or_else(|e| e.into_inner());
@@ -123,7 +116,7 @@ pub fn register(name: &str, window: bool, media: bool, factory: Factory) -> Resu
         Some((k, _)) => k,
         None => Box::leak(name.to_string().into_boxed_str()),
     };
-    t.insert(name, Entry { name, window, media, factory });
+    t.insert(name, Entry { name, caps, factory });
     Ok(())
 }
 
@@ -132,7 +125,11 @@ pub fn unregister(name: &str) -> bool {
     table().write().unwrap_or_else(|e| e.into_inner()).remove(name).is_some()
 }
 
+/// The entry of a registered controller, or of a built-in one built through this path.
 pub fn find(name: &str) -> Option<Entry> {
+    if let Some(b) = crate::capabilities::builtin(name) {
+        return b.factory.map(|f| Entry { name: b.name, caps: b.caps, factory: f() });
+    }
     table().read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
 }
 
@@ -165,10 +162,15 @@ mod tests {
     #[test]
     fn names_are_checked_and_entries_build_for_their_roles_only() {
         let f: Factory = Arc::new(|a| Ok(Box::new(Fixed(a.initial_window, a.packet_size))));
-        assert!(register("cubic", true, false, f.clone()).unwrap_err().contains("built-in"));
-        assert!(register("My CC", true, false, f.clone()).unwrap_err().contains("lowercase"));
-        assert!(register("x", false, false, f.clone()).is_err());
-        register("registry_unit_test", true, false, f).unwrap();
+        let tcp = Capabilities::TCP;
+        assert!(register("cubic", tcp, f.clone()).unwrap_err().contains("built-in"));
+        assert!(register("newreno", tcp, f.clone()).unwrap_err().contains("built-in"));
+        assert!(register("My CC", tcp, f.clone()).unwrap_err().contains("lowercase"));
+        let none = Capabilities { tcp: false, ..tcp };
+        assert!(register("x", none, f.clone()).is_err());
+        let kernel = Capabilities { kernel: Some("cubic"), ..tcp };
+        assert!(register("x", kernel, f.clone()).unwrap_err().contains("kernel"));
+        register("registry_unit_test", tcp, f).unwrap();
         let e = find("registry_unit_test").unwrap();
         let args = ControllerArgs {
             flow: 0,

@@ -36,7 +36,7 @@ use rtclab_harness::summary::{
     self as hs, EmulatorSummary, EngineCounters, KernelTcp, ReleaseError, Summary,
 };
 use rtclab_harness::Network;
-use rtclab_scenario::{CcSpec, FlowKindSpec, Scenario};
+use rtclab_scenario::{FlowKindSpec, Scenario};
 
 /// What a finished emulation produced: the simulator's outputs, `"engine": "emu"`.
 #[derive(Clone, Debug)]
@@ -90,12 +90,9 @@ impl std::error::Error for EmuError {}
 /// own endpoints over UDP (`udp_endpoint.rs`).
 fn kernel_tcp(f: &rtclab_scenario::FlowSpec) -> Option<&'static str> {
     match &f.kind {
-        FlowKindSpec::Tcp { cc, app_rate: None, size: None, video: None, .. } => match cc {
-            CcSpec::Cubic(_) => Some("cubic"),
-            CcSpec::Reno(_) => Some("reno"),
-            CcSpec::Bbr(_) => Some("bbr"),
-            _ => None,
-        },
+        FlowKindSpec::Tcp { cc, app_rate: None, size: None, video: None, .. } => {
+            rtclab_cc::capabilities::of(cc.name()).and_then(|c| c.kernel)
+        }
         _ => None,
     }
 }
@@ -138,16 +135,14 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
                 .into(),
         ));
     }
-    if let Some(f) = s
-        .flows
-        .iter()
-        .find(|f| matches!(f.kind, FlowKindSpec::Tcp { cc: rtclab_scenario::CcSpec::Abc(_), .. }))
-    {
-        return Err(EmuError::Unsupported(format!(
-            "flow {:?}: cc = \"abc\" runs in the simulator only (its marks travel in the ECN \
-             field, which the emulator's UDP sockets do not pass to rtclab's TCP)",
-            f.name
-        )));
+    for f in &s.flows {
+        let cc = f.kind.cc_name();
+        if let Some(why) = rtclab_cc::capabilities::of(cc).and_then(|c| c.simulator_only) {
+            return Err(EmuError::Unsupported(format!(
+                "flow {:?}: cc = {cc:?} runs in the simulator only ({why})",
+                f.name
+            )));
+        }
     }
     if s.middleboxes.iter().any(|m| {
         m.kind == "zhuge"

@@ -95,7 +95,8 @@ pub fn flow_endpoints(
     let id = FlowId(f.id);
     Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery, video } => {
-            let abc = matches!(cc, CcSpec::Abc(_));
+            // A controller whose feedback rides in the ECN field (ABC) gets its marks echoed.
+            let abc = rtclab_cc::capabilities::of(cc.name()).is_some_and(|c| c.ecn_feedback);
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,

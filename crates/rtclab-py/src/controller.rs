@@ -321,10 +321,19 @@ fn args_dict<'py>(py: Python<'py>, a: &ControllerArgs) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
-/// `rtclab._core.register_controller(name, factory, tcp=True, media=False)`.
+/// `rtclab._core.register_controller(name, factory, tcp=True, media=False,
+/// owns_recovery_window=False, simulator_only=None)`: the flows it serves and what it needs
+/// (`rtclab_cc::capabilities`).
 #[pyfunction]
-#[pyo3(signature = (name, factory, tcp = true, media = false))]
-pub fn register_controller(name: &str, factory: Py<PyAny>, tcp: bool, media: bool) -> PyResult<()> {
+#[pyo3(signature = (name, factory, tcp = true, media = false, owns_recovery_window = false, simulator_only = None))]
+pub fn register_controller(
+    name: &str,
+    factory: Py<PyAny>,
+    tcp: bool,
+    media: bool,
+    owns_recovery_window: bool,
+    simulator_only: Option<&str>,
+) -> PyResult<()> {
     Python::attach(|py| {
         if !factory.bind(py).is_callable() {
             return Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -345,7 +354,14 @@ pub fn register_controller(name: &str, factory: Py<PyAny>, tcp: bool, media: boo
                 .map(|c| Box::new(c) as BoxedController)
                 .map_err(|e| Python::attach(|py| describe(py, &e)))
         });
-    registry::register(name, tcp, media, f).map_err(pyo3::exceptions::PyValueError::new_err)
+    let caps = rtclab_cc::capabilities::Capabilities {
+        tcp,
+        media,
+        owns_recovery_window,
+        simulator_only: simulator_only.map(intern),
+        ..rtclab_cc::capabilities::Capabilities::TCP
+    };
+    registry::register(name, caps, f).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 /// `rtclab._core.unregister_controller(name)` -> whether it was registered.

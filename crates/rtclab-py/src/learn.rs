@@ -513,7 +513,8 @@ impl BweAgent {
                 };
             Ok(Box::new(h.controller(sh)))
         });
-        rtclab_cc::registry::register(name, false, true, factory).map_err(verr)?;
+        rtclab_cc::registry::register(name, rtclab_cc::capabilities::Capabilities::MEDIA, factory)
+            .map_err(verr)?;
         Ok(BweAgent { name: name.to_string(), handle })
     }
 

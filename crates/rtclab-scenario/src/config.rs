@@ -343,6 +343,34 @@ impl CcName {
     ];
 }
 
+impl CcName {
+    /// The name scenarios use (aliases give their main name).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CcName::Registered(n) => n,
+            c => CcName::BUILTIN.iter().find(|(_, x)| x == c).map_or("?", |(n, _)| n),
+        }
+    }
+    /// What the controller serves and needs (its line in `rtclab_cc::capabilities`, or its
+    /// registry entry's).
+    pub fn caps(&self) -> rtclab_cc::capabilities::Capabilities {
+        rtclab_cc::capabilities::of(self.as_str())
+            .unwrap_or(rtclab_cc::capabilities::Capabilities::TCP)
+    }
+}
+
+/// The controllers that serve tcp flows (built-in, then registered), quoted, for messages.
+pub fn tcp_controller_names() -> String {
+    let mut names: Vec<&str> = rtclab_cc::capabilities::builtin_names();
+    names.extend(rtclab_cc::registry::names());
+    let quoted: Vec<String> = names
+        .into_iter()
+        .filter(|n| rtclab_cc::capabilities::of(n).is_some_and(|c| c.tcp))
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    quoted.join(", ")
+}
+
 impl<'de> Deserialize<'de> for CcName {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
@@ -353,7 +381,7 @@ impl<'de> Deserialize<'de> for CcName {
             return Ok(CcName::Registered(e.name));
         }
         let mut accepted: Vec<String> =
-            CcName::BUILTIN.iter().map(|(n, _)| format!("`{n}`")).collect();
+            rtclab_cc::capabilities::builtin_names().iter().map(|n| format!("`{n}`")).collect();
         let registered = rtclab_cc::registry::names();
         let extra = if registered.is_empty() {
             " (or a controller registered with rtclab.register_controller)".to_string()

@@ -411,26 +411,29 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                         format!("{iw} is out of range: accepted 1..=1000 packets"),
                     ));
                 }
-                let cc = match f.cc.unwrap_or(CcName::Cubic) {
-                    c @ (CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree) => {
-                        return Err(ConfigError::new(
-                            at("cc"),
-                            format!("{c:?} is a media controller; tcp flows accept \"cubic\", \"reno\"/\"newreno\", \"copa\", \"bbr\", \"qlibra\", \"abc\" (or use kind = \"media\")").to_lowercase(),
-                        ))
-                    }
-                    c => window_cc_spec(f, c, packet_size, iw, Role::Window, &at)?,
-                };
-                let abc = matches!(cc, CcSpec::Abc(_));
-                if abc && f.delayed_ack == Some(true) {
+                let name = f.cc.unwrap_or(CcName::Cubic);
+                let caps = name.caps();
+                if !caps.tcp {
                     return Err(ConfigError::new(
-                        at("delayed_ack"),
-                        "an ABC receiver acknowledges every packet (each ACK echoes one packet's mark); leave `delayed_ack` out or set it to false",
+                        at("cc"),
+                        format!(
+                            "{:?} is a media controller; tcp flows accept {} (or use kind = \"media\")",
+                            name.as_str(),
+                            crate::config::tcp_controller_names()
+                        ),
                     ));
                 }
-                if abc && f.ecn == Some(true) {
+                let cc = window_cc_spec(f, name, packet_size, iw, Role::Window, &at)?;
+                if caps.ecn_feedback && f.delayed_ack == Some(true) {
+                    return Err(ConfigError::new(
+                        at("delayed_ack"),
+                        format!("{:?} carries its feedback in the ECN field: its receiver acknowledges every packet (each ACK echoes one packet's mark); leave `delayed_ack` out or set it to false", name.as_str()),
+                    ));
+                }
+                if caps.ecn_feedback && f.ecn == Some(true) {
                     return Err(ConfigError::new(
                         at("ecn"),
-                        "ABC uses the ECN field for its own marks (ECT(1) accelerate, ECT(0) brake); leave `ecn` out",
+                        format!("{:?} uses the ECN field for its own marks (ABC: ECT(1) accelerate, ECT(0) brake); leave `ecn` out", name.as_str()),
                     ));
                 }
                 let video = match &f.video {
@@ -441,7 +444,11 @@ pub(crate) fn resolve(cfg: ScenarioConfig, base_dir: &Path) -> Result<Scenario, 
                     video,
                     cc,
                     packet_size,
-                    ack_every: if !abc && f.delayed_ack.unwrap_or(true) { 2 } else { 1 },
+                    ack_every: if !caps.ecn_feedback && f.delayed_ack.unwrap_or(true) {
+                        2
+                    } else {
+                        1
+                    },
                     app_rate: f.rate.map(|r| r.0),
                     ecn: f.ecn.unwrap_or(false),
                     recovery: {
@@ -1387,6 +1394,16 @@ fn window_cc_spec(
     role: Role,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
+    if role == Role::Media && !name.caps().media && !matches!(name, CcName::Registered(_)) {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!(
+                "controller {:?} does not serve media flows: it serves {} only",
+                name.as_str(),
+                name.caps().roles()
+            ),
+        ));
+    }
     let cc = match name {
         CcName::Registered(name) => registered_cc(f, name, packet_size, iw, role, at)?,
         CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree => {
@@ -1402,12 +1419,6 @@ fn window_cc_spec(
             CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
         }
         CcName::Abc => {
-            if role == Role::Media {
-                return Err(ConfigError::new(
-                    at("cc"),
-                    "\"abc\" runs on tcp flows only (its marks travel in the ECN field of rtclab's TCP)",
-                ));
-            }
             no_cubic_or_copa(f, "abc", at)?;
             CcSpec::Abc(rtclab_cc::AbcConfig {
                 packet_size,

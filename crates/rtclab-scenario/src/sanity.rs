@@ -51,14 +51,16 @@ impl Scenario {
             }
         }
         for f in &self.flows {
-            let abc = matches!(&f.kind, crate::FlowKindSpec::Tcp { cc: crate::CcSpec::Abc(_), .. });
-            let marked = self.middleboxes.iter().any(|m| m.kind == "abc" && f.path.contains(&m.at));
-            if abc && !marked {
+            let cc = f.kind.cc_name();
+            let needs = rtclab_cc::capabilities::of(cc).and_then(|c| c.needs_middlebox);
+            let Some((kind, without)) = needs else { continue };
+            if !self.middleboxes.iter().any(|m| m.kind == kind && f.path.contains(&m.at)) {
                 out.push(ConfigError::new(
                     format!("flows ({})", f.name),
-                    "runs ABC's sender but no `abc` middlebox sits on its path: every packet stays an \
-                     accelerate and its window only grows (add [[middleboxes]] kind = \"abc\" at its \
-                     bottleneck)",
+                    format!(
+                        "runs {cc:?} but no `{kind}` middlebox sits on its path: {without} (add \
+                         [[middleboxes]] kind = \"{kind}\" at its bottleneck)"
+                    ),
                 ));
             }
         }

@@ -3,6 +3,7 @@
 //! alpha/beta rule on the queue the flow builds), with its parameters from `[flows.params]`.
 mod common;
 use common::*;
+use rtclab_cc::capabilities::Capabilities;
 use rtclab_cc::registry::{self, BoxedController, ControllerArgs};
 use rtclab_cc::{CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport};
 use rtclab_core::params::Value;
@@ -85,7 +86,7 @@ params = { alpha = 4, beta = 6 }
 
 #[test]
 fn a_rust_controller_registered_at_run_time_runs_and_keeps_its_queue_target() {
-    registry::register("vegas_test", true, false, Arc::new(factory)).unwrap();
+    registry::register("vegas_test", Capabilities::TCP, Arc::new(factory)).unwrap();
     let (out, _) = run(parse(SCENARIO), 1);
     let f = &out.summary["flows"][0];
     assert_eq!(f["cc"], "vegas_test");

@@ -181,6 +181,8 @@ pub struct TcpSender {
     flow: FlowId,
     cfg: TcpSenderConfig,
     cc: AnyController,
+    /// The controller's declared `owns_recovery_window` (no PRR), read once.
+    cc_owns_recovery: bool,
     snd_una: u64,
     snd_nxt: u64,
     high_sent: u64,
@@ -245,6 +247,7 @@ pub struct TcpSender {
 impl TcpSender {
     pub fn new(flow: FlowId, cfg: TcpSenderConfig, cc: AnyController) -> Self {
         TcpSender {
+            cc_owns_recovery: cc.owns_recovery_window(),
             flow,
             cfg,
             cc,
@@ -964,7 +967,7 @@ impl TcpSender {
         match self.cfg.recovery {
             RecoveryMode::Sack => {
                 let allowed = match &self.recovery {
-                    Some(r) if !self.cc.owns_recovery_window() => r.sndcnt > 0,
+                    Some(r) if !self.cc_owns_recovery => r.sndcnt > 0,
                     _ => self.packets_in_flight() < self.cwnd_packets(),
                 };
                 if !allowed {
