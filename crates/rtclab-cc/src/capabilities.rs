@@ -97,6 +97,7 @@ pub static BUILTIN: &[Builtin] = &[
         },
         factory: None,
     },
+    Builtin { name: "vegas", aliases: &[], caps: WINDOW, factory: Some(crate::vegas::Vegas::factory) },
     Builtin { name: "zoom_like", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc_paper", aliases: &[], caps: MEDIA, factory: None },

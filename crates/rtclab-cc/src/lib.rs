@@ -17,6 +17,7 @@ pub mod params;
 pub mod qlibra;
 pub mod registry;
 pub mod reno;
+pub mod vegas;
 pub mod zoom_like;
 
 pub use abc::{Abc, AbcConfig};
