@@ -218,6 +218,9 @@ def test_both_engines_write_the_same_summary_keys_and_columns():
     only_sim = sorted(p for p in ps.keys() - pe.keys() if not covered(p, ps, pe))
     only_emu = sorted(p for p in pe.keys() - ps.keys() if not covered(p, pe, ps))
     assert not only_sim and not only_emu, (only_sim, only_emu)
+    # Both are what the one Summary type (and its published schema) describes.
+    from rtclab.summary import problems
+    assert problems(sim.summary) == [] and problems(emu.summary) == [], (problems(sim.summary), problems(emu.summary))
     assert sim.summary["engine"] == "sim" and emu.summary["engine"] == "emu"
     assert [l["name"] for l in emu.summary["links"]] == ["bottleneck", "bottleneck"]
     for table in ("flows", "link", "fairness"):

@@ -5,6 +5,7 @@ Quick start::
     import rtclab
     result = rtclab.run("default", seed=1)   # a built-in scenario, a path, TOML text or a dict
     print(result.summary["link"]["utilization"])
+    print(result.typed.flows[0].throughput_mbps)   # the same summary, typed (rtclab.Summary)
     result.flows.plot(x="time_s", y="throughput_mbps")
     rtclab.save(result, "results/default")    # what `rtclab run --out` writes
     rtclab.report(result, "report-dir")       # plots and report.html only
@@ -24,8 +25,10 @@ from rtclab.controllers import register_controller, registered_controllers, unre
 from rtclab.output import OutputError
 from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario, validate
+from rtclab.summary import Summary, summary_schema
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
            "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "run_suite",
            "sweep_catalog", "load_scenario", "builtin_scenarios",
-           "register_controller", "unregister_controller", "registered_controllers", "__version__"]
+           "register_controller", "unregister_controller", "registered_controllers", "Summary", "summary_schema",
+           "__version__"]

@@ -499,7 +499,7 @@ def _print_metis_rtc(s: dict) -> None:
     print(f"tree: {s['tree_leaves']} leaves, depth {s['tree_depth']}, converted in {s['conversion_seconds']:.1f} s")
     print(f"held-out mean over {len(s['test_scenarios'])} calls (challenge network score / p95 frame delay ms / freeze s):")
     for k, m in s["means"].items():
-        print(f"  {k:10s} {m['network_score']:6.1f}  {m['frame_delay_p95_ms']:8.0f}  {m['freeze_s']:6.2f}"
+        print(f"  {k:10s} {m['network_score']:6.1f}  {m['frame_delay_ms_p95']:8.0f}  {m['freeze_s']:6.2f}"
               f"  (throughput {m['throughput_mbps']:.2f} Mbit/s, owd p95 {m['owd_p95_ms']:.0f} ms)")
     print(f"results in {s['out']}  (teacher_mlp.npz, tree.json, tree.html, rtc.json)")
 

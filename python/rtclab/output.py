@@ -369,17 +369,27 @@ def write_table(result: RunResult, table: str, path: Path) -> None:
     _core.write_parquet(str(path), cols)
 
 
+#: The tables a run writes, one Parquet file each.
+RUN_TABLES = ("flows", "link", "fairness", "interruptions", "distributions")
+
+
+def write_run_files(result: RunResult, d: Path) -> None:
+    """The one writer of a run's `summary.json` and tables, into the (temporary) folder `d`:
+    `rtclab run --out`, `rtclab.save` and each run of a sweep or suite write through it."""
+    with open(d / "summary.json", "w", encoding="utf-8") as f:
+        json.dump(result.summary, f, indent=2)
+        f.write("\n")
+    for table in RUN_TABLES:
+        write_table(result, table, d / f"{table}.parquet")
+
+
 def write_result(
     result: RunResult, out_dir: str | os.PathLike, plots: bool = True, inputs: Iterable[str | os.PathLike] = ()
 ) -> Path:
     """summary.json, Parquet time series, scenario copy, PNG plots and report.html."""
 
     def fill(d: Path) -> None:
-        with open(d / "summary.json", "w", encoding="utf-8") as f:
-            json.dump(result.summary, f, indent=2)
-            f.write("\n")
-        for table in ("flows", "link", "fairness", "interruptions", "distributions"):
-            write_table(result, table, d / f"{table}.parquet")
+        write_run_files(result, d)
         if result.scenario_text:
             from rtclab._core import __version__
             from rtclab.rerun import INPUTS, rerun_copy

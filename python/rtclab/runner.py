@@ -17,6 +17,8 @@ from rtclab.scenarios import ScenarioLike, config_values, load_scenario
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
 
+    from rtclab.summary import Summary
+
 # Events per GIL-free chunk: ~20-50 ms of work, so Ctrl-C and the progress bar stay responsive.
 CHUNK_EVENTS = 200_000
 
@@ -72,6 +74,13 @@ class RunResult:
 
     def flow_names(self) -> dict[int, str]:
         return {f["id"]: f["name"] for f in self.summary["flows"]}
+
+    @property
+    def typed(self) -> "Summary":
+        """The summary with attribute access to the fields the schema names (`rtclab.Summary`)."""
+        from rtclab.summary import Summary
+
+        return Summary(self.summary)
 
     @cached_property
     def flows(self) -> "pd.DataFrame":

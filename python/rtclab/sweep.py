@@ -344,18 +344,16 @@ def _init_worker(base_dir: str) -> None:
 
 def _fill_run(d: Path, spec: RunSpec, base_dir: str) -> None:
     """Runs one point and writes its files into the folder `d`."""
-    from rtclab.output import write_table
+    from rtclab.output import write_run_files
     from rtclab.runner import run
 
     src = ScenarioSource(json.dumps(spec.scenario), "json", base_dir, f"sweep run {spec.key}")
     result = run(src, seed=spec.seed, progress=False)
-    for table in ("flows", "link", "fairness", "interruptions", "distributions"):
-        write_table(result, table, d / f"{table}.parquet")
+    write_run_files(result, d)
     point = {"key": spec.key, "point": spec.point, "seed": spec.seed, "values": spec.values,
              "solo": {str(e): k for e, k in spec.solo.items()}, "solo_of_entry": spec.solo_of_entry,
              "entries": [int(f.get("count", 1)) for f in spec.scenario.get("flows", [])]}
     (d / "point.json").write_text(json.dumps(point, indent=1) + "\n", encoding="utf-8")
-    (d / "summary.json").write_text(json.dumps(result.summary, indent=1) + "\n", encoding="utf-8")
 
 
 def _run_one(store: str, spec: RunSpec, base_dir: Optional[str] = None) -> str:

@@ -739,7 +739,7 @@ mod tests {
             let v = p.get(&c);
             assert!(v >= p.min && v <= p.max, "{}", p.name);
         }
-        let e = set(COPA_PARAMS, &mut c, "delta", Value::Num(0.0)).unwrap_err();
+        let e = set(COPA_PARAMS, &mut c, "delta", Value::Num(0.0)).unwrap_err().to_string();
         assert!(e.contains("delta = 0 is out of range: accepted 0.001..=10"), "{e}");
         set(COPA_PARAMS, &mut c, "queue_delay_latest", Value::Bool(true)).unwrap();
         assert_eq!(c.queue_delay, CopaQueueDelay::Latest);

@@ -80,8 +80,35 @@ pub fn describe<C>(table: &[Param<C>], default: &C) -> Vec<ParamInfo> {
         .collect()
 }
 
+/// Why a `name = value` setting was refused (the registries of queue disciplines,
+/// middleboxes, flow kinds and Wi-Fi links pass it up; the scenario layer puts it at the key).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    #[error("unknown parameter {name:?}; known: {}", known.join(", "))]
+    Unknown { name: String, known: Vec<String> },
+    #[error("{name} takes true or false")]
+    NotBool { name: String },
+    #[error("{name} takes a number")]
+    NotNumber { name: String },
+    #[error("{name} takes a whole number, got {value}")]
+    NotWhole { name: String, value: f64 },
+    #[error("{name} = {value} is out of range: accepted {min}..={max} ({help})")]
+    OutOfRange { name: String, value: f64, min: f64, max: f64, help: &'static str },
+}
+
+/// Callers that still speak in sentences (`Result<_, String>` factories) take the message.
+impl From<ParamError> for String {
+    fn from(e: ParamError) -> String {
+        e.to_string()
+    }
+}
+
 /// Sets every `(name, value)` on `cfg` through `table`, in order (kind and range checked).
-pub fn apply<C>(table: &[Param<C>], cfg: &mut C, given: &[(String, Value)]) -> Result<(), String> {
+pub fn apply<C>(
+    table: &[Param<C>],
+    cfg: &mut C,
+    given: &[(String, Value)],
+) -> Result<(), ParamError> {
     for (name, v) in given {
         set(table, cfg, name, *v)?;
     }
@@ -89,7 +116,7 @@ pub fn apply<C>(table: &[Param<C>], cfg: &mut C, given: &[(String, Value)]) -> R
 }
 
 /// Sets `name` to `value`, checking kind and range.
-pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), String> {
+pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Result<(), ParamError> {
     let p = find(table, name, |p| p.name)?;
     let v = checked(name, p.kind, p.min, p.max, p.help, value)?;
     (p.set)(cfg, v);
@@ -98,16 +125,16 @@ pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Resu
 
 /// Checks `name = value` against a published table (name, kind, range) without a config:
 /// the per-parameter part of `set`, for callers that hold only `ParamInfo`s.
-pub fn check(table: &[ParamInfo], name: &str, value: Value) -> Result<(), String> {
+pub fn check(table: &[ParamInfo], name: &str, value: Value) -> Result<(), ParamError> {
     let p = find(table, name, |p| p.name)?;
     checked(name, p.kind, p.min, p.max, p.help, value).map(|_| ())
 }
 
 /// The entry of `table` called `name`, or an error listing the known names.
-fn find<'a, T>(table: &'a [T], name: &str, name_of: fn(&T) -> &str) -> Result<&'a T, String> {
-    table.iter().find(|p| name_of(p) == name).ok_or_else(|| {
-        let known: Vec<&str> = table.iter().map(name_of).collect();
-        format!("unknown parameter {name:?}; known: {}", known.join(", "))
+fn find<'a, T>(table: &'a [T], name: &str, name_of: fn(&T) -> &str) -> Result<&'a T, ParamError> {
+    table.iter().find(|p| name_of(p) == name).ok_or_else(|| ParamError::Unknown {
+        name: name.to_string(),
+        known: table.iter().map(|p| name_of(p).to_string()).collect(),
     })
 }
 
@@ -117,20 +144,21 @@ fn checked(
     kind: Kind,
     min: f64,
     max: f64,
-    help: &str,
+    help: &'static str,
     value: Value,
-) -> Result<f64, String> {
+) -> Result<f64, ParamError> {
+    let name_s = || name.to_string();
     let v = match (kind, value) {
         (Kind::Bool, Value::Bool(b)) => b as u8 as f64,
-        (Kind::Bool, Value::Num(_)) => return Err(format!("{name} takes true or false")),
-        (_, Value::Bool(_)) => return Err(format!("{name} takes a number")),
+        (Kind::Bool, Value::Num(_)) => return Err(ParamError::NotBool { name: name_s() }),
+        (_, Value::Bool(_)) => return Err(ParamError::NotNumber { name: name_s() }),
         (Kind::Integer, Value::Num(x)) if x.fract() != 0.0 => {
-            return Err(format!("{name} takes a whole number, got {x}"))
+            return Err(ParamError::NotWhole { name: name_s(), value: x })
         }
         (_, Value::Num(x)) => x,
     };
     if !(v.is_finite() && v >= min && v <= max) {
-        return Err(format!("{name} = {v} is out of range: accepted {min}..={max} ({help})"));
+        return Err(ParamError::OutOfRange { name: name_s(), value: v, min, max, help });
     }
     Ok(v)
 }

@@ -62,27 +62,23 @@ use std::thread::JoinHandle;
 /// Receiver ports: flow i listens on `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 5000;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What can stop an emulation, by what the user can do about it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EmuError {
     /// Not root, no /dev/net/tun, no iproute2: the CLI exits with status 2.
+    #[error("{0}")]
     NotPermitted(String),
     /// The scenario asks for something the emulator cannot do (yet).
+    #[error("{0}")]
     Unsupported(String),
+    /// A part from outside the scenario layer's checks failed to build (the harness's error).
+    #[error("{0}")]
+    Build(#[from] rtclab_harness::BuildError),
+    #[error("emulator set-up failed: {0}")]
     Setup(String),
+    #[error("emulator I/O error: {0}")]
     Io(String),
 }
-
-impl std::fmt::Display for EmuError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EmuError::NotPermitted(m) | EmuError::Unsupported(m) => write!(f, "{m}"),
-            EmuError::Setup(m) => write!(f, "emulator set-up failed: {m}"),
-            EmuError::Io(m) => write!(f, "emulator I/O error: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for EmuError {}
 
 /// The kernel congestion control a tcp flow runs with, where the emulator uses kernel TCP: a
 /// bulk tcp flow whose `cc` Linux has (`cubic`, `reno`, `bbr`). Every other flow — media, tcp
@@ -180,7 +176,7 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
 /// path per direction when no element serves both, else one path for both. Unclassified
 /// packets take the first flow's route.
 fn build_paths(s: &Scenario, seeds: &SeedTree) -> Result<Vec<Path>, EmuError> {
-    let net = Network::build(s, seeds).map_err(EmuError::Unsupported)?;
+    let net = Network::build(s, seeds)?;
     let (bin, warmup) = (s.metrics.bin, Time::ZERO + s.metrics.warmup);
     let mut paths = Path::per_direction(net, s.links.len(), bin, warmup);
     for p in &mut paths {
@@ -342,8 +338,7 @@ impl Emulation {
             let port = PORT_BASE + f.id as u16;
             let flow = match kernel_tcp(f) {
                 None => {
-                    let (snd, rcv) = rtclab_harness::endpoints::flow_endpoints(f, &seeds)
-                        .map_err(EmuError::Setup)?;
+                    let (snd, rcv) = rtclab_harness::endpoints::flow_endpoints(f, &seeds)?;
                     let spec = udp_endpoint::UdpFlowSpec {
                         flow: f.id,
                         port,
@@ -564,6 +559,7 @@ fn summarize(
         }),
         host_steal_percent,
         non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
+        shell_tcp_cc: None,
     });
     out.middleboxes = rtclab_harness::summary::MiddleboxSummary::all(s, |i| {
         st.dirs[0].middleboxes.get(i).cloned().flatten()

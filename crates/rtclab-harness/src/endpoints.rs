@@ -3,6 +3,7 @@
 //! virtual call, plus a boxed slot for endpoints from elsewhere.
 
 use crate::measure::CcSample;
+use crate::BuildError;
 use rtclab_cc::{AnyController, CongestionController, Cubic, Reno};
 use rtclab_core::{
     Endpoint, EndpointEvent, FlowId, Packet, Payload, SeedTree, Time, TimeDelta, Transmit,
@@ -91,7 +92,7 @@ impl AnyEndpoint {
 pub fn flow_endpoints(
     f: &FlowSpec,
     seeds: &SeedTree,
-) -> Result<(AnyEndpoint, AnyEndpoint), String> {
+) -> Result<(AnyEndpoint, AnyEndpoint), BuildError> {
     let id = FlowId(f.id);
     Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery, video } => {
@@ -130,7 +131,8 @@ pub fn flow_endpoints(
         FlowKindSpec::Registered { kind, params, packet_size } => {
             let rng = seeds.stream(&format!("flow{}.kind", f.id));
             let args = FlowArgs { flow: id, packet_size: *packet_size, params, rng };
-            let (s, r) = (kind.build)(args).map_err(|e| format!("flow {:?}: {e}", f.name))?;
+            let (s, r) = (kind.build)(args)
+                .map_err(|message| BuildError::FlowKind { flow: f.name.clone(), message })?;
             (AnyEndpoint::Other(s), AnyEndpoint::Other(r))
         }
     })
@@ -141,7 +143,7 @@ pub fn media_endpoints(
     flow: u32,
     m: &MediaSpec,
     seeds: &SeedTree,
-) -> Result<(MediaSender, MediaReceiver), String> {
+) -> Result<(MediaSender, MediaReceiver), BuildError> {
     let cc = match &m.cc {
         MediaCcSpec::Gcc(c) => AnyController::Gcc(Box::new(rtclab_cc::gcc::Gcc::new(**c))),
         MediaCcSpec::GccPaper(c) => {
@@ -163,7 +165,8 @@ pub fn media_endpoints(
     if let Some(name) = &m.frame_rate_control {
         // w0 = 2 ms and ρ = 0.95, the released code's defaults (checked by the scenario).
         let (policy, capacity) =
-            rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)?;
+            rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)
+                .map_err(|message| BuildError::FrameRateControl { flow, message })?;
         playout = playout.with_frame_rate_control(policy, capacity, m.sender.encoder.fps);
     }
     let mut receiver = MediaReceiver::new(FlowId(flow), m.feedback.clone(), None);
@@ -190,7 +193,7 @@ pub fn window_controller(
     cc: &CcSpec,
     seeds: &SeedTree,
     flow: u32,
-) -> Result<AnyController, String> {
+) -> Result<AnyController, BuildError> {
     Ok(match cc {
         CcSpec::Reno(c) => AnyController::Reno(Reno::new(*c)),
         CcSpec::Cubic(c) => AnyController::Cubic(Box::new(Cubic::new(*c))),
@@ -212,11 +215,13 @@ pub fn window_controller(
                 params: &r.params,
                 seed: rng.next_u64(),
             };
-            let entry = rtclab_cc::registry::find(r.name)
-                .ok_or_else(|| format!("controller {:?} is no longer registered", r.name))?;
-            let c = entry
-                .build(&args)
-                .map_err(|e| format!("flow {flow}: controller {:?}: {e}", r.name))?;
+            let entry =
+                rtclab_cc::registry::find(r.name).ok_or(BuildError::Unregistered(r.name))?;
+            let c = entry.build(&args).map_err(|message| BuildError::Controller {
+                flow,
+                name: r.name,
+                message,
+            })?;
             AnyController::Custom(c)
         }
     })

@@ -7,6 +7,7 @@
 //! the same numbers for the same scenario and seed. Nothing here reads a clock or does I/O.
 
 pub mod endpoints;
+pub mod error;
 pub mod flow_meter;
 pub mod link_meter;
 pub mod measure;
@@ -16,4 +17,5 @@ pub mod rfc8868;
 pub mod summarize;
 pub mod summary;
 
+pub use error::BuildError;
 pub use network::{HopRef, MeterInfo, Network, Role, NO_HOP};

@@ -138,7 +138,7 @@ pub struct Network {
 impl Network {
     /// Builds the scenario's network. Fails only for a middlebox that cannot be built (the
     /// scenario layer has already checked kinds and parameters).
-    pub fn build(s: &Scenario, seeds: &SeedTree) -> Result<Network, String> {
+    pub fn build(s: &Scenario, seeds: &SeedTree) -> Result<Network, crate::BuildError> {
         let mut n = Network {
             elements: Vec::new(),
             roles: Vec::new(),
@@ -185,7 +185,7 @@ impl Network {
         for (i, m) in s.middleboxes.iter().enumerate() {
             let rng = seeds.stream(&format!("middleboxes[{i}]"));
             let el = build_with(&m.kind, MiddleboxArgs { params: &m.params, rng })
-                .map_err(|e| format!("middleboxes[{i}]: {e}"))?;
+                .map_err(|message| crate::BuildError::Middlebox { index: i, message })?;
             let idx = n.push(AnyElement::Custom(el), Role::Middlebox { at: m.at as u32 });
             at_hop[m.at].push(idx);
             n.observers[m.at].push(idx);

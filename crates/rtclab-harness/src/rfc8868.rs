@@ -35,7 +35,7 @@ pub const HIGH_WATERMARK: f64 = 1.5;
 pub const SWING_WITHIN: TimeDelta = TimeDelta::from_millis(500);
 
 /// Fairness ratios at one time scale.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct ScaleFairness {
     pub window_s: u64,
     /// Windows with at least two flows active for the whole window.
@@ -50,13 +50,13 @@ pub struct ScaleFairness {
 }
 
 /// The run's RFC 8868 fairness figures.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Rfc8868Summary {
     pub fairness_ratios: Vec<ScaleFairness>,
 }
 
 /// One flow's RFC 8868 stability figures.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct FlowRfc8868 {
     /// Mean throughput over the second half of the flow's active time in the window, Mbit/s.
     pub steady_mbps: Option<f64>,

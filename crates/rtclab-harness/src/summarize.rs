@@ -95,6 +95,9 @@ pub fn build(
         engine_stats: run.engine_stats,
         emulator: None,
         middleboxes: Vec::new(),
+        scenario_source: None,
+        command_line: None,
+        scenario_text: None,
     };
     let bytes: Vec<Vec<u64>> = flows.iter().map(|f| f.recv_bytes_per_bin(run.n_bins)).collect();
     crate::rfc8868::fill(&mut out, s, run.n_bins, w, |i| &bytes[i]);

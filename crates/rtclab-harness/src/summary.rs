@@ -19,7 +19,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Delay percentiles in ms (null where nothing was recorded).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Percentiles {
     pub p5: Option<f64>,
     pub p25: Option<f64>,
@@ -52,7 +52,7 @@ pub fn drops(d: &[u64]) -> Drops {
 }
 
 /// A queue's limit: `{"packets": n}` or `{"bytes": n}`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueLimitSummary {
     Packets(u64),
@@ -68,7 +68,7 @@ impl From<QueueLimit> for QueueLimitSummary {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub scenario: String,
     pub description: String,
@@ -90,12 +90,17 @@ pub struct Summary {
     pub engine_stats: EngineCounters,
     pub emulator: Option<EmulatorSummary>,
     /// The scenario's middleboxes with the figures they report (Zhuge: prediction accuracy).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub middleboxes: Vec<MiddleboxSummary>,
+    /// Filled by the front end, which owns them (null from the engines): where the scenario
+    /// came from (a file, a built-in name), the command that ran it, and its text.
+    pub scenario_source: Option<String>,
+    pub command_line: Option<String>,
+    pub scenario_text: Option<String>,
 }
 
 /// One `[[middleboxes]]` entry and its own figures (`NetElement::metrics`, whole run).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MiddleboxSummary {
     pub kind: String,
     /// The link it sits at.
@@ -134,7 +139,7 @@ impl Summary {
 }
 
 /// The first link's forward direction, with every flow's per-packet queuing delay.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkSummary {
     pub name: String,
     pub capacity: String,
@@ -153,7 +158,7 @@ pub struct LinkSummary {
     pub queuing_delay_sampled_ms: Percentiles,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ReverseLinkSummary {
     pub capacity: String,
     pub delivered_mbps: f64,
@@ -161,7 +166,7 @@ pub struct ReverseLinkSummary {
 }
 
 /// One direction of one link.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct HopSummary {
     pub name: String,
     /// `"forward"` or `"reverse"`.
@@ -177,12 +182,12 @@ pub struct HopSummary {
     pub ecn_marks: u64,
     pub queuing_delay_sampled_ms: Percentiles,
     /// A wireless access point's MAC counters over the whole run (both engines).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wifi: Option<WifiSummary>,
 }
 
 /// What a `wifi` link's MAC did (`rtclab_net::WifiStats`, whole run).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct WifiSummary {
     /// PPDUs the AP sent successfully and their mean number of packets.
     pub ap_txops: u64,
@@ -221,7 +226,7 @@ impl WifiSummary {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FairnessSummary {
     /// Jain's index of the flows' throughputs over the window.
     pub jain: Option<f64>,
@@ -230,7 +235,7 @@ pub struct FairnessSummary {
     pub jain_windows_min: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct FlowSummary {
     pub id: u32,
     pub name: String,
@@ -271,17 +276,17 @@ pub struct FlowSummary {
     pub rfc8868: crate::rfc8868::FlowRfc8868,
     /// The endpoints' own figures for the whole run (`Endpoint::metrics`, sender's then
     /// receiver's), for kinds that report some (e.g. the edge-stream kinds' `dmr`, `bwc`).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct AppDelay {
     pub mean: f64,
     pub max: f64,
 }
 
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct KernelTcp {
     pub total_retrans: u64,
     pub final_cwnd_packets: u64,
@@ -290,7 +295,7 @@ pub struct KernelTcp {
 }
 
 /// A media flow's quality of experience.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MediaQoe {
     pub frame_delay_ms: Percentiles,
     pub frames: u64,
@@ -439,7 +444,7 @@ pub fn endpoint_fields(
 }
 
 /// Shares of the bytes a media sender put on the wire.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct Composition {
     pub media: f64,
     pub fec: f64,
@@ -460,7 +465,7 @@ impl Composition {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct EngineCounters {
     /// Simulator: events processed.
     pub events: Option<u64>,
@@ -469,7 +474,7 @@ pub struct EngineCounters {
     pub delivered_acks: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct EmulatorSummary {
     pub release_error_us: ReleaseError,
     pub packets_forwarded: u64,
@@ -482,9 +487,12 @@ pub struct EmulatorSummary {
     /// emulation ran, %: timing that no priority here can protect (None: not measurable).
     pub host_steal_percent: Option<f64>,
     pub non_ip_packets: u64,
+    /// `emu shell`: the kernel TCP congestion control the user's programs ran with (the front
+    /// end fills it; null for a scenario run).
+    pub shell_tcp_cc: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct ReleaseError {
     pub p50: Option<f64>,
     pub p99: Option<f64>,
@@ -640,6 +648,13 @@ pub fn flow_base(f: &rtclab_scenario::FlowSpec, w: (Time, Time)) -> FlowSummary 
         connected: true,
         ..Default::default()
     }
+}
+
+/// The JSON Schema of `summary.json` (draft 2020-12), as published in
+/// `docs/summary.schema.json`: generated from [`Summary`], so it cannot drift from what the
+/// engines write.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Summary)).expect("a schema is JSON")
 }
 
 #[cfg(test)]

@@ -139,6 +139,12 @@ fn render_chart(
 /// Validates a scenario; returns a short description dict or raises ConfigError.
 /// A rate as scenarios write it ("300kbps", "1.5MBps" = bytes) in bit/s; ValueError names
 /// the problem (the scenario layer's own parser).
+/// The JSON Schema of `summary.json`, generated from the Rust `Summary` type.
+#[pyfunction]
+fn summary_schema() -> String {
+    serde_json::to_string_pretty(&rtclab_harness::summary::json_schema()).unwrap_or_default()
+}
+
 #[pyfunction]
 fn parse_rate(text: &str) -> PyResult<u64> {
     rtclab_scenario::units::parse_rate(text).map(|r| r.as_bps()).map_err(PyValueError::new_err)
@@ -233,7 +239,8 @@ impl Simulation {
         check_cost(&s, force)?;
         let seed = seed.or(s.seed).unwrap_or(1);
         let warnings = warning_texts(&s);
-        let inner = CoreSimulation::try_new(s, seed).map_err(PyRuntimeError::new_err)?;
+        let inner =
+            CoreSimulation::try_new(s, seed).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(Simulation { inner, warnings })
     }
 
@@ -436,6 +443,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;
     m.add_function(wrap_pyfunction!(learn::abr_features, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
     m.add_class::<learn::AbrCore>()?;
     m.add_class::<learn::BweAgent>()?;
     m.add_class::<learn::TreeCore>()?;

@@ -2080,7 +2080,7 @@ fn link_spec(
         let checked = if infos.is_empty() {
             build(&[(name.clone(), *value)]) // the kind's own "takes none"
         } else {
-            rtclab_core::params::check(&infos, name, *value)
+            rtclab_core::params::check(&infos, name, *value).map_err(String::from)
         };
         checked.map_err(|e| ConfigError::new(format!("{at}.queue.{name}"), e))?;
     }

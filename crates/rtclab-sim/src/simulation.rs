@@ -79,7 +79,7 @@ impl Simulation {
     /// Builds the network and endpoints. Fails only where something from outside fails to
     /// build with settings the scenario layer already accepted (a registered controller's
     /// factory, a middlebox), with the reason.
-    pub fn try_new(scenario: Scenario, seed: u64) -> Result<Self, String> {
+    pub fn try_new(scenario: Scenario, seed: u64) -> Result<Self, rtclab_harness::BuildError> {
         let seeds = SeedTree::new(seed);
         let end = Time::ZERO + scenario.duration;
         let net = Network::build(&scenario, &seeds)?;

@@ -136,7 +136,7 @@ def call_score(summary: dict, flow: int = 0) -> dict:
     m = f.get("media") or {}
     return {"network_score": 20 * delay + 20 * rate + 30 * (1 - loss), "throughput_mbps": f["throughput_mbps"],
             "owd_p95_ms": owd["p95"], "loss_ratio": loss,
-            "frame_delay_p95_ms": (m.get("frame_delay_ms") or {}).get("p95"), "freeze_s": m.get("freeze_time_s")}
+            "frame_delay_ms_p95": (m.get("frame_delay_ms") or {}).get("p95"), "freeze_s": m.get("freeze_time_s")}
 
 
 def train_teacher(train_seeds: list[int], rounds: int = 3, seed: int = 0, max_seconds: float = 120.0):

@@ -198,8 +198,8 @@ def build(runs: int = 10) -> Reproduction:
         w = avg["WebRTC_NOW + PTO"]
         rows.append(Row(t, "Hairpin vs WebRTC_NOW + PTO", "DMR reduction", None if w[0] == 0 else 1 - avg["Hairpin"][0] / w[0],
                         "0.67-0.80", f"BWC {avg['Hairpin'][1]:.3f} vs {w[1]:.3f}"))
-        lat = statistics.fmean(mean(res, ("grid", "Hairpin", lo, r), "frame_delay_mean_ms")
-                               - mean(res, ("grid", "RTX (PTO)", lo, r), "frame_delay_mean_ms")
+        lat = statistics.fmean(mean(res, ("grid", "Hairpin", lo, r), "frame_delay_ms_mean")
+                               - mean(res, ("grid", "RTX (PTO)", lo, r), "frame_delay_ms_mean")
                                for lo in LOSSES for r in RTTS)
         rows.append(Row(t, "Hairpin − RTX (PTO)", "mean frame delay difference (ms)", lat, "+0.1 to +1.5 ms",
                         "negative: FEC saves retransmission rounds"))
@@ -240,7 +240,7 @@ def build(runs: int = 10) -> Reproduction:
             out = {}
             for p in pols:
                 m = {k: statistics.fmean(metric(res[(exp, p, i)], k) for i in n)
-                     for k in ("dmr", "bwc", "cc_target_mbps", "encoder_mbps_mean", "frame_delay_mean_ms")}
+                     for k in ("dmr", "bwc", "cc_target_mbps", "encoder_mbps_mean", "frame_delay_ms_mean")}
                 m["queue_p99"] = statistics.fmean(res[(exp, p, i)].summary["link"]["queuing_delay_ms"]["p99"] for i in n)
                 m["worst"] = max(metric(res[(exp, p, i)], "dmr") for i in n)
                 out[p] = m

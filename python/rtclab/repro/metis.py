@@ -192,7 +192,7 @@ def build(runs: int = 3) -> Reproduction:
                         ("gcc", "gcc"), ("gcc_paper", "gcc_paper")):
             rows.append(Row(t, name, "network score", m[k]["network_score"], "",
                             f"throughput {m[k]['throughput_mbps']:.2f} Mbit/s, owd p95 {m[k]['owd_p95_ms']:.0f} ms, "
-                            f"frame delay p95 {m[k]['frame_delay_p95_ms']:.0f} ms, freezes {m[k]['freeze_s']:.1f} s"))
+                            f"frame delay p95 {m[k]['frame_delay_ms_p95']:.0f} ms, freezes {m[k]['freeze_s']:.1f} s"))
         rows.append(Row(t, "tree / DNN", "network score ratio", m["tree"]["network_score"] / m["dnn"]["network_score"],
                         "within 2 %", f"{res['tree_leaves']} leaves; conversion {res['conversion_seconds']:.1f} s"))
         return rows

@@ -721,14 +721,22 @@ mod tests {
     #[test]
     fn bad_values_name_the_problem() {
         let mut c = GccConfig::default();
+        use rtclab_core::params::ParamError;
         let e = set(GCC_PARAMS, &mut c, "beta", Value::Num(1.5)).unwrap_err();
+        assert!(matches!(&e, ParamError::OutOfRange { name, .. } if name == "beta"), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("beta = 1.5 is out of range: accepted 0.05..=0.99"), "{e}");
         let e = set(GCC_PARAMS, &mut c, "betta", Value::Num(0.5)).unwrap_err();
+        assert!(
+            matches!(&e, ParamError::Unknown { known, .. } if known.iter().any(|k| k == "beta"))
+        );
+        let e = e.to_string();
         assert!(e.contains("unknown parameter \"betta\"") && e.contains("beta"), "{e}");
         let e = set(GCC_PARAMS, &mut c, "probing", Value::Num(1.0)).unwrap_err();
-        assert!(e.contains("true or false"), "{e}");
+        assert_eq!(e, ParamError::NotBool { name: "probing".into() });
+        assert!(e.to_string().contains("true or false"), "{e}");
         let e = set(GCC_PARAMS, &mut c, "trendline_window", Value::Num(2.5)).unwrap_err();
-        assert!(e.contains("whole number"), "{e}");
+        assert!(e.to_string().contains("whole number"), "{e}");
         set(GCC_PARAMS, &mut c, "probing", Value::Bool(false)).unwrap();
         assert!(!c.probe.enabled);
     }

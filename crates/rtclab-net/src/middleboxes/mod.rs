@@ -35,7 +35,7 @@ pub struct MiddleboxArgs<'a> {
 impl MiddleboxArgs<'_> {
     /// Sets every given parameter on `cfg` through `table` (kind and range checked).
     pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
-        rtclab_core::params::apply(table, cfg, self.params)
+        rtclab_core::params::apply(table, cfg, self.params).map_err(String::from)
     }
 }
 

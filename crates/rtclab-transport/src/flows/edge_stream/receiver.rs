@@ -227,7 +227,7 @@ impl Endpoint for EdgeStreamReceiver {
             ("dmr", dmr),
             ("frames_counted", frames as f64),
             ("frames_missed", missed as f64),
-            ("frame_delay_mean_ms", self.delay_hist.mean().map_or(f64::NAN, |v| v / 1e6)),
+            ("frame_delay_ms_mean", self.delay_hist.mean().map_or(f64::NAN, |v| v / 1e6)),
             ("frame_delay_p50_ms", q(0.5)),
             ("frame_delay_p99_ms", q(0.99)),
             ("packets_recovered_by_fec", self.recovered_by_fec as f64),
