@@ -1,5 +1,6 @@
 //! What a controller needs and does, declared once in its entry and checked generically: the
-//! scenario layer, the transport and the engines ask [`of`] about a controller by name and
+//! scenario layer, the transport and the engines ask `registry::capabilities` about a
+//! controller by name and
 //! never match on which controller it is.
 //!
 //! [`BUILTIN`] is the table of built-in controllers, one line each: the name scenarios use,
@@ -12,7 +13,7 @@
 //! Adding a built-in controller: its own file in this crate and one line in [`BUILTIN`]
 //! (`docs/controllers.md`).
 
-use crate::registry::Factory;
+use crate::factory::Factory;
 
 /// What a controller needs and does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,14 +115,6 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied())).collect()
 }
 
-/// The capabilities of controller `name`: a built-in one's, else a registered one's.
-pub fn of(name: &str) -> Option<Capabilities> {
-    match builtin(name) {
-        Some(b) => Some(b.caps),
-        None => crate::registry::find(name).map(|e| e.caps),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +130,7 @@ mod tests {
             // A kernel twin only makes sense for tcp flows the emulator can run.
             assert!(b.caps.kernel.is_none() || (b.caps.tcp && b.caps.simulator_only.is_none()));
         }
+        use crate::registry::capabilities as of;
         assert_eq!(of("newreno"), of("reno"));
         assert!(of("abc").unwrap().ecn_feedback);
         assert_eq!(of("no_such_controller"), None);
@@ -167,7 +161,7 @@ mod tests {
         let f: Factory = std::sync::Arc::new(|_| Ok(Box::new(Own)));
         crate::registry::register("caps_unit_test", caps, f).unwrap();
         assert!(AnyController::Custom(Box::new(Own)).owns_recovery_window());
-        assert_eq!(of("caps_unit_test"), Some(caps));
+        assert_eq!(crate::registry::capabilities("caps_unit_test"), Some(caps));
         crate::registry::unregister("caps_unit_test");
         assert!(!AnyController::Custom(Box::new(Own)).owns_recovery_window());
         let copa = crate::Copa::new(crate::CopaConfig::default());

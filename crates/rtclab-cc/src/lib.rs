@@ -11,6 +11,7 @@ pub mod bbr;
 pub mod capabilities;
 pub mod copa;
 pub mod cubic;
+pub mod factory;
 pub mod gcc;
 pub mod learned;
 pub mod params;
@@ -200,7 +201,7 @@ impl AnyController {
     /// their sending near the delivery rate while their window keeps growing.
     /// Read from the controller's declared capabilities (`capabilities.rs`).
     pub fn owns_recovery_window(&self) -> bool {
-        capabilities::of(self.name()).is_some_and(|c| c.owns_recovery_window)
+        registry::capabilities(self.name()).is_some_and(|c| c.owns_recovery_window)
     }
 
     /// A copy of a built-in controller's whole state (for undoing a spurious timeout); None

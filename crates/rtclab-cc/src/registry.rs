@@ -16,39 +16,9 @@
 //! and hands `now` to every call.
 
 use crate::capabilities::Capabilities;
-use crate::CongestionController;
-use rtclab_core::params::Value;
+pub use crate::factory::{BoxedController, ControllerArgs, Factory, Role};
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock, RwLock};
-
-/// A controller built by a factory.
-pub type BoxedController = Box<dyn CongestionController + Send + Sync>;
-
-/// The flows a controller serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// A TCP-like sender: the controller answers a window and/or a pacing rate.
-    Window,
-    /// A media sender: the controller answers a target rate.
-    Media,
-}
-
-/// What a factory gets for one flow.
-#[derive(Clone, Copy, Debug)]
-pub struct ControllerArgs<'a> {
-    pub flow: u32,
-    pub role: Role,
-    /// Bytes on the wire per full packet.
-    pub packet_size: u32,
-    /// Initial window in packets (window role).
-    pub initial_window: u32,
-    /// `[flows.params]` as given (the factory rejects names it does not know).
-    pub params: &'a [(String, Value)],
-    /// A seed from the flow's own random stream (`flow<N>.cc`), for controllers that draw.
-    pub seed: u64,
-}
-
-pub type Factory = Arc<dyn Fn(&ControllerArgs) -> Result<BoxedController, String> + Send + Sync>;
+use std::sync::{OnceLock, RwLock};
 
 /// One registered controller (or a built-in one built through the same path).
 #[derive(Clone)]
@@ -133,6 +103,14 @@ pub fn find(name: &str) -> Option<Entry> {
     table().read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
 }
 
+/// The capabilities of controller `name`: a built-in one's, else a registered one's.
+pub fn capabilities(name: &str) -> Option<Capabilities> {
+    match crate::capabilities::builtin(name) {
+        Some(b) => Some(b.caps),
+        None => find(name).map(|e| e.caps),
+    }
+}
+
 /// The registered names, sorted.
 pub fn names() -> Vec<&'static str> {
     table().read().unwrap_or_else(|e| e.into_inner()).keys().copied().collect()
@@ -141,8 +119,11 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{window_target, CcMetrics, CcTarget, CongestionEvent, FeedbackReport};
+    use crate::{
+        window_target, CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport,
+    };
     use rtclab_core::Time;
+    use std::sync::Arc;
 
     struct Fixed(u32, u32);
     impl CongestionController for Fixed {

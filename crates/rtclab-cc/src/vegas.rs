@@ -22,7 +22,7 @@
 //! Vegas is built like a registered controller: its settings come from `[flows.params]`
 //! (`alpha`, `beta`, `gamma`, in packets).
 
-use crate::registry::{BoxedController, ControllerArgs, Factory};
+use crate::factory::{BoxedController, ControllerArgs, Factory};
 use crate::{
     cong_avoid_ai, named, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
     CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
@@ -316,7 +316,7 @@ mod tests {
         let args = |p: &[(String, Value)]| {
             let a = ControllerArgs {
                 flow: 0,
-                role: crate::registry::Role::Window,
+                role: crate::factory::Role::Window,
                 packet_size: 1500,
                 initial_window: 10,
                 params: p,

@@ -87,7 +87,7 @@ pub enum EmuError {
 fn kernel_tcp(f: &rtclab_scenario::FlowSpec) -> Option<&'static str> {
     match &f.kind {
         FlowKindSpec::Tcp { cc, app_rate: None, size: None, video: None, .. } => {
-            rtclab_cc::capabilities::of(cc.name()).and_then(|c| c.kernel)
+            rtclab_cc::registry::capabilities(cc.name()).and_then(|c| c.kernel)
         }
         _ => None,
     }
@@ -133,7 +133,7 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
     }
     for f in &s.flows {
         let cc = f.kind.cc_name();
-        if let Some(why) = rtclab_cc::capabilities::of(cc).and_then(|c| c.simulator_only) {
+        if let Some(why) = rtclab_cc::registry::capabilities(cc).and_then(|c| c.simulator_only) {
             return Err(EmuError::Unsupported(format!(
                 "flow {:?}: cc = {cc:?} runs in the simulator only ({why})",
                 f.name

@@ -97,7 +97,7 @@ pub fn flow_endpoints(
     Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery, video } => {
             // A controller whose feedback rides in the ECN field (ABC) gets its marks echoed.
-            let abc = rtclab_cc::capabilities::of(cc.name()).is_some_and(|c| c.ecn_feedback);
+            let abc = rtclab_cc::registry::capabilities(cc.name()).is_some_and(|c| c.ecn_feedback);
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,

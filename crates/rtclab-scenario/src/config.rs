@@ -354,7 +354,7 @@ impl CcName {
     /// What the controller serves and needs (its line in `rtclab_cc::capabilities`, or its
     /// registry entry's).
     pub fn caps(&self) -> rtclab_cc::capabilities::Capabilities {
-        rtclab_cc::capabilities::of(self.as_str())
+        rtclab_cc::registry::capabilities(self.as_str())
             .unwrap_or(rtclab_cc::capabilities::Capabilities::TCP)
     }
 }
@@ -365,7 +365,7 @@ pub fn tcp_controller_names() -> String {
     names.extend(rtclab_cc::registry::names());
     let quoted: Vec<String> = names
         .into_iter()
-        .filter(|n| rtclab_cc::capabilities::of(n).is_some_and(|c| c.tcp))
+        .filter(|n| rtclab_cc::registry::capabilities(n).is_some_and(|c| c.tcp))
         .map(|n| format!("\"{n}\""))
         .collect();
     quoted.join(", ")

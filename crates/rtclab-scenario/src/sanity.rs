@@ -52,7 +52,7 @@ impl Scenario {
         }
         for f in &self.flows {
             let cc = f.kind.cc_name();
-            let needs = rtclab_cc::capabilities::of(cc).and_then(|c| c.needs_middlebox);
+            let needs = rtclab_cc::registry::capabilities(cc).and_then(|c| c.needs_middlebox);
             let Some((kind, without)) = needs else { continue };
             if !self.middleboxes.iter().any(|m| m.kind == kind && f.path.contains(&m.at)) {
                 out.push(ConfigError::new(

@@ -1,0 +1,255 @@
+//! A flow's window-based controller: a built-in one from its typed settings table, or one from
+//! the registry (`rtclab_cc::registry`, built once here to check its `params`).
+
+use super::spec::*;
+use super::values::*;
+use crate::config::*;
+use crate::ConfigError;
+use rtclab_cc::registry::Role;
+use rtclab_cc::{CubicConfig, RenoConfig};
+
+/// A registered controller: its settings come from `[flows.params]`; one instance is built
+/// with them now, so a bad name or value is reported here, at the key that holds it.
+pub(super) fn registered_cc(
+    f: &FlowConfig,
+    name: &'static str,
+    packet_size: u32,
+    iw: u32,
+    role: Role,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CcSpec, ConfigError> {
+    if f.cubic.is_some() || f.copa.is_some() || f.qlibra.is_some() {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("{name:?} takes its settings in `params` (cubic, copa, qlibra do not apply)"),
+        ));
+    }
+    let Some(entry) = rtclab_cc::registry::find(name) else {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("controller {name:?} is no longer registered"),
+        ));
+    };
+    let empty = std::collections::BTreeMap::new();
+    let params = param_values(f.params.as_ref().unwrap_or(&empty), &at("params"))?;
+    let args = rtclab_cc::registry::ControllerArgs {
+        flow: 0,
+        role,
+        packet_size,
+        initial_window: iw,
+        params: &params,
+        seed: 0,
+    };
+    if let Err(e) = entry.build(&args) {
+        // Name the parameter at fault where the factory says which.
+        let key = params
+            .iter()
+            .find(|(k, _)| e.contains(&format!("`{k}`")) || e.contains(&format!("\"{k}\"")))
+            .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
+        return Err(ConfigError::new(key, e));
+    }
+    Ok(CcSpec::Registered(RegisteredCc { name, role, params, packet_size, initial_window: iw }))
+}
+
+/// A controller without CUBIC or Copa settings refuses them.
+pub(super) fn no_cubic_or_copa(
+    f: &FlowConfig,
+    cc: &str,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    if f.cubic.is_some() || f.copa.is_some() {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!("cubic/copa parameters given but cc is {cc:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
+pub(super) fn window_cc_spec(
+    f: &FlowConfig,
+    name: CcName,
+    packet_size: u32,
+    iw: u32,
+    role: Role,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CcSpec, ConfigError> {
+    if role == Role::Media && !name.caps().media && !matches!(name, CcName::Registered(_)) {
+        return Err(ConfigError::new(
+            at("cc"),
+            format!(
+                "controller {:?} does not serve media flows: it serves {} only",
+                name.as_str(),
+                name.caps().roles()
+            ),
+        ));
+    }
+    let cc = match name {
+        CcName::Registered(name) => registered_cc(f, name, packet_size, iw, role, at)?,
+        CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree => {
+            unreachable!("media controllers are resolved by media_spec")
+        }
+        CcName::Reno => {
+            if f.cubic.is_some() {
+                return Err(ConfigError::new(
+                    at("cubic"),
+                    "CUBIC parameters given but cc is \"reno\"",
+                ));
+            }
+            CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
+        }
+        CcName::Abc => {
+            no_cubic_or_copa(f, "abc", at)?;
+            CcSpec::Abc(rtclab_cc::AbcConfig {
+                packet_size,
+                initial_window: iw,
+                ..Default::default()
+            })
+        }
+        CcName::Qlibra => {
+            let mut q =
+                rtclab_cc::QlibraConfig { packet_size, initial_window: iw, ..Default::default() };
+            apply_params(
+                rtclab_cc::qlibra::QLIBRA_PARAMS,
+                &mut q,
+                f.qlibra.as_ref(),
+                "qlibra",
+                &at,
+            )?;
+            CcSpec::Qlibra(q)
+        }
+        CcName::Bbr => {
+            no_cubic_or_copa(f, "bbr", at)?;
+            CcSpec::Bbr(rtclab_cc::BbrConfig {
+                packet_size,
+                initial_window: iw,
+                ..Default::default()
+            })
+        }
+        CcName::Copa => {
+            if f.cubic.is_some() {
+                return Err(ConfigError::new(
+                    at("cubic"),
+                    "CUBIC parameters given but cc is \"copa\"",
+                ));
+            }
+            CcSpec::Copa(copa_config(f.copa.as_ref(), packet_size, iw, &at)?)
+        }
+        CcName::Cubic => {
+            CcSpec::Cubic(cubic_config(f.cubic.as_ref(), packet_size, iw, &at("cubic"))?)
+        }
+    };
+    if f.qlibra.is_some() && !matches!(cc, CcSpec::Qlibra(_)) {
+        return Err(ConfigError::new(
+            at("qlibra"),
+            format!("QLibra parameters given but cc is {:?}", cc.name()),
+        ));
+    }
+    if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
+        return Err(ConfigError::new(
+            at("copa"),
+            format!("Copa parameters given but cc is {:?}", cc.name()),
+        ));
+    }
+    Ok(cc)
+}
+
+pub(super) fn copa_config(
+    given: Option<&std::collections::BTreeMap<String, crate::config::ParamValue>>,
+    packet_size: u32,
+    iw: u32,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_cc::CopaConfig, ConfigError> {
+    use crate::config::ParamValue;
+    use rtclab_cc::copa::COPA_PARAMS;
+    use rtclab_cc::params::{set, Value};
+    use rtclab_cc::CopaConfig;
+    let mut c = match given.and_then(|g| g.get("variant")) {
+        None => CopaConfig::paper(),
+        Some(ParamValue::Str(v)) => match v.as_str() {
+            "paper" => CopaConfig::paper(),
+            "genericcc" => CopaConfig::genericcc(),
+            "mvfst" => CopaConfig::mvfst(),
+            other => {
+                return Err(ConfigError::new(
+                    at("copa.variant"),
+                    format!(
+                        "unknown variant {other:?}; accepted: \"paper\", \"genericcc\", \"mvfst\""
+                    ),
+                ))
+            }
+        },
+        Some(_) => {
+            return Err(ConfigError::new(
+                at("copa.variant"),
+                "takes a string: \"paper\", \"genericcc\" or \"mvfst\"",
+            ))
+        }
+    };
+    c.packet_size = packet_size;
+    c.initial_window = iw;
+    for (name, v) in given.into_iter().flatten() {
+        if name == "variant" {
+            continue;
+        }
+        let v = match v {
+            ParamValue::Bool(b) => Value::Bool(*b),
+            ParamValue::Num(x) => Value::Num(*x),
+            ParamValue::Str(s) => {
+                return Err(ConfigError::new(
+                    at(&format!("copa.{name}")),
+                    format!("takes a number or true/false, got {s:?}"),
+                ))
+            }
+        };
+        set(COPA_PARAMS, &mut c, name, v)
+            .map_err(|e| ConfigError::new(at(&format!("copa.{name}")), e))?;
+    }
+    if c.delta > c.delta_cap && c.mode_switch {
+        return Err(ConfigError::new(
+            at("copa"),
+            format!("need delta <= delta_cap with mode_switch, got {} > {}", c.delta, c.delta_cap),
+        ));
+    }
+    Ok(c)
+}
+
+pub(super) fn cubic_config(
+    p: Option<&CubicParams>,
+    packet_size: u32,
+    iw: u32,
+    at: &str,
+) -> Result<CubicConfig, ConfigError> {
+    let mut c = CubicConfig { packet_size, initial_window: iw, ..Default::default() };
+    let Some(p) = p else { return Ok(c) };
+    if let Some(b) = p.beta {
+        if !(b > 0.0 && b < 1.0) {
+            return Err(ConfigError::new(
+                format!("{at}.beta"),
+                format!("{b} is out of range: accepted (0, 1), Linux 0.7"),
+            ));
+        }
+        c.beta = (b * 1024.0).round() as u32;
+    }
+    if let Some(cc) = p.c {
+        if !(cc > 0.0 && cc <= 100.0) {
+            return Err(ConfigError::new(
+                format!("{at}.c"),
+                format!("{cc} is out of range: accepted (0, 100], Linux 0.4"),
+            ));
+        }
+        // C = bic_scale * 10 / 1024
+        c.bic_scale = ((cc * 1024.0 / 10.0).round() as u32).max(1);
+    }
+    if let Some(v) = p.fast_convergence {
+        c.fast_convergence = v;
+    }
+    if let Some(v) = p.tcp_friendliness {
+        c.tcp_friendliness = v;
+    }
+    if let Some(v) = p.hystart {
+        c.hystart = v;
+    }
+    Ok(c)
+}
