@@ -34,6 +34,43 @@ def save(result: RunResult, out: str | os.PathLike, plots: bool = True) -> Path:
     return write_result(result, out, plots=plots, inputs=_inputs_of(result))
 
 
+def run_to_folder(scenario, out: str | os.PathLike | None = None, *, seed: Optional[int] = None,
+                  engine: str = "sim", capture: bool = False, snaplen: int = 0, capture_at: str = "delivered",
+                  plots: bool = True, force: bool = False, max_memory: Any = None,
+                  progress: bool | None = None) -> tuple[RunResult, Path]:
+    """`rtclab run`: runs the scenario and writes its result folder (default
+    `rtclab-out/<scenario>`); returns the result and the folder. The folder is checked and held
+    before the run, so nobody waits for a result that cannot be written; with `capture` (the
+    emulator only) the bottleneck's pcap goes into the folder and nothing is left behind.
+    Raises ScenarioNotFound, ConfigError, EmulatorUnsupported/EmulatorUnavailable, OutputError,
+    and ValueError for a bad request."""
+    import shutil
+    import tempfile
+
+    from rtclab.output import check_replaceable, default_out, locked, write_result
+    from rtclab.runner import run
+    from rtclab.scenarios import input_files, load_scenario
+
+    src = load_scenario(scenario)
+    if capture and engine != "emu":
+        raise ValueError("--capture needs --engine emu (the simulator has no packets to capture)")
+    if snaplen < 0:
+        raise ValueError("--snaplen must be 0 (whole packets) or a positive number of bytes")
+    out = str(default_out(scenario, src.origin)) if out is None else str(out)
+    inputs = input_files(src)
+    check_replaceable(Path(out).absolute(), out, inputs)
+    with locked(out, out):
+        pcap = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap" if capture else None
+        try:
+            result = run(scenario, seed=seed, progress=progress, engine=engine, capture=pcap, snaplen=snaplen,
+                         force=force, max_memory=max_memory, capture_at=capture_at)
+            written = write_result(result, out, plots=plots, inputs=inputs)
+        finally:
+            if pcap is not None:
+                shutil.rmtree(pcap.parent, ignore_errors=True)
+    return result, written
+
+
 def report(result: RunResult, out: str | os.PathLike) -> Path:
     """Writes only the plots and report.html of a result into the folder `out`; returns the
     report's path."""

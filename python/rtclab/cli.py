@@ -58,50 +58,29 @@ def _check_out(out: str, inputs=()) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rtclab.output import OutputError, write_result
-    from rtclab.runner import run
-    from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
+    from rtclab.api import run_to_folder
+    from rtclab.output import OutputError
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
 
     try:
         src = load_scenario(args.scenario)
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
-    out = args.out
-    if out is None:
-        from rtclab.output import default_out
-
-        out = str(default_out(args.scenario, src.origin))
-    inputs = input_files(src)
-    _check_out(out, inputs)  # before the run, so that nobody waits for a result that cannot be written
-    capture = None
-    if args.capture:
-        if args.engine != "emu":
-            raise UserError("--capture needs --engine emu (the simulator has no packets to capture)")
-        if args.snaplen < 0:
-            raise UserError("--snaplen must be 0 (whole packets) or a positive number of bytes")
-        import tempfile
-        capture = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap"
     if not args.no_plots:
         _preload_plotting()
     try:
-        try:
-            result = run(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
-                         engine=args.engine, capture=capture, snaplen=args.snaplen, force=args.force,
-                         max_memory=args.max_memory, capture_at=args.capture_at)
-        except ConfigError as e:
-            raise _scenario_error(src.display, e) from e
-        except EmulatorUnsupported as e:
-            raise UserError(f"{src.display}: {e}") from e
-        except EmulatorUnavailable as e:
-            raise UserError(f"--engine emu: {e}") from e
-        try:
-            written = write_result(result, out, plots=not args.no_plots, inputs=inputs)
-        except OutputError as e:
-            raise UserError(str(e)) from e
-    finally:
-        if capture is not None:
-            import shutil
-            shutil.rmtree(capture.parent, ignore_errors=True)
+        result, written = run_to_folder(
+            args.scenario, args.out, seed=args.seed, engine=args.engine, capture=args.capture,
+            snaplen=args.snaplen, capture_at=args.capture_at, plots=not args.no_plots, force=args.force,
+            max_memory=args.max_memory, progress=None if not args.no_progress else False)
+    except ConfigError as e:
+        raise _scenario_error(src.display, e) from e
+    except EmulatorUnsupported as e:
+        raise UserError(f"{src.display}: {e}") from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"--engine emu: {e}") from e
+    except (OutputError, ValueError) as e:
+        raise UserError(str(e)) from e
     print_summary(result.summary)
     _warn_if_host_stole_time(result.summary)
     print(f"results in {written}")

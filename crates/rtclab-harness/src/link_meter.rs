@@ -5,7 +5,7 @@
 //! bin's end; nothing is stored per packet.
 
 use crate::measure::Columns;
-use crate::summary::percentiles_ms;
+use crate::measure::{percentiles_ms, Percentiles};
 use rtclab_core::{LogHistogram, Time, TimeDelta};
 use rtclab_net::{Backlog, DropReason};
 
@@ -152,12 +152,7 @@ impl LinkMeter {
     }
 
     /// `{p5, ..., p99, mean}` of [`Self::sampled_queue`].
-    pub fn sampled_queue_ms(
-        &self,
-        bin: TimeDelta,
-        w0: Time,
-        w1: Time,
-    ) -> crate::summary::Percentiles {
+    pub fn sampled_queue_ms(&self, bin: TimeDelta, w0: Time, w1: Time) -> Percentiles {
         percentiles_ms(&self.sampled_queue(bin, w0, w1))
     }
 }

@@ -1,8 +1,9 @@
 //! Measurement pieces both engines share: column-oriented time series, the column sets of
-//! `flows`, `link` and `fairness` (the same in both engines), Jain's index.
+//! `flows`, `link` and `fairness` (the same in both engines), Jain's index, delay percentiles.
 
-use rtclab_core::{Time, TimeDelta};
+use rtclab_core::{LogHistogram, Time, TimeDelta};
 use rtclab_scenario::Scenario;
+use serde::Serialize;
 
 /// Column-oriented time series: names and equally long f64 columns.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,6 +27,32 @@ impl Columns {
     }
     pub fn column(&self, name: &str) -> Option<&[f64]> {
         self.names.iter().position(|n| *n == name).map(|i| self.data[i].as_slice())
+    }
+}
+
+/// Delay percentiles in ms (null where nothing was recorded).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Percentiles {
+    pub p5: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub mean: Option<f64>,
+}
+
+/// Percentiles in ms of a histogram of nanoseconds.
+pub fn percentiles_ms(h: &LogHistogram) -> Percentiles {
+    let q = |q: f64| h.quantile(q).map(|ns| ns as f64 / 1e6);
+    Percentiles {
+        p5: q(0.05),
+        p25: q(0.25),
+        p50: q(0.50),
+        p75: q(0.75),
+        p95: q(0.95),
+        p99: q(0.99),
+        mean: h.mean().map(|ns| ns / 1e6),
     }
 }
 

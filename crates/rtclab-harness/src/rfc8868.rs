@@ -66,21 +66,6 @@ pub struct FlowRfc8868 {
     pub throughput_cv: Option<f64>,
 }
 
-/// Fills `summary.rfc8868` and every flow's `rfc8868` (see [`compute`]).
-pub fn fill<'a>(
-    summary: &mut crate::summary::Summary,
-    s: &Scenario,
-    n_bins: usize,
-    w: (Time, Time),
-    bytes: impl Fn(usize) -> &'a [u64],
-) {
-    let (run, flows) = compute(s, n_bins, w, bytes);
-    summary.rfc8868 = run;
-    for (out, f) in summary.flows.iter_mut().zip(flows) {
-        out.rfc8868 = f;
-    }
-}
-
 /// The run's and every flow's figures from the flows' delivered bytes per bin
 /// (`bytes(flow id)`, one entry per bin of `s.metrics.bin`, `n_bins` of them), over the
 /// measurement window `[w0, w1)`.

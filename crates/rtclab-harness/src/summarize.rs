@@ -100,7 +100,11 @@ pub fn build(
         scenario_text: None,
     };
     let bytes: Vec<Vec<u64>> = flows.iter().map(|f| f.recv_bytes_per_bin(run.n_bins)).collect();
-    crate::rfc8868::fill(&mut out, s, run.n_bins, w, |i| &bytes[i]);
+    let (run_figures, flow_figures) = crate::rfc8868::compute(s, run.n_bins, w, |i| &bytes[i]);
+    out.rfc8868 = run_figures;
+    for (f, figures) in out.flows.iter_mut().zip(flow_figures) {
+        f.rfc8868 = figures;
+    }
     out
 }
 

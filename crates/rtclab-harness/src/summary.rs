@@ -18,31 +18,7 @@ use rtclab_scenario::{LinkSpec, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Delay percentiles in ms (null where nothing was recorded).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Percentiles {
-    pub p5: Option<f64>,
-    pub p25: Option<f64>,
-    pub p50: Option<f64>,
-    pub p75: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-    pub mean: Option<f64>,
-}
-
-/// Percentiles in ms of a histogram of nanoseconds.
-pub fn percentiles_ms(h: &LogHistogram) -> Percentiles {
-    let q = |q: f64| h.quantile(q).map(|ns| ns as f64 / 1e6);
-    Percentiles {
-        p5: q(0.05),
-        p25: q(0.25),
-        p50: q(0.50),
-        p75: q(0.75),
-        p95: q(0.95),
-        p99: q(0.99),
-        mean: h.mean().map(|ns| ns / 1e6),
-    }
-}
+pub use crate::measure::{percentiles_ms, Percentiles};
 
 /// Drop counts by reason (`queue_overflow`, `random_loss`, `burst_loss`, `aqm`, ...).
 pub type Drops = BTreeMap<&'static str, u64>;

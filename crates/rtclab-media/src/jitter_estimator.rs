@@ -320,6 +320,19 @@ fn release(f: &AssembledFrame, off_ms: f64, cur_ms: f64, now: Time) -> Time {
     (f.capture + TimeDelta::from_secs_f64((off_ms + cur_ms).max(0.0) / 1e3)).max(now)
 }
 
+/// Built here, beside the adaptive policy, so that `playout.rs` (the pipeline and the static
+/// policies) does not import it.
+impl crate::playout::Playout {
+    pub fn build(self) -> Box<dyn PlayoutPolicy> {
+        use crate::playout::{Playout, StaticPlayout};
+        match self {
+            Playout::Immediate => Box::new(StaticPlayout(None)),
+            Playout::Fixed(d) => Box::new(StaticPlayout(Some(d))),
+            Playout::Adaptive { min } => Box::new(AdaptivePlayout::new(min)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

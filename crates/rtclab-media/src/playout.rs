@@ -107,23 +107,11 @@ pub enum Playout {
 }
 
 /// `Immediate` and `Fixed`.
-struct StaticPlayout(Option<TimeDelta>);
+pub(crate) struct StaticPlayout(pub(crate) Option<TimeDelta>);
 
 impl PlayoutPolicy for StaticPlayout {
     fn release_at(&mut self, now: Time, f: &AssembledFrame) -> Time {
         self.0.map_or(now, |d| (f.capture + d).max(now))
-    }
-}
-
-impl Playout {
-    pub fn build(self) -> Box<dyn PlayoutPolicy> {
-        match self {
-            Playout::Immediate => Box::new(StaticPlayout(None)),
-            Playout::Fixed(d) => Box::new(StaticPlayout(Some(d))),
-            Playout::Adaptive { min } => {
-                Box::new(crate::jitter_estimator::AdaptivePlayout::new(min))
-            }
-        }
     }
 }
 

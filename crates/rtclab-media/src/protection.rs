@@ -92,38 +92,6 @@ impl ProtectionSpec {
         }
     }
 
-    /// The policy. Fails only where Hairpin's table cannot be solved for `lambda_exp`.
-    pub fn try_build(&self) -> Result<Box<dyn ProtectionPolicy>, String> {
-        use crate::table_protection::TableProtection;
-        use rtclab_core::TimeDelta;
-        use rtclab_transport::flows::edge_stream::{hairpin_table, policy::RecoveryPolicy};
-        Ok(match self {
-            ProtectionSpec::WebRtc { rtx } => Box::new(
-                TableProtection::new(
-                    if rtx.is_some() { "webrtc-nack-fec" } else { "webrtc-fec" },
-                    RecoveryPolicy::WebRtc { hybrid: rtx.is_some(), filter: Default::default() },
-                    *rtx,
-                    TimeDelta::from_millis(100),
-                    TimeDelta::from_secs(1),
-                )
-                .with_overhead_cap(0.5),
-            ),
-            ProtectionSpec::Hairpin { lambda_exp, deadline, rtx } => {
-                Box::new(TableProtection::new(
-                    "hairpin",
-                    RecoveryPolicy::Hairpin {
-                        table: hairpin_table(10f64.powf(-lambda_exp))?,
-                        one_layer: false,
-                    },
-                    Some(*rtx),
-                    *deadline,
-                    TimeDelta::from_millis(500),
-                ))
-            }
-            other => other.build(),
-        })
-    }
-
     /// The built-in policy (`webrtc`/`hairpin` through [`Self::try_build`]).
     pub fn build(&self) -> Box<dyn ProtectionPolicy> {
         match self {

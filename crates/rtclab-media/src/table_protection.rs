@@ -29,7 +29,7 @@
 //! FEC + resends go over the target.
 
 use crate::packetizer::MediaPacket;
-use crate::protection::ProtectionPolicy;
+use crate::protection::{ProtectionPolicy, ProtectionSpec};
 use crate::rtx::{Retransmitter, RtxConfig};
 use rtclab_cc::PacketResult;
 use rtclab_core::{Time, TimeDelta};
@@ -188,6 +188,41 @@ impl ProtectionPolicy for TableProtection {
             self.sent_since = 0;
         }
         resent
+    }
+}
+
+/// Built here, where the table-driven policies live, so that `protection.rs` (the trait and
+/// the simple policies) does not import them.
+impl ProtectionSpec {
+    /// The policy. Fails only where Hairpin's table cannot be solved for `lambda_exp`.
+    pub fn try_build(&self) -> Result<Box<dyn ProtectionPolicy>, String> {
+        use rtclab_core::TimeDelta;
+        use rtclab_transport::flows::edge_stream::{hairpin_table, policy::RecoveryPolicy};
+        Ok(match self {
+            ProtectionSpec::WebRtc { rtx } => Box::new(
+                TableProtection::new(
+                    if rtx.is_some() { "webrtc-nack-fec" } else { "webrtc-fec" },
+                    RecoveryPolicy::WebRtc { hybrid: rtx.is_some(), filter: Default::default() },
+                    *rtx,
+                    TimeDelta::from_millis(100),
+                    TimeDelta::from_secs(1),
+                )
+                .with_overhead_cap(0.5),
+            ),
+            ProtectionSpec::Hairpin { lambda_exp, deadline, rtx } => {
+                Box::new(TableProtection::new(
+                    "hairpin",
+                    RecoveryPolicy::Hairpin {
+                        table: hairpin_table(10f64.powf(-lambda_exp))?,
+                        one_layer: false,
+                    },
+                    Some(*rtx),
+                    *deadline,
+                    TimeDelta::from_millis(500),
+                ))
+            }
+            other => other.build(),
+        })
     }
 }
 

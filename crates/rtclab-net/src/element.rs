@@ -8,7 +8,7 @@
 //! sees data one way and feedback the other): it is told the direction of every packet.
 //! Spurious wake-ups (a `handle_timeout` before anything is due) must be harmless.
 
-use crate::qdisc::DropReason;
+use crate::accounting::{Backlog, DropReason};
 use rtclab_core::{Direction, Packet, Time};
 
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,7 @@ pub struct DequeueRecord {
     /// Time the packet spent in the queue discipline.
     pub sojourn: rtclab_core::TimeDelta,
     /// What the link holds after this packet left (a wireless link: qdisc + MAC queue).
-    pub backlog: crate::qdisc::Backlog,
+    pub backlog: Backlog,
     /// The A-MPDU it left in, numbered per link (None: a link that sends packets one by
     /// one). Records of one aggregate share the time and the number.
     pub aggregate: Option<u64>,

@@ -11,9 +11,10 @@
 //! A-MPDU aggregation, DCF contention) that replaces the serializer; the capacity model is
 //! then the PHY rate.
 
+use crate::any_qdisc::AnyQdisc;
 use crate::capacity::CapacityModel;
 use crate::element::{DequeueRecord, ElementOutput, NetElement};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, Qdisc};
+use crate::qdisc::{Backlog, Dequeued, Qdisc};
 use crate::wifi::WifiMac;
 use rtclab_core::{Direction, Packet, Time, TimeDelta};
 

@@ -19,7 +19,6 @@
 //! dispatched without a virtual call, the others through `AnyQdisc::Other`.
 
 use crate::element::ElementOutput;
-use crate::queues::droptail::DropTail;
 use rtclab_core::{Packet, Time, TimeDelta};
 
 /// A limit in packets or bytes (limits given in ms at capacity or in BDPs are converted to
@@ -51,51 +50,7 @@ impl QueueLimit {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Backlog {
-    pub packets: u32,
-    pub bytes: u64,
-}
-
-impl std::ops::Add for Backlog {
-    type Output = Backlog;
-    fn add(self, o: Backlog) -> Backlog {
-        Backlog { packets: self.packets + o.packets, bytes: self.bytes + o.bytes }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DropReason {
-    QueueOverflow,
-    RandomLoss,
-    BurstLoss,
-    /// An active queue management decision (a drop, or a CE mark where the packet allows).
-    Aqm,
-    /// A wireless link gave up on a frame after its retries (collisions).
-    RetryLimit,
-}
-
-impl DropReason {
-    pub const ALL: [DropReason; 5] = [
-        DropReason::QueueOverflow,
-        DropReason::RandomLoss,
-        DropReason::BurstLoss,
-        DropReason::Aqm,
-        DropReason::RetryLimit,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::QueueOverflow => "queue_overflow",
-            DropReason::RandomLoss => "random_loss",
-            DropReason::BurstLoss => "burst_loss",
-            DropReason::Aqm => "aqm",
-            DropReason::RetryLimit => "retry_limit",
-        }
-    }
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
+pub use crate::accounting::{Backlog, DropReason};
 
 /// A packet handed to the link, with the time it spent in the discipline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,64 +72,6 @@ pub trait Qdisc {
     /// For disciplines that sort flows into classes (Confucius): the class `flow` is in now.
     fn flow_class(&self, _flow: rtclab_core::FlowId) -> Option<u8> {
         None
-    }
-}
-
-pub enum AnyQdisc {
-    DropTail(DropTail),
-    /// Any other registered discipline.
-    Other(Box<dyn Qdisc + Send + Sync>),
-}
-
-impl std::fmt::Debug for AnyQdisc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AnyQdisc::DropTail(q) => q.fmt(f),
-            AnyQdisc::Other(_) => f.write_str("AnyQdisc::Other"),
-        }
-    }
-}
-
-macro_rules! each {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            AnyQdisc::DropTail($q) => $e,
-            AnyQdisc::Other($q) => $e,
-        }
-    };
-}
-
-impl Qdisc for AnyQdisc {
-    #[inline]
-    fn enqueue(&mut self, now: Time, pkt: Packet, out: &mut ElementOutput) {
-        each!(self, q => q.enqueue(now, pkt, out))
-    }
-    #[inline]
-    fn dequeue(&mut self, now: Time, out: &mut ElementOutput) -> Option<Dequeued> {
-        each!(self, q => q.dequeue(now, out))
-    }
-    #[inline]
-    fn backlog(&self) -> Backlog {
-        each!(self, q => q.backlog())
-    }
-    fn held_by_kind(&self) -> (u64, u64) {
-        each!(self, q => q.held_by_kind())
-    }
-    #[inline]
-    fn poll_timeout(&self) -> Option<Time> {
-        match self {
-            AnyQdisc::DropTail(_) => None,
-            AnyQdisc::Other(q) => q.poll_timeout(),
-        }
-    }
-    fn handle_timeout(&mut self, now: Time, out: &mut ElementOutput) {
-        each!(self, q => q.handle_timeout(now, out))
-    }
-    fn flow_class(&self, flow: rtclab_core::FlowId) -> Option<u8> {
-        match self {
-            AnyQdisc::DropTail(_) => None,
-            AnyQdisc::Other(q) => q.flow_class(flow),
-        }
     }
 }
 

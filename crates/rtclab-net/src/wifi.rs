@@ -41,9 +41,10 @@
 //! Zhuge evaluation's ns-3 Wi-Fi mode (802.11n 2.4 GHz, `WifiMacQueue` of 100 packets;
 //! spec zhuge-metis.md A.8).
 
+use crate::any_qdisc::AnyQdisc;
 use crate::capacity::CapacityModel;
 use crate::element::{DequeueRecord, Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc};
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc};
 use rtclab_core::params::{describe, Param, ParamInfo};
 use rtclab_core::{param, Packet, PacketKind, RngStream, Time, TimeDelta};
 use std::collections::VecDeque;

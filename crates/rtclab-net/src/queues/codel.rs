@@ -15,7 +15,8 @@
 //! bytes) as for drop-tail (Linux: 1000 packets).
 
 use crate::element::{Dropped, ElementOutput, Marked};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{describe, QdiscArgs, QdiscKind};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{Ecn, Packet, Time, TimeDelta};

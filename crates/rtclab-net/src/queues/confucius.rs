@@ -35,7 +35,8 @@
 //! share of Q0 against the old flows stays 2^(λ·age).
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{describe, QdiscArgs, QdiscKind};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{FlowId, Packet, Time, TimeDelta};

@@ -5,7 +5,8 @@
 //! drop-tail and keeps the freshest data, which real-time media prefers.
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{QdiscArgs, QdiscKind};
 use rtclab_core::{Packet, Time};
 use crate::queues::fifo::TimedFifo;

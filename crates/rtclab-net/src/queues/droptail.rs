@@ -4,7 +4,7 @@
 //! by the scenario layer. Lineage: ns-3 `FifoQueueDisc`, Linux `pfifo`/`bfifo`.
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::{QdiscArgs, QdiscKind};
 use rtclab_core::{Packet, Time};
 use crate::queues::fifo::TimedFifo;
@@ -15,7 +15,7 @@ pub static KIND: QdiscKind = QdiscKind {
     params: Vec::new,
     build: |a: &QdiscArgs| {
         a.no_params()?;
-        Ok(AnyQdisc::DropTail(DropTail::new(a.limit)))
+        Ok(DropTail::new(a.limit).into())
     },
 };
 

@@ -15,7 +15,8 @@
 //! deficit, else it gets another `weight × quantum` and moves to the tail.
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::{describe, QdiscArgs, QdiscKind};
 use rtclab_core::params::{param, Param};

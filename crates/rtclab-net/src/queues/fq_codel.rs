@@ -17,7 +17,8 @@
 //! `queue.limit` (packets or bytes; Linux: 10240 packets and 32 MB); no `ce_threshold`.
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::codel::{CodelConfig, CodelSource, CodelVars};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::flow_hash::bucket;

@@ -5,7 +5,8 @@
 //! are a `rtclab_core::params` table, so a scenario sets them by name and a bad value is
 //! rejected with its range.
 
-use crate::qdisc::{AnyQdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::QueueLimit;
 pub use rtclab_core::params::{describe, ParamInfo};
 use rtclab_core::params::{Param, Value};
 

@@ -19,7 +19,8 @@
 //! random draws come from the run's seeded stream for this link.
 
 use crate::element::{Dropped, ElementOutput, Marked};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::{describe, QdiscArgs, QdiscKind};
 use rtclab_core::params::{ms, param, Param};

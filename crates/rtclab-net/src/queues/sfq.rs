@@ -14,7 +14,8 @@
 //! time; the limit is `queue.limit` (Linux: 127 packets).
 
 use crate::element::{Dropped, ElementOutput};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
+use crate::any_qdisc::AnyQdisc;
+use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::flow_hash::bucket;
 use crate::queues::{describe, QdiscArgs, QdiscKind};
