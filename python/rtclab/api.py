@@ -85,19 +85,28 @@ def report(result: RunResult, out: str | os.PathLike) -> Path:
 
 
 def compare_engines(scenario, seed: Optional[int] = None, runs: int = 1, out: str | os.PathLike | None = None,
-            progress: bool | None = None) -> dict[str, Any]:
+                    progress: bool | None = None) -> dict[str, Any]:
     """`rtclab compare`: the scenario in both engines; returns {"sim": summary, "emu": summary,
-    "diffs": [metric, sim, emu, tolerance, ok ...]} and writes it to `out` if given."""
+    "diffs": [metric, sim, emu, tolerance, ok ...], "outside": the diffs outside tolerance,
+    "table": the diffs as the CLI prints them, "out": the folder or None} and writes it to `out`
+    if given (checked and held before the runs)."""
+    import contextlib
+
     from rtclab.compare import compare as run_compare
-    from rtclab.compare import write_compare
+    from rtclab.compare import format_diffs, write_compare
+    from rtclab.output import check_replaceable, locked
     from rtclab.scenarios import input_files, load_scenario
 
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
-    sim, emu, diffs = run_compare(scenario, seed=seed, progress=progress, runs=runs)
+    inputs = input_files(load_scenario(scenario))
     if out is not None:
-        write_compare(sim, emu, diffs, out, input_files(load_scenario(scenario)))
-    return {"sim": sim, "emu": emu, "diffs": [d.as_dict() for d in diffs]}
+        check_replaceable(Path(out).absolute(), str(out), inputs)
+    with locked(out, str(out)) if out is not None else contextlib.nullcontext():
+        sim, emu, diffs = run_compare(scenario, seed=seed, progress=progress, runs=runs)
+        path = write_compare(sim, emu, diffs, out, inputs) if out is not None else None
+    return {"sim": sim, "emu": emu, "diffs": [d.as_dict() for d in diffs],
+            "outside": [d.as_dict() for d in diffs if d.ok is False], "table": format_diffs(diffs), "out": path}
 
 
 def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str | os.PathLike | None = None,

@@ -279,39 +279,35 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from rtclab.compare import compare, format_diffs, write_compare
+    from rtclab.api import compare_engines
     from rtclab.output import OutputError
-    from rtclab.scenarios import ScenarioNotFound, input_files, load_scenario
+    from rtclab.scenarios import ScenarioNotFound, load_scenario
 
     try:
         src = load_scenario(args.scenario)
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
     out = args.out or str(Path("rtclab-out") / f"compare-{Path(args.scenario).stem}")
-    inputs = input_files(src)
-    _check_out(out, inputs)
     try:
-        sim, emu, diffs = compare(args.scenario, seed=args.seed, progress=None if not args.no_progress else False,
-                                  runs=args.runs)
+        r = compare_engines(args.scenario, seed=args.seed, runs=args.runs, out=out,
+                            progress=None if not args.no_progress else False)
     except ConfigError as e:
         raise _scenario_error(src.display, e) from e
     except EmulatorUnsupported as e:
         raise UserError(f"{src.display}: {e}") from e
     except EmulatorUnavailable as e:
         raise UserError(f"compare: {e}") from e
-    runs = f", mean of {args.runs} runs" if args.runs > 1 else ""
-    print(f"{sim['scenario']}: simulator vs emulator (seed {sim['seed']}{runs})")
-    print(format_diffs(diffs))
-    outside = [d for d in diffs if d.ok is False]
-    print(f"{len(outside)} metric(s) outside tolerance" if outside else "every toleranced metric within tolerance")
-    try:
-        path = write_compare(sim, emu, diffs, out, inputs)
     except OutputError as e:
         raise UserError(str(e)) from e
-    print(f"results in {path}")
+    runs = f", mean of {args.runs} runs" if args.runs > 1 else ""
+    print(f"{r['sim']['scenario']}: simulator vs emulator (seed {r['sim']['seed']}{runs})")
+    print(r["table"])
+    outside = r["outside"]
+    print(f"{len(outside)} metric(s) outside tolerance" if outside else "every toleranced metric within tolerance")
+    print(f"results in {r['out']}")
     if outside and args.strict:
         print(f"error: --strict: {len(outside)} metric(s) outside tolerance: "
-              + ", ".join(f"{d.scope} {d.metric}" for d in outside), file=sys.stderr)
+              + ", ".join(f"{d['scope']} {d['metric']}" for d in outside), file=sys.stderr)
         return EXIT_OUTSIDE_TOLERANCE
     return 0
 

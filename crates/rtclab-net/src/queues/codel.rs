@@ -17,7 +17,7 @@
 use crate::element::{Dropped, ElementOutput, Marked};
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{Ecn, Packet, Time, TimeDelta};
 use crate::queues::fifo::TimedFifo;
@@ -26,10 +26,11 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "codel",
     help: "CoDel (RFC 8289): drops or marks once the sojourn time stays above `target_ms` for `interval_ms`",
     params: || describe(CODEL_PARAMS, &CodelConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = CodelConfig { mtu: a.mtu, ..CodelConfig::default() };
         a.apply(CODEL_PARAMS, &mut c)?;
-        Ok(AnyQdisc::Other(Box::new(Codel::new(a.limit, c))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(Codel::new(limit, c)))))
     },
 };
 

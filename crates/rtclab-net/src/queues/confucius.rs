@@ -37,7 +37,7 @@
 use crate::element::{Dropped, ElementOutput};
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{FlowId, Packet, Time, TimeDelta};
 use std::cmp::Reverse;
@@ -47,7 +47,7 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "confucius",
     help: "Confucius (Meng et al. 2023): new flows ramp up at 2^(λt) in their own class; old flows in three occupancy classes",
     params: || describe(CONFUCIUS_PARAMS, &ConfuciusConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = ConfuciusConfig { mtu: a.mtu, ..ConfuciusConfig::default() };
         a.apply(CONFUCIUS_PARAMS, &mut c)?;
         if !(c.targets[0] < c.targets[1] && c.targets[1] < c.targets[2]) {
@@ -56,7 +56,8 @@ pub static KIND: QdiscKind = QdiscKind {
                 c.targets[0], c.targets[1], c.targets[2]
             ));
         }
-        Ok(AnyQdisc::Other(Box::new(Confucius::new(a.limit, c))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(Confucius::new(limit, c)))))
     },
 };
 

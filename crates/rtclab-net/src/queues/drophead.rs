@@ -7,7 +7,7 @@
 use crate::element::{Dropped, ElementOutput};
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
-use crate::queues::{QdiscArgs, QdiscKind};
+use crate::queues::{QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::{Packet, Time};
 use crate::queues::fifo::TimedFifo;
 
@@ -15,9 +15,10 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "drophead",
     help: "FIFO that drops its oldest packets to admit an arrival once `limit` is reached",
     params: Vec::new,
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         a.no_params()?;
-        Ok(AnyQdisc::Other(Box::new(DropHead { limit: a.limit, fifo: TimedFifo::default() })))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(DropHead { limit, fifo: TimedFifo::default() }))))
     },
 };
 
@@ -60,7 +61,7 @@ mod tests {
     #[test]
     fn a_full_queue_drops_its_oldest_packet() {
         let args = QdiscArgs { limit: QueueLimit::Packets(2), params: &[], mtu: 1500, seed: 0 };
-        let mut q = (KIND.build)(&args).unwrap();
+        let mut q = (KIND.prepare)(&args).unwrap().make(0);
         let mut out = ElementOutput::default();
         for s in 0..4 {
             q.enqueue(Time::ZERO, Packet::data(FlowId(0), s, 100, Time::ZERO), &mut out);

@@ -5,7 +5,7 @@
 
 use crate::element::{Dropped, ElementOutput};
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
-use crate::queues::{QdiscArgs, QdiscKind};
+use crate::queues::{QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::{Packet, Time};
 use crate::queues::fifo::TimedFifo;
 
@@ -13,9 +13,10 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "droptail",
     help: "FIFO that drops arrivals once `limit` is reached (the default)",
     params: Vec::new,
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         a.no_params()?;
-        Ok(DropTail::new(a.limit).into())
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| DropTail::new(limit).into()))
     },
 };
 

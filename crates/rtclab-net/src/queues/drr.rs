@@ -18,7 +18,7 @@ use crate::element::{Dropped, ElementOutput};
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{param, Param};
 use rtclab_core::{Packet, Time};
 use std::collections::VecDeque;
@@ -27,10 +27,11 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "drr",
     help: "two classes (the first `class0_flows` flows, the rest) served by weighted deficit round robin, or strict priority",
     params: || describe(DRR_PARAMS, &DrrConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = DrrConfig::default();
         a.apply(DRR_PARAMS, &mut c)?;
-        Ok(AnyQdisc::Other(Box::new(Drr::new(a.limit, c))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(Drr::new(limit, c)))))
     },
 };
 

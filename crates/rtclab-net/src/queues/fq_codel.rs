@@ -22,7 +22,7 @@ use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::codel::{CodelConfig, CodelSource, CodelVars};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::flow_hash::bucket;
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{Packet, Time};
 use std::collections::VecDeque;
@@ -31,11 +31,12 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "fq_codel",
     help: "FQ-CoDel (RFC 8290): deficit round robin over hashed flow queues, new flows first, CoDel in each",
     params: || describe(FQ_CODEL_PARAMS, &FqCodelConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = FqCodelConfig::default();
         c.codel.mtu = a.mtu;
         a.apply(FQ_CODEL_PARAMS, &mut c)?;
-        Ok(AnyQdisc::Other(Box::new(FqCodel::new(a.limit, c))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(FqCodel::new(limit, c)))))
     },
 };
 

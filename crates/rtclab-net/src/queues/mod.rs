@@ -54,7 +54,30 @@ pub struct QdiscKind {
     pub name: &'static str,
     pub help: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
-    pub build: fn(&QdiscArgs) -> Result<AnyQdisc, String>,
+    /// Parses and checks the arguments once; the maker then builds without failing.
+    pub prepare: fn(&QdiscArgs) -> Result<QdiscMaker, String>,
+}
+
+/// A checked discipline: makes a fresh one for a seed (its random stream) and cannot fail.
+/// The scenario layer prepares one per link direction and the engines make from it, so a
+/// queue's settings are parsed once.
+#[derive(Clone)]
+pub struct QdiscMaker(std::sync::Arc<dyn Fn(u64) -> AnyQdisc + Send + Sync>);
+
+impl QdiscMaker {
+    pub fn new(f: impl Fn(u64) -> AnyQdisc + Send + Sync + 'static) -> Self {
+        QdiscMaker(std::sync::Arc::new(f))
+    }
+    /// A fresh discipline; `seed` seeds its random stream.
+    pub fn make(&self, seed: u64) -> AnyQdisc {
+        (self.0)(seed)
+    }
+}
+
+impl std::fmt::Debug for QdiscMaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QdiscMaker")
+    }
 }
 
 /// The names `queue.kind` accepts.
@@ -67,12 +90,18 @@ pub fn params_of(kind: &str) -> Option<Vec<ParamInfo>> {
     QDISCS.iter().find(|k| k.name == kind).map(|k| (k.params)())
 }
 
-/// Builds the discipline `kind`; the error names what is wrong and what is accepted.
-pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, String> {
+/// Checks discipline `kind`'s arguments once; the error names what is wrong and what is
+/// accepted.
+pub fn prepare(kind: &str, args: &QdiscArgs) -> Result<QdiscMaker, String> {
     match QDISCS.iter().find(|k| k.name == kind) {
-        Some(k) => (k.build)(args),
+        Some(k) => (k.prepare)(args),
         None => Err(format!("unknown queue kind {kind:?}; accepted: {}", names().join(", "))),
     }
+}
+
+/// Builds the discipline `kind` seeded with `args.seed` (`prepare`, then `make`).
+pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, String> {
+    prepare(kind, args).map(|m| m.make(args.seed))
 }
 
 #[cfg(test)]
@@ -97,7 +126,7 @@ mod tests {
         for k in QDISCS {
             let args =
                 QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500, seed: 0 };
-            assert!((k.build)(&args).is_ok(), "{}", k.name);
+            assert!((k.prepare)(&args).is_ok(), "{}", k.name);
             let missing = rtclab_core::params::undocumented(&doc, k.name, &(k.params)());
             assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
         }

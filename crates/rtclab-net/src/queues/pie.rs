@@ -22,7 +22,7 @@ use crate::element::{Dropped, ElementOutput, Marked};
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{ms, param, Param};
 use rtclab_core::{Ecn, Packet, RngStream, Time, TimeDelta};
 
@@ -30,10 +30,11 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "pie",
     help: "PIE (RFC 8033): drops arrivals with a probability steered by the queue delay's error and trend",
     params: || describe(PIE_PARAMS, &PieConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = PieConfig { mtu: a.mtu, ..PieConfig::default() };
         a.apply(PIE_PARAMS, &mut c)?;
-        Ok(AnyQdisc::Other(Box::new(Pie::new(a.limit, c, RngStream::from_seed(a.seed)))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |seed| AnyQdisc::Other(Box::new(Pie::new(limit, c, RngStream::from_seed(seed))))))
     },
 };
 

@@ -18,7 +18,7 @@ use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::{Backlog, Dequeued, DropReason, Qdisc, QueueLimit};
 use crate::queues::fifo::TimedFifo;
 use crate::queues::flow_hash::bucket;
-use crate::queues::{describe, QdiscArgs, QdiscKind};
+use crate::queues::{describe, QdiscArgs, QdiscKind, QdiscMaker};
 use rtclab_core::params::{param, Param};
 use rtclab_core::{Packet, Time};
 use std::collections::VecDeque;
@@ -27,10 +27,11 @@ pub static KIND: QdiscKind = QdiscKind {
     name: "sfq",
     help: "SFQ (Linux sch_sfq): deficit round robin over hashed flow slots, tail drop from the longest",
     params: || describe(SFQ_PARAMS, &SfqConfig::default()),
-    build: |a: &QdiscArgs| {
+    prepare: |a: &QdiscArgs| {
         let mut c = SfqConfig::default();
         a.apply(SFQ_PARAMS, &mut c)?;
-        Ok(AnyQdisc::Other(Box::new(Sfq::new(a.limit, c))))
+        let limit = a.limit;
+        Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(Sfq::new(limit, c)))))
     },
 };
 

@@ -179,35 +179,41 @@ pub(super) fn link_spec(
             Some(c)
         }
     };
-    let spec = LinkSpec {
-        capacity,
-        capacity_desc,
-        queue_limit,
-        queue_kind: q.kind.clone(),
-        queue_params,
-        mtu,
-        loss,
-        wifi,
+    let queue_kind = q.kind.clone();
+    let prepare = |params: &[(String, rtclab_core::params::Value)]| {
+        let args = rtclab_net::queues::QdiscArgs { limit: queue_limit, params, mtu, seed: 0 };
+        rtclab_net::queues::prepare(&queue_kind, &args)
     };
-    let build = |params: &[(String, rtclab_core::params::Value)]| {
-        let args = rtclab_net::queues::QdiscArgs { params, ..spec.qdisc_args(0) };
-        rtclab_net::queues::build(&spec.queue_kind, &args).map(|_| ())
+    // The kind, then each parameter's name, kind and range, then all of them together (a
+    // discipline may relate them, as Confucius' ordered targets): an error is put at the
+    // parameter, or at the queue when only the combination is wrong.
+    let infos = match rtclab_net::queues::params_of(&queue_kind) {
+        Some(infos) => infos,
+        None => {
+            let e = prepare(&[]).err().unwrap_or_default();
+            return Err(ConfigError::new(format!("{at}.queue.kind"), e));
+        }
     };
-    build(&[]).map_err(|e| ConfigError::new(format!("{at}.queue.kind"), e))?;
-    // Each parameter's name, kind and range, then all of them together (a discipline may
-    // relate them, as Confucius' ordered targets): an error is put at the parameter, or at
-    // the queue when only the combination is wrong.
-    let infos = rtclab_net::queues::params_of(&spec.queue_kind).unwrap_or_default();
-    for (name, value) in &spec.queue_params {
+    for (name, value) in &queue_params {
         let checked = if infos.is_empty() {
-            build(&[(name.clone(), *value)]) // the kind's own "takes none"
+            prepare(&[(name.clone(), *value)]).map(|_| ()) // the kind's own "takes none"
         } else {
             rtclab_core::params::check(&infos, name, *value).map_err(String::from)
         };
         checked.map_err(|e| ConfigError::new(format!("{at}.queue.{name}"), e))?;
     }
-    build(&spec.queue_params).map_err(|e| ConfigError::new(format!("{at}.queue"), e))?;
-    Ok(spec)
+    let queue = prepare(&queue_params).map_err(|e| ConfigError::new(format!("{at}.queue"), e))?;
+    Ok(LinkSpec {
+        capacity,
+        capacity_desc,
+        queue_limit,
+        queue_kind,
+        queue_params,
+        queue,
+        mtu,
+        loss,
+        wifi,
+    })
 }
 
 /// Every link of the topology, both directions, once the flows (whose round trips size "bdp"
@@ -275,6 +281,9 @@ pub(super) fn link_specs(
                     queue_limit: QueueLimit::Packets(q),
                     queue_kind: "droptail".into(),
                     queue_params: Vec::new(),
+                    queue: rtclab_net::queues::QdiscMaker::new(move |_| {
+                        rtclab_net::DropTail::new(QueueLimit::Packets(q)).into()
+                    }),
                     loss: None,
                     wifi: None,
                     ..forward.clone()

@@ -61,9 +61,13 @@ pub struct LinkSpec {
     /// Human-readable description of the capacity ("100Mbps", "trace foo.up").
     pub capacity_desc: String,
     pub queue_limit: QueueLimit,
-    /// The queue discipline's registry name and parameters (already checked by `resolve`).
+    /// The queue discipline's registry name and parameters, as given (for the summary and
+    /// reports)...
     pub queue_kind: String,
     pub queue_params: Vec<(String, rtclab_core::params::Value)>,
+    /// ...and the discipline they describe, checked once by `resolve`: the engines make a
+    /// fresh one per run from it, without parsing again.
+    pub queue: rtclab_net::queues::QdiscMaker,
     /// Largest data packet of any flow, bytes (CoDel's "one MTU queued" rule).
     pub mtu: u32,
     pub loss: Option<LossModel>,
@@ -72,18 +76,9 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    pub(super) fn qdisc_args(&self, seed: u64) -> rtclab_net::queues::QdiscArgs<'_> {
-        rtclab_net::queues::QdiscArgs {
-            limit: self.queue_limit,
-            params: &self.queue_params,
-            mtu: self.mtu,
-            seed,
-        }
-    }
     /// A fresh queue discipline as the scenario describes it; `seed` seeds its random stream.
     pub fn build_qdisc(&self, seed: u64) -> rtclab_net::AnyQdisc {
-        rtclab_net::queues::build(&self.queue_kind, &self.qdisc_args(seed))
-            .expect("queue checked when the scenario was resolved")
+        self.queue.make(seed)
     }
     /// A fresh link (queue discipline + serializer, or + wireless MAC) as the scenario
     /// describes it; `seed` seeds the discipline's stream, `wifi_seed` the MAC's backoffs.
