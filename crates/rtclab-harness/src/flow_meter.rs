@@ -316,10 +316,25 @@ impl FlowMeter {
     /// and `one_way` in all.
     #[inline]
     pub fn on_arrival(&mut self, t: Time, size: u32, queue_delay: TimeDelta, one_way: TimeDelta) {
+        self.on_delivery(t, size, queue_delay, one_way, 0);
+    }
+
+    /// `on_arrival` and the `goodput` bytes the receiver delivered to its application on that
+    /// packet (its `Delivered` events) in one step: the simulator, which holds both at once.
+    #[inline]
+    pub fn on_delivery(
+        &mut self,
+        t: Time,
+        size: u32,
+        queue_delay: TimeDelta,
+        one_way: TimeDelta,
+        goodput: u64,
+    ) {
         let q = queue_delay.as_nanos().max(0) as u64;
         let owd = one_way.as_nanos().max(0) as u64;
         let b = self.bin_mut(t);
         b.recv_bytes += size as u64;
+        b.goodput_bytes += goodput;
         b.queue_delay_sum_ns += q;
         b.queue_delay_max_ns = b.queue_delay_max_ns.max(q);
         b.one_way_delay_sum_ns += owd;
@@ -327,6 +342,7 @@ impl FlowMeter {
         if self.window.contains(t) {
             self.totals.recv_packets += 1;
             self.totals.recv_bytes += size as u64;
+            self.totals.goodput_bytes += goodput;
             self.record_delays(q, owd);
         }
     }

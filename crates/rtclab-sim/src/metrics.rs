@@ -95,12 +95,12 @@ impl Meters {
         self.hops[hop].on_offered(w);
     }
 
-    /// A data packet reached its receiver.
+    /// A data packet reached its receiver, which delivered `goodput` bytes in order on it.
     #[inline]
-    pub fn on_data_delivered(&mut self, now: Time, pkt: &Packet) {
+    pub fn on_data_delivered(&mut self, now: Time, pkt: &Packet, goodput: u64) {
         self.stats.delivered_packets += 1;
         let f = &mut self.flows[pkt.flow.0 as usize];
-        f.on_arrival(now, pkt.size, pkt.queue_delay, now - pkt.sent_at);
+        f.on_delivery(now, pkt.size, pkt.queue_delay, now - pkt.sent_at, goodput);
     }
 
     /// A packet left a link (the first link's forward departures make the flows' shares).

@@ -17,7 +17,9 @@
 
 use crate::event::{Event, EventQueue, TimerSlot};
 use crate::metrics::{EngineStats, Meters, RunOutput};
-use rtclab_core::{Direction, Endpoint, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit};
+use rtclab_core::{
+    Direction, Endpoint, EndpointEvent, Packet, PacketInfo, PacketKind, SeedTree, Time, Transmit,
+};
 pub use rtclab_harness::endpoints::media_endpoints;
 use rtclab_harness::endpoints::{flow_endpoints, sample_flow, AnyEndpoint};
 use rtclab_harness::flow_meter::MeterWindow;
@@ -340,7 +342,11 @@ impl Simulation {
                     let Simulation { flows, meters, .. } = self;
                     let rcv = &mut flows[flow as usize].rcv;
                     rcv.handle_timeout(now);
-                    receiver_events(rcv, meters, now, flow as usize);
+                    let goodput = receiver_events(rcv, meters, now, flow as usize);
+                    if goodput > 0 {
+                        let ev = EndpointEvent::Delivered { goodput_bytes: goodput };
+                        meters.flows[flow as usize].on_event(now, &ev);
+                    }
                     self.pump_receiver(flow as usize);
                     self.drain_work();
                 }
@@ -481,8 +487,8 @@ impl Simulation {
                 let Simulation { flows, meters, .. } = self;
                 let rcv = &mut flows[flow].rcv;
                 rcv.handle_packet(now, &pkt, payload);
-                receiver_events(rcv, meters, now, flow);
-                meters.on_data_delivered(now, &pkt);
+                let goodput = receiver_events(rcv, meters, now, flow);
+                meters.on_data_delivered(now, &pkt, goodput);
                 self.pump_receiver(flow);
             }
             (Direction::Reverse, PacketKind::Ack) => {
@@ -579,11 +585,17 @@ impl Simulation {
     }
 }
 
-/// Hands a receiver's events to the meters.
+/// Hands a receiver's events to the meters; returns the goodput its `Delivered` events
+/// reported (metered with the packet that carried it, `Meters::on_data_delivered`).
 #[inline]
-fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: usize) {
+fn receiver_events(rcv: &mut AnyEndpoint, meters: &mut Meters, now: Time, flow: usize) -> u64 {
     let meter = &mut meters.flows[flow];
+    let mut goodput = 0;
     while let Some(ev) = rcv.poll_event() {
-        meter.on_event(now, &ev);
+        match ev {
+            EndpointEvent::Delivered { goodput_bytes } => goodput += goodput_bytes,
+            ev => meter.on_event(now, &ev),
+        }
     }
+    goodput
 }
