@@ -323,6 +323,20 @@ pub(crate) fn window_metrics(cwnd: u32, ssthresh: u32, packet_size: u32) -> CcMe
     }
 }
 
+/// Linux `tcp_reno_cong_avoid` once the sender may grow: slow start below ssthresh, then one
+/// packet per window of packets acked.
+pub(crate) fn reno_cong_avoid(cwnd: &mut u32, cwnd_cnt: &mut u32, ssthresh: u32, acked: u32) {
+    let mut acked = acked;
+    if *cwnd < ssthresh {
+        acked = slow_start(cwnd, ssthresh, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = *cwnd;
+    cong_avoid_ai(cwnd, cwnd_cnt, w, acked);
+}
+
 /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked.
 pub(crate) fn cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
     let w = w.max(1);

@@ -6,8 +6,8 @@
 //! Linux; the trait speaks bytes through `packet_size`.
 
 use crate::{
-    cong_avoid_ai, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
-    CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
+    reno_cong_avoid, window_metrics, window_target, CcMetrics, CcTarget, CongestionController,
+    CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
 };
 use rtclab_core::Time;
 
@@ -54,15 +54,7 @@ impl CongestionController for Reno {
         if fb.in_recovery || fb.app_limited || fb.acked_packets == 0 {
             return;
         }
-        let mut acked = fb.acked_packets;
-        if self.cwnd < self.ssthresh {
-            acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = self.cwnd;
-        cong_avoid_ai(&mut self.cwnd, &mut self.cwnd_cnt, w, acked);
+        reno_cong_avoid(&mut self.cwnd, &mut self.cwnd_cnt, self.ssthresh, fb.acked_packets);
     }
 
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {

@@ -24,7 +24,7 @@
 
 use crate::factory::{BoxedController, ControllerArgs, Factory};
 use crate::{
-    cong_avoid_ai, named, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
+    named, reno_cong_avoid, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
     CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
 };
 use rtclab_core::params::Value;
@@ -131,18 +131,6 @@ impl Vegas {
         self.min_rtt = NO_RTT;
     }
 
-    fn reno_cong_avoid(&mut self, acked: u32) {
-        let mut acked = acked;
-        if self.cwnd < self.ssthresh {
-            acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = self.cwnd;
-        cong_avoid_ai(&mut self.cwnd, &mut self.cwnd_cnt, w, acked);
-    }
-
     /// Linux `tcp_vegas_ssthresh`.
     fn vegas_ssthresh(&self) -> u32 {
         self.ssthresh.min(self.cwnd)
@@ -201,7 +189,12 @@ impl CongestionController for Vegas {
         if fb.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = fb.snd_nxt;
             if self.cnt_rtt <= 2 {
-                self.reno_cong_avoid(fb.acked_packets);
+                reno_cong_avoid(
+                    &mut self.cwnd,
+                    &mut self.cwnd_cnt,
+                    self.ssthresh,
+                    fb.acked_packets,
+                );
             } else {
                 self.end_of_round(fb.acked_packets);
             }

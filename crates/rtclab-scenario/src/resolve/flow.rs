@@ -175,23 +175,23 @@ fn keys_of_other_kinds(f: &FlowConfig, at: At) -> Result<(), ConfigError> {
             "`params` apply to registered flow kinds and registered controllers only; tcp, cbr and media have named keys",
         ));
     }
-    if f.recovery.is_some() && f.kind != FlowKind::Tcp {
-        return Err(ConfigError::new(
-            at("recovery"),
-            "recovery (rack/tlp/frto) applies to tcp flows only",
-        ));
-    }
-    if f.video.is_some() && f.kind != FlowKind::Tcp {
-        return Err(ConfigError::new(
-            at("video"),
+    let tcp_only = [
+        (f.recovery.is_some(), "recovery", "recovery (rack/tlp/frto) applies to tcp flows only"),
+        (
+            f.video.is_some(),
+            "video",
             "video applies to tcp flows only (video over TCP); media flows take `media`",
-        ));
-    }
-    if f.ecn.is_some() && f.kind != FlowKind::Tcp {
-        return Err(ConfigError::new(
-            at("ecn"),
+        ),
+        (
+            f.ecn.is_some(),
+            "ecn",
             "ecn applies to tcp flows only (media, cbr and registered senders are not ECN-capable)",
-        ));
+        ),
+    ];
+    for (given, key, message) in tcp_only {
+        if given && f.kind != FlowKind::Tcp {
+            return Err(ConfigError::new(at(key), message));
+        }
     }
     Ok(())
 }

@@ -256,12 +256,7 @@ fn gcc_spec(
         "media.gcc",
         at,
     )?;
-    if g.loss.low_loss > g.loss.high_loss {
-        return Err(ConfigError::new(
-            at("media.gcc"),
-            format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss),
-        ));
-    }
+    loss_bounds(g.loss.low_loss, g.loss.high_loss, at)?;
     if g.trendline.detector.min_threshold > g.trendline.detector.max_threshold {
         return Err(ConfigError::new(at("media.gcc"), "need min_threshold <= max_threshold"));
     }
@@ -283,6 +278,17 @@ fn gcc_spec(
         FeedbackMode::Twcc { interval }
     };
     Ok((MediaCcSpec::Gcc(Box::new(g)), feedback))
+}
+
+/// GCC's loss rule needs `loss_low <= loss_high`.
+fn loss_bounds(low: f64, high: f64, at: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    if low > high {
+        return Err(ConfigError::new(
+            at("media.gcc"),
+            format!("need loss_low <= loss_high, got {low} > {high}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The 2017 paper's receiver-side GCC with REMB and receiver reports.
@@ -320,12 +326,7 @@ fn gcc_paper_spec(
         "media.gcc",
         at,
     )?;
-    if g.loss.low_loss > g.loss.high_loss {
-        return Err(ConfigError::new(
-            at("media.gcc"),
-            format!("need loss_low <= loss_high, got {} > {}", g.loss.low_loss, g.loss.high_loss),
-        ));
-    }
+    loss_bounds(g.loss.low_loss, g.loss.high_loss, at)?;
     let rr_randomized = p.and_then(|p| p.rtcp_2013).unwrap_or(false);
     Ok((
         MediaCcSpec::GccPaper(g),
