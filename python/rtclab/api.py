@@ -71,6 +71,32 @@ def run_to_folder(scenario, out: str | os.PathLike | None = None, *, seed: Optio
     return result, written
 
 
+def hairpin_table(lam: float, out: str | os.PathLike | None = None,
+                  compare: str | os.PathLike | None = None) -> dict[str, Any]:
+    """`rtclab hairpin table`: solves Hairpin's lookup table for loss-rate weight `lam` (λ) and
+    checks it against the spec's golden vectors and a published table (the shipped one for
+    1e-4 and 1e-7, or `compare`); returns the report (`cells`, `solve_seconds`,
+    `golden_vectors`, `published`, `out`) and writes the table and table.json to `out` (default
+    rtclab-out/hairpin-table-<λ>; checked and held before solving). ValueError for a bad λ or
+    comparison file, OutputError."""
+    from rtclab import hairpin
+    from rtclab.output import check_replaceable, locked
+
+    if not (lam > 0 and lam < float("inf")):
+        raise ValueError(f"--lambda must be a finite number > 0, got {lam}")
+    if compare is not None and not Path(compare).is_file():
+        raise ValueError(f"--compare {compare}: no such file")
+    out = str(out) if out is not None else f"rtclab-out/hairpin-table-{lam:.0e}"
+    check_replaceable(Path(out).absolute(), out, ())
+    with locked(out, out):
+        try:
+            table, info = hairpin.table_report(lam, None if compare is None else str(compare))
+        except ValueError as e:
+            raise ValueError(f"--compare {compare}: {e}") from e
+        info["out"] = str(hairpin.write_table(out, lam, table, info))
+    return info
+
+
 def report(result: RunResult, out: str | os.PathLike) -> Path:
     """Writes only the plots and report.html of a result into the folder `out`; returns the
     report's path."""

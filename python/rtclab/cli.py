@@ -22,6 +22,7 @@ removes its namespaces first).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -45,6 +46,24 @@ def _scenario_error(origin: str, e: ConfigError) -> UserError:
     return UserError(f"{origin}: {e.args[0]}")
 
 
+@contextlib.contextmanager
+def _scenario_command(display: str, emu_words: str):
+    """The errors a command that runs a scenario turns into user errors: the scenario's own
+    (named with the file), what the emulator cannot run or cannot start, and output folders."""
+    from rtclab.output import OutputError
+
+    try:
+        yield
+    except ConfigError as e:
+        raise _scenario_error(display, e) from e
+    except EmulatorUnsupported as e:
+        raise UserError(f"{display}: {e}") from e
+    except EmulatorUnavailable as e:
+        raise UserError(f"{emu_words}: {e}") from e
+    except (OutputError, ValueError) as e:
+        raise UserError(str(e)) from e
+
+
 def _check_out(out: str, inputs=()) -> None:
     """Refuses, before any work, an output directory that rtclab would not be allowed to replace,
     or that another rtclab command is writing."""
@@ -59,7 +78,6 @@ def _check_out(out: str, inputs=()) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from rtclab.api import run_to_folder
-    from rtclab.output import OutputError
     from rtclab.scenarios import ScenarioNotFound, load_scenario
 
     try:
@@ -68,19 +86,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from e
     if not args.no_plots:
         _preload_plotting()
-    try:
+    with _scenario_command(src.display, "--engine emu"):
         result, written = run_to_folder(
             args.scenario, args.out, seed=args.seed, engine=args.engine, capture=args.capture,
             snaplen=args.snaplen, capture_at=args.capture_at, plots=not args.no_plots, force=args.force,
             max_memory=args.max_memory, progress=None if not args.no_progress else False)
-    except ConfigError as e:
-        raise _scenario_error(src.display, e) from e
-    except EmulatorUnsupported as e:
-        raise UserError(f"{src.display}: {e}") from e
-    except EmulatorUnavailable as e:
-        raise UserError(f"--engine emu: {e}") from e
-    except (OutputError, ValueError) as e:
-        raise UserError(str(e)) from e
     print_summary(result.summary)
     _warn_if_host_stole_time(result.summary)
     print(f"results in {written}")
@@ -280,7 +290,6 @@ def cmd_emu_shell(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from rtclab.api import compare_engines
-    from rtclab.output import OutputError
     from rtclab.scenarios import ScenarioNotFound, load_scenario
 
     try:
@@ -288,17 +297,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ScenarioNotFound as e:
         raise UserError(str(e)) from e
     out = args.out or str(Path("rtclab-out") / f"compare-{Path(args.scenario).stem}")
-    try:
+    with _scenario_command(src.display, "compare"):
         r = compare_engines(args.scenario, seed=args.seed, runs=args.runs, out=out,
                             progress=None if not args.no_progress else False)
-    except ConfigError as e:
-        raise _scenario_error(src.display, e) from e
-    except EmulatorUnsupported as e:
-        raise UserError(f"{src.display}: {e}") from e
-    except EmulatorUnavailable as e:
-        raise UserError(f"compare: {e}") from e
-    except OutputError as e:
-        raise UserError(str(e)) from e
     runs = f", mean of {args.runs} runs" if args.runs > 1 else ""
     print(f"{r['sim']['scenario']}: simulator vs emulator (seed {r['sim']['seed']}{runs})")
     print(r["table"])
@@ -481,6 +482,7 @@ def _print_metis_rtc(s: dict) -> None:
 
 def cmd_hairpin(args: argparse.Namespace) -> int:
     from rtclab import hairpin
+    from rtclab.api import hairpin_table
     from rtclab.output import OutputError
 
     if not (args.lambda_ > 0 and args.lambda_ < float("inf")):
@@ -494,14 +496,10 @@ def cmd_hairpin(args: argparse.Namespace) -> int:
         print(f"λ {args.lambda_:g}, loss {args.loss:g}, frame {args.frame} packets, {args.layers} opportunities, "
               f"{args.packets} packets outstanding: {k} parity packets (β = {k / args.packets:.2f})")
         return 0
-    out = args.out or f"rtclab-out/hairpin-table-{args.lambda_:.0e}"
-    _check_out(out)
-    if args.compare and not Path(args.compare).is_file():
-        raise UserError(f"--compare {args.compare}: no such file")
     try:
-        table, info = hairpin.table_report(args.lambda_, args.compare)
-    except ValueError as e:
-        raise UserError(f"--compare {args.compare}: {e}") from e
+        info = hairpin_table(args.lambda_, args.out, args.compare)
+    except (ValueError, OutputError) as e:
+        raise UserError(str(e)) from e
     print(f"solved {info['cells']} cells for λ = {args.lambda_:g} in {info['solve_seconds']:.2f} s")
     if "golden_vectors" in info:
         g = info["golden_vectors"]
@@ -514,11 +512,7 @@ def cmd_hairpin(args: argparse.Namespace) -> int:
     else:
         print(f"no published table for λ = {args.lambda_:g} (the authors published 1e-4 and 1e-7; "
               "give --compare FILE for another)")
-    try:
-        path = hairpin.write_table(out, args.lambda_, table, info)
-    except OutputError as e:
-        raise UserError(str(e)) from e
-    print(f"results in {path}")
+    print(f"results in {info['out']}")
     return 0
 
 
