@@ -141,8 +141,8 @@ def test_every_cli_command_has_a_python_function():
     import rtclab.sweep  # noqa: F401
 
     for name in ("run", "validate", "save", "report", "compare_engines", "reproduce", "benchmark", "emu_shell",
-                 "run_sweep", "run_suite", "sweep_catalog",
-                 "builtin_scenarios", "load_scenario"):
+                 "run_sweep", "run_suite", "sweep_catalog", "run_to_folder", "hairpin_table", "metis_convert",
+                 "metis_rtc", "builtin_scenarios", "load_scenario"):
         assert callable(getattr(rtclab, name)), name
     with pytest.raises(ValueError, match="unknown paper"):
         rtclab.reproduce("nope")
@@ -186,3 +186,20 @@ def test_reproduce_takes_only_and_store_and_checks_them_as_the_cli_does(tmp_path
     from rtclab.sweep import STORE_MARKER
 
     assert json.loads((tmp_path / "store" / STORE_MARKER).read_text())["name"] == "repro-afr"
+
+
+def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
+    """`rtclab.run_to_folder`, `hairpin_table` and `metis_*` refuse a bad request by name, before
+    anything is solved, trained or written."""
+    with pytest.raises(ValueError, match="--capture needs --engine emu"):
+        rtclab.run_to_folder("default", tmp_path / "r", capture=True)
+    with pytest.raises(ValueError, match="--lambda must be a finite number"):
+        rtclab.hairpin_table(0, tmp_path / "h")
+    with pytest.raises(ValueError, match="no such file"):
+        rtclab.hairpin_table(1e-4, tmp_path / "h", compare=tmp_path / "missing.bin")
+    with pytest.raises(ValueError, match="options: traces, iterations"):
+        rtclab.metis_convert(tmp_path / "m", iteration=3)
+    assert not any(tmp_path.iterdir())
+    result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)
+    assert (folder / "summary.json").is_file() and result.summary["scenario"] == "default"
+

@@ -97,6 +97,40 @@ def hairpin_table(lam: float, out: str | os.PathLike | None = None,
     return info
 
 
+def _metis(kind: str, out, options: dict) -> dict[str, Any]:
+    from rtclab.metis import command
+    from rtclab.metis.options import ConvertOptions, RtcOptions
+    from rtclab.output import check_replaceable, locked, write_atomically
+
+    rtc = kind == "rtc"
+    cls = RtcOptions if rtc else ConvertOptions
+    try:
+        opts = cls(**options)
+    except TypeError as e:
+        known = ", ".join(cls.__dataclass_fields__)
+        raise ValueError(f"metis {kind}: {e} (options: {known})") from e
+    out = str(out) if out is not None else ("rtclab-out/metis-rtc" if rtc else "rtclab-out/metis-pensieve")
+    check_replaceable(Path(out).absolute(), out, ())
+    what = "Metis RTC conversion" if rtc else "Metis conversion"
+    with locked(out, out):
+        return (command.run_rtc if rtc else command.run)(opts, lambda fill: write_atomically(out, fill, kind=what))
+
+
+def metis_convert(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
+    """`rtclab metis convert`: Pensieve's released actor -> a decision tree (tree.json, its SVG
+    and HTML views, conversion.json in `out`, default rtclab-out/metis-pensieve); returns the
+    conversion's summary. Options as `rtclab.metis.options.ConvertOptions` (iterations, videos,
+    max_leaves, resample, holdout, seed, ...). ValueError, DataMissing, OutputError."""
+    return _metis("convert", out, options)
+
+
+def metis_rtc(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
+    """`rtclab metis rtc`: a GCC-imitating DNN -> a tree (`cc = "tree"`), compared with gcc and
+    gcc_paper on held-out calls; writes to `out` (default rtclab-out/metis-rtc) and returns the
+    summary. Options as `rtclab.metis.options.RtcOptions`. ValueError, OutputError."""
+    return _metis("rtc", out, options)
+
+
 def report(result: RunResult, out: str | os.PathLike) -> Path:
     """Writes only the plots and report.html of a result into the folder `out`; returns the
     report's path."""

@@ -441,15 +441,17 @@ def cmd_repro(args: argparse.Namespace) -> int:
 
 
 def cmd_metis(args: argparse.Namespace) -> int:
-    from rtclab.metis import command
-    from rtclab.output import OutputError, write_atomically
+    from dataclasses import fields
+
+    from rtclab.api import metis_convert, metis_rtc
+    from rtclab.metis.options import ConvertOptions, RtcOptions
+    from rtclab.output import OutputError
 
     rtc = args.action == "rtc"
-    out = args.out or ("rtclab-out/metis-rtc" if rtc else "rtclab-out/metis-pensieve")
-    _check_out(out)
-    run, kind = (command.run_rtc, "Metis RTC conversion") if rtc else (command.run, "Metis conversion")
+    options = RtcOptions if rtc else ConvertOptions
+    given = {f.name: getattr(args, f.name) for f in fields(options)}
     try:
-        s = run(args, lambda fill: write_atomically(out, fill, kind=kind))
+        s = (metis_rtc if rtc else metis_convert)(args.out, **given)
     except (ValueError, DataMissing, OutputError) as e:
         raise UserError(str(e)) from e
     (_print_metis_rtc if rtc else _print_metis)(s)
@@ -550,7 +552,14 @@ def _memory_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _metis_defaults():
+    from rtclab.metis.options import ConvertOptions, RtcOptions
+
+    return ConvertOptions(), RtcOptions()
+
+
 def build_parser() -> argparse.ArgumentParser:
+    _CONVERT, _RTC = _metis_defaults()
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -700,34 +709,34 @@ def build_parser() -> argparse.ArgumentParser:
     mc = mp_sub.add_parser("convert", help="Pensieve's released actor -> tree.json (+ SVG/HTML view)")
     mc.add_argument("--traces", metavar="DIR", help="trace folder in <seconds> <Mbit/s> format (default: the Norway set "
                                                     "shipped with rtclab); every 5th trace is held out for testing")
-    mc.add_argument("--iterations", type=int, default=50, help="DAgger iterations (default: %(default)s)")
-    mc.add_argument("--videos", type=int, default=10, help="rollouts per iteration (default: %(default)s)")
-    mc.add_argument("--max-leaves", type=int, default=200, help="leaf budget for pruning (default: %(default)s)")
-    mc.add_argument("--resample", choices=["uniform", "gap", "critic"], default="uniform",
+    mc.add_argument("--iterations", type=int, default=_CONVERT.iterations, help="DAgger iterations (default: %(default)s)")
+    mc.add_argument("--videos", type=int, default=_CONVERT.videos, help="rollouts per iteration (default: %(default)s)")
+    mc.add_argument("--max-leaves", type=int, default=_CONVERT.max_leaves, help="leaf budget for pruning (default: %(default)s)")
+    mc.add_argument("--resample", choices=["uniform", "gap", "critic"], default=_CONVERT.resample,
                     help="uniform (released default), gap (max-min action probability) or critic (Eq. 5.1)")
     mc.add_argument("--no-reward-aware", action="store_true",
                     help="prune by hold-out accuracy and keep majority labels instead of one-step rewards")
-    mc.add_argument("--holdout", choices=["resample", "distinct"], default="resample",
+    mc.add_argument("--holdout", choices=["resample", "distinct"], default=_CONVERT.holdout,
                     help="pruning hold-out: 20 %% of the resampled points (released; copies of a state can fall on both "
                          "sides) or 20 %% of the distinct states (default: %(default)s)")
     mc.add_argument("--oversample", metavar="A=F,...", help="multiply the sampling weight of teacher action A by F "
                                                             "(the debug case: 2=10,4=50)")
     mc.add_argument("--greedy-teacher", action="store_true", help="label with the most probable action (default: sampled)")
-    mc.add_argument("--seed", type=int, default=0)
+    mc.add_argument("--seed", type=int, default=_CONVERT.seed)
     mc.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     mc.add_argument("--out", help="output directory (default: rtclab-out/metis-pensieve)")
     mc.set_defaults(func=cmd_metis)
     mr = mp_sub.add_parser("rtc", help="train a DNN imitating GCC on rtclab/BandwidthEstimation-v0, convert it to a "
                                        "tree (cc = \"tree\"), compare with gcc and gcc_paper on held-out calls")
-    mr.add_argument("--train", type=int, default=8, help="training scenarios (default: %(default)s)")
-    mr.add_argument("--test", type=int, default=6, help="held-out scenarios (default: %(default)s)")
-    mr.add_argument("--rounds", type=int, default=2, help="DAgger rounds after behaviour cloning (default: %(default)s)")
-    mr.add_argument("--max-seconds", type=float, default=300.0, help="stop adding DAgger rounds after this long")
-    mr.add_argument("--es-generations", type=int, default=8,
+    mr.add_argument("--train", type=int, default=_RTC.train, help="training scenarios (default: %(default)s)")
+    mr.add_argument("--test", type=int, default=_RTC.test, help="held-out scenarios (default: %(default)s)")
+    mr.add_argument("--rounds", type=int, default=_RTC.rounds, help="DAgger rounds after behaviour cloning (default: %(default)s)")
+    mr.add_argument("--max-seconds", type=float, default=_RTC.max_seconds, help="stop adding DAgger rounds after this long")
+    mr.add_argument("--es-generations", type=int, default=_RTC.es_generations,
                     help="RL fine-tuning of the DNN by evolution strategies, generations (0: imitation only; default: %(default)s)")
-    mr.add_argument("--iterations", type=int, default=4, help="Metis DAgger iterations for the tree (default: %(default)s)")
-    mr.add_argument("--max-leaves", type=int, default=100, help="leaf budget (default: %(default)s)")
-    mr.add_argument("--seed", type=int, default=0)
+    mr.add_argument("--iterations", type=int, default=_RTC.iterations, help="Metis DAgger iterations for the tree (default: %(default)s)")
+    mr.add_argument("--max-leaves", type=int, default=_RTC.max_leaves, help="leaf budget (default: %(default)s)")
+    mr.add_argument("--seed", type=int, default=_RTC.seed)
     mr.add_argument("--out", help="output directory (default: rtclab-out/metis-rtc)")
     mr.set_defaults(func=cmd_metis)
 

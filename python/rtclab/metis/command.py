@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rtclab.metis.options import ConvertOptions, RtcOptions
 from rtclab.metis.pensieve import BITRATES_KBPS
 
 
@@ -36,7 +37,7 @@ def split_traces(count: int, test_every: int = 5) -> tuple[list[int], list[int]]
     return [i for i in range(count) if i % test_every], test
 
 
-def run(args, write) -> dict:
+def run(args: ConvertOptions, write) -> dict:
     import gymnasium
 
     import rtclab.gym  # noqa: F401  (registers the environments)
@@ -96,7 +97,7 @@ def run(args, write) -> dict:
     return summary
 
 
-def run_rtc(args, write) -> dict:
+def run_rtc(args: RtcOptions, write) -> dict:
     """`rtclab metis rtc`: train the GCC-imitating DNN, convert it to a tree, compare on held-out
     scenarios with GCC and the 2017 paper's GCC."""
     from rtclab.metis import rtc

@@ -1,0 +1,38 @@
+"""The options of `rtclab metis convert` and `rtclab metis rtc` (and of `rtclab.metis_convert`,
+`rtclab.metis_rtc`): one place for their defaults, light to import (the CLI's parser reads them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class ConvertOptions:
+    """`rtclab metis convert`'s options (the CLI's flags; their defaults are these)."""
+
+    traces: Optional[str] = None
+    iterations: int = 50
+    videos: int = 10
+    max_leaves: Optional[int] = 200
+    resample: str = "uniform"
+    no_reward_aware: bool = False
+    holdout: str = "resample"
+    oversample: Optional[str] = None
+    greedy_teacher: bool = False
+    seed: int = 0
+    quiet: bool = False
+
+
+@dataclass
+class RtcOptions:
+    """`rtclab metis rtc`'s options (the CLI's flags; their defaults are these)."""
+
+    train: int = 8
+    test: int = 6
+    rounds: int = 2
+    max_seconds: float = 300.0
+    es_generations: int = 8
+    iterations: int = 4
+    max_leaves: Optional[int] = 100
+    seed: int = 0
