@@ -337,6 +337,22 @@ pub(crate) fn reno_cong_avoid(cwnd: &mut u32, cwnd_cnt: &mut u32, ssthresh: u32,
     cong_avoid_ai(cwnd, cwnd_cnt, w, acked);
 }
 
+/// Reno's response to a congestion event (`tcp_reno_ssthresh` = max(cwnd / 2, 2); the window
+/// is then ssthresh after a loss, as the transport's recovery leaves it, or 1 after a timeout).
+pub(crate) fn reno_congestion_event(
+    cwnd: &mut u32,
+    cwnd_cnt: &mut u32,
+    ssthresh: &mut u32,
+    ev: &CongestionEvent,
+) {
+    *ssthresh = (*cwnd >> 1).max(2);
+    *cwnd_cnt = 0;
+    *cwnd = match ev {
+        CongestionEvent::Loss { .. } => *ssthresh,
+        CongestionEvent::Timeout => 1,
+    };
+}
+
 /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked.
 pub(crate) fn cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
     let w = w.max(1);

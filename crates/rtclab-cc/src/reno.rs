@@ -6,8 +6,8 @@
 //! Linux; the trait speaks bytes through `packet_size`.
 
 use crate::{
-    reno_cong_avoid, window_metrics, window_target, CcMetrics, CcTarget, CongestionController,
-    CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
+    reno_cong_avoid, reno_congestion_event, window_metrics, window_target, CcMetrics, CcTarget,
+    CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
 };
 use rtclab_core::Time;
 
@@ -58,12 +58,7 @@ impl CongestionController for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
-        self.ssthresh = (self.cwnd >> 1).max(2);
-        self.cwnd_cnt = 0;
-        self.cwnd = match ev {
-            CongestionEvent::Loss { .. } => self.ssthresh,
-            CongestionEvent::Timeout => 1,
-        };
+        reno_congestion_event(&mut self.cwnd, &mut self.cwnd_cnt, &mut self.ssthresh, ev);
     }
 
     fn target(&self) -> CcTarget {

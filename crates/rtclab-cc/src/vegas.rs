@@ -24,8 +24,8 @@
 
 use crate::factory::{BoxedController, ControllerArgs, Factory};
 use crate::{
-    named, reno_cong_avoid, slow_start, window_metrics, window_target, CcMetrics, CcTarget,
-    CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
+    named, reno_cong_avoid, reno_congestion_event, slow_start, window_metrics, window_target,
+    CcMetrics, CcTarget, CongestionController, CongestionEvent, FeedbackReport, INFINITE_SSTHRESH,
 };
 use rtclab_core::params::Value;
 use rtclab_core::{Time, TimeDelta};
@@ -207,12 +207,7 @@ impl CongestionController for Vegas {
 
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
         // tcp_reno_ssthresh, then the transport's recovery (cwnd = ssthresh) or a timeout.
-        self.ssthresh = (self.cwnd >> 1).max(2);
-        self.cwnd_cnt = 0;
-        self.cwnd = match ev {
-            CongestionEvent::Loss { .. } => self.ssthresh,
-            CongestionEvent::Timeout => 1,
-        };
+        reno_congestion_event(&mut self.cwnd, &mut self.cwnd_cnt, &mut self.ssthresh, ev);
         self.doing_vegas_now = false;
     }
 
