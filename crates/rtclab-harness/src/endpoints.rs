@@ -215,11 +215,10 @@ pub fn window_controller(
                 params: &r.params,
                 seed: rng.next_u64(),
             };
-            let entry =
-                rtclab_cc::registry::find(r.name).ok_or(BuildError::Unregistered(r.name))?;
-            let c = entry.build(&args).map_err(|message| BuildError::Controller {
+            // The entry the scenario layer found and checked: no second lookup.
+            let c = r.entry.build(&args).map_err(|message| BuildError::Controller {
                 flow,
-                name: r.name,
+                name: r.entry.name,
                 message,
             })?;
             AnyController::Custom(c)

@@ -18,7 +18,4 @@ pub enum BuildError {
     /// The media flow's frame-rate control (AFR or a baseline) refused its settings.
     #[error("flow {flow}: frame_rate_control: {message}")]
     FrameRateControl { flow: u32, message: String },
-    /// The controller was unregistered after the scenario was checked.
-    #[error("controller {0:?} is no longer registered")]
-    Unregistered(&'static str),
 }

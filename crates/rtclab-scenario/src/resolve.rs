@@ -4,6 +4,7 @@
 //! measurement settings. The resolved types are in `spec.rs`.
 
 mod cc;
+mod entry;
 mod flow;
 mod link;
 mod media;

@@ -391,7 +391,8 @@ fn window_controllers_on_media_flows() {
     let e = err(&format!("{MEDIA}cc = \"bbr\"\nmedia = {{ threshold = 20.0 }}\n"));
     assert_eq!(e.path, "flows[0].media");
     let e = err(&format!("{MEDIA}copa = {{ delta = 0.1 }}\n"));
-    assert!(e.message.contains("not GCC"), "{e}");
+    assert_eq!(e.path, "flows[0].copa");
+    assert!(e.message.contains("window controllers") && e.message.contains("\"gcc\""), "{e}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! A flow's window-based controller: a built-in one from its typed settings table, or one from
 //! the registry (`rtclab_cc::registry`, built once here to check its `params`).
 
+use super::entry::{ParamMap, WindowCc};
 use super::spec::*;
 use super::values::*;
 use crate::config::*;
@@ -10,28 +11,16 @@ use rtclab_cc::{CubicConfig, RenoConfig};
 
 /// A registered controller: its settings come from `[flows.params]`; one instance is built
 /// with them now, so a bad name or value is reported here, at the key that holds it.
-pub(super) fn registered_cc(
-    f: &FlowConfig,
-    name: &'static str,
+fn registered_cc(
+    entry: &rtclab_cc::registry::Entry,
+    given: Option<&ParamMap>,
     packet_size: u32,
     iw: u32,
     role: Role,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
-    if f.cubic.is_some() || f.copa.is_some() || f.qlibra.is_some() {
-        return Err(ConfigError::new(
-            at("cc"),
-            format!("{name:?} takes its settings in `params` (cubic, copa, qlibra do not apply)"),
-        ));
-    }
-    let Some(entry) = rtclab_cc::registry::find(name) else {
-        return Err(ConfigError::new(
-            at("cc"),
-            format!("controller {name:?} is no longer registered"),
-        ));
-    };
-    let empty = std::collections::BTreeMap::new();
-    let params = param_values(f.params.as_ref().unwrap_or(&empty), &at("params"))?;
+    let empty = ParamMap::new();
+    let params = param_values(given.unwrap_or(&empty), &at("params"))?;
     let args = rtclab_cc::registry::ControllerArgs {
         flow: 0,
         role,
@@ -48,111 +37,49 @@ pub(super) fn registered_cc(
             .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
         return Err(ConfigError::new(key, e));
     }
-    Ok(CcSpec::Registered(RegisteredCc { name, role, params, packet_size, initial_window: iw }))
-}
-
-/// A controller without CUBIC or Copa settings refuses them.
-pub(super) fn no_cubic_or_copa(
-    f: &FlowConfig,
-    cc: &str,
-    at: &dyn Fn(&str) -> String,
-) -> Result<(), ConfigError> {
-    if f.cubic.is_some() || f.copa.is_some() {
-        return Err(ConfigError::new(
-            at("cc"),
-            format!("cubic/copa parameters given but cc is {cc:?}"),
-        ));
-    }
-    Ok(())
+    Ok(CcSpec::Registered(RegisteredCc {
+        entry: entry.clone(),
+        role,
+        params,
+        packet_size,
+        initial_window: iw,
+    }))
 }
 
 /// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
 pub(super) fn window_cc_spec(
-    f: &FlowConfig,
-    name: CcName,
+    cc: &WindowCc,
     packet_size: u32,
     iw: u32,
     role: Role,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
-    if role == Role::Media && !name.caps().media && !matches!(name, CcName::Registered(_)) {
-        return Err(ConfigError::new(
-            at("cc"),
-            format!(
-                "controller {:?} does not serve media flows: it serves {} only",
-                name.as_str(),
-                name.caps().roles()
-            ),
-        ));
-    }
-    let cc = match name {
-        CcName::Registered(name) => registered_cc(f, name, packet_size, iw, role, at)?,
-        CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree => {
-            unreachable!("media controllers are resolved by media_spec")
+    Ok(match cc {
+        WindowCc::Registered { entry, params } => {
+            registered_cc(entry, *params, packet_size, iw, role, at)?
         }
-        CcName::Reno => {
-            if f.cubic.is_some() {
-                return Err(ConfigError::new(
-                    at("cubic"),
-                    "CUBIC parameters given but cc is \"reno\"",
-                ));
-            }
-            CcSpec::Reno(RenoConfig { packet_size, initial_window: iw })
-        }
-        CcName::Abc => {
-            no_cubic_or_copa(f, "abc", at)?;
-            CcSpec::Abc(rtclab_cc::AbcConfig {
-                packet_size,
-                initial_window: iw,
-                ..Default::default()
-            })
-        }
-        CcName::Qlibra => {
+        WindowCc::Reno => CcSpec::Reno(RenoConfig { packet_size, initial_window: iw }),
+        WindowCc::Abc => CcSpec::Abc(rtclab_cc::AbcConfig {
+            packet_size,
+            initial_window: iw,
+            ..Default::default()
+        }),
+        WindowCc::Qlibra(given) => {
             let mut q =
                 rtclab_cc::QlibraConfig { packet_size, initial_window: iw, ..Default::default() };
-            apply_params(
-                rtclab_cc::qlibra::QLIBRA_PARAMS,
-                &mut q,
-                f.qlibra.as_ref(),
-                "qlibra",
-                &at,
-            )?;
+            apply_params(rtclab_cc::qlibra::QLIBRA_PARAMS, &mut q, *given, "qlibra", &at)?;
             CcSpec::Qlibra(q)
         }
-        CcName::Bbr => {
-            no_cubic_or_copa(f, "bbr", at)?;
-            CcSpec::Bbr(rtclab_cc::BbrConfig {
-                packet_size,
-                initial_window: iw,
-                ..Default::default()
-            })
+        WindowCc::Bbr => CcSpec::Bbr(rtclab_cc::BbrConfig {
+            packet_size,
+            initial_window: iw,
+            ..Default::default()
+        }),
+        WindowCc::Copa(given) => CcSpec::Copa(copa_config(*given, packet_size, iw, &at)?),
+        WindowCc::Cubic(given) => {
+            CcSpec::Cubic(cubic_config(*given, packet_size, iw, &at("cubic"))?)
         }
-        CcName::Copa => {
-            if f.cubic.is_some() {
-                return Err(ConfigError::new(
-                    at("cubic"),
-                    "CUBIC parameters given but cc is \"copa\"",
-                ));
-            }
-            CcSpec::Copa(copa_config(f.copa.as_ref(), packet_size, iw, &at)?)
-        }
-        CcName::Cubic => {
-            CcSpec::Cubic(cubic_config(f.cubic.as_ref(), packet_size, iw, &at("cubic"))?)
-        }
-    };
-    if f.qlibra.is_some() && !matches!(cc, CcSpec::Qlibra(_)) {
-        return Err(ConfigError::new(
-            at("qlibra"),
-            format!("QLibra parameters given but cc is {:?}", cc.name()),
-        ));
-    }
-    if f.copa.is_some() && !matches!(cc, CcSpec::Copa(_)) {
-        return Err(ConfigError::new(
-            at("copa"),
-            format!("Copa parameters given but cc is {:?}", cc.name()),
-        ));
-    }
-    Ok(cc)
+    })
 }
 
 pub(super) fn copa_config(

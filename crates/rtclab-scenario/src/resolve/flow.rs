@@ -2,6 +2,7 @@
 //! (tcp, cbr, media, a registered kind), pauses and direction; `count` copies of it.
 
 use super::cc::*;
+use super::entry::*;
 use super::media::*;
 use super::spec::*;
 use super::topology::*;
@@ -47,12 +48,13 @@ pub(super) fn flow_specs(
         let (access_rtt, base_rtt) = round_trip(f, topo, &path, &reverse_path, &at)?;
         let (start, stop) = active_span(f, end, &at)?;
         let packet_size = packet_size(f, &at)?;
-        keys_of_other_kinds(f, &at)?;
-        let kind = match &f.kind {
-            FlowKind::Registered(name) => registered_flow(f, name, packet_size, &at)?,
-            FlowKind::Media => media_spec(f, &at, base_dir)?,
-            FlowKind::Tcp => tcp_kind(f, packet_size, &at)?,
-            FlowKind::Cbr => cbr_kind(f, packet_size, &at)?,
+        let kind = match split(f, &at)? {
+            KindEntry::Registered { kind, params } => {
+                registered_flow(kind, params, packet_size, &at)?
+            }
+            KindEntry::Media(m) => media_spec(&m, &at, base_dir)?,
+            KindEntry::Tcp(t) => tcp_kind(&t, packet_size, &at)?,
+            KindEntry::Cbr { rate } => cbr_kind(rate, packet_size, &at)?,
         };
         let reversed = match f.direction.as_deref() {
             None | Some("forward") => false,
@@ -64,7 +66,7 @@ pub(super) fn flow_specs(
                 ))
             }
         };
-        let pauses = pauses(f, &kind, start, stop, &at)?;
+        let pauses = pauses(f, start, stop, &at)?;
         for k in 0..f.count {
             let id = flows.len() as u32;
             let name = match (&f.name, f.count) {
@@ -158,47 +160,9 @@ fn packet_size(f: &FlowConfig, at: At) -> Result<u32, ConfigError> {
     })
 }
 
-/// Keys that belong to another kind of flow are named at once.
-fn keys_of_other_kinds(f: &FlowConfig, at: At) -> Result<(), ConfigError> {
-    if f.media.is_some() && f.kind != FlowKind::Media {
-        return Err(ConfigError::new(
-            at("media"),
-            "media parameters apply to kind = \"media\" flows only",
-        ));
-    }
-    if f.params.is_some()
-        && !matches!(f.kind, FlowKind::Registered(_))
-        && !matches!(f.cc, Some(CcName::Registered(_)))
-    {
-        return Err(ConfigError::new(
-            at("params"),
-            "`params` apply to registered flow kinds and registered controllers only; tcp, cbr and media have named keys",
-        ));
-    }
-    let tcp_only = [
-        (f.recovery.is_some(), "recovery", "recovery (rack/tlp/frto) applies to tcp flows only"),
-        (
-            f.video.is_some(),
-            "video",
-            "video applies to tcp flows only (video over TCP); media flows take `media`",
-        ),
-        (
-            f.ecn.is_some(),
-            "ecn",
-            "ecn applies to tcp flows only (media, cbr and registered senders are not ECN-capable)",
-        ),
-    ];
-    for (given, key, message) in tcp_only {
-        if given && f.kind != FlowKind::Tcp {
-            return Err(ConfigError::new(at(key), message));
-        }
-    }
-    Ok(())
-}
-
 /// A tcp flow: its window controller (checked against what the controller declares), ACK
 /// policy, application rate, ECN, loss recovery, size and video.
-fn tcp_kind(f: &FlowConfig, packet_size: u32, at: At) -> Result<FlowKindSpec, ConfigError> {
+fn tcp_kind(f: &TcpEntry, packet_size: u32, at: At) -> Result<FlowKindSpec, ConfigError> {
     if f.rate.is_some_and(|r| r.0 == Rate::ZERO) {
         return Err(ConfigError::new(
             at("rate"),
@@ -212,29 +176,19 @@ fn tcp_kind(f: &FlowConfig, packet_size: u32, at: At) -> Result<FlowKindSpec, Co
             format!("{iw} is out of range: accepted 1..=1000 packets"),
         ));
     }
-    let name = f.cc.unwrap_or(CcName::Cubic);
-    let caps = name.caps();
-    if !caps.tcp {
-        return Err(ConfigError::new(
-            at("cc"),
-            format!(
-                "{:?} is a media controller; tcp flows accept {} (or use kind = \"media\")",
-                name.as_str(),
-                crate::config::tcp_controller_names()
-            ),
-        ));
-    }
-    let cc = window_cc_spec(f, name, packet_size, iw, Role::Window, at)?;
+    let caps = f.cc.caps();
+    let name = f.cc.name();
+    let cc = window_cc_spec(&f.cc, packet_size, iw, Role::Window, at)?;
     if caps.ecn_feedback && f.delayed_ack == Some(true) {
         return Err(ConfigError::new(
             at("delayed_ack"),
-            format!("{:?} carries its feedback in the ECN field: its receiver acknowledges every packet (each ACK echoes one packet's mark); leave `delayed_ack` out or set it to false", name.as_str()),
+            format!("{name:?} carries its feedback in the ECN field: its receiver acknowledges every packet (each ACK echoes one packet's mark); leave `delayed_ack` out or set it to false"),
         ));
     }
     if caps.ecn_feedback && f.ecn == Some(true) {
         return Err(ConfigError::new(
             at("ecn"),
-            format!("{:?} uses the ECN field for its own marks (ABC: ECT(1) accelerate, ECT(0) brake); leave `ecn` out", name.as_str()),
+            format!("{name:?} uses the ECN field for its own marks (ABC: ECT(1) accelerate, ECT(0) brake); leave `ecn` out"),
         ));
     }
     let video = match &f.video {
@@ -267,26 +221,12 @@ fn tcp_kind(f: &FlowConfig, packet_size: u32, at: At) -> Result<FlowKindSpec, Co
 }
 
 /// A constant-bit-rate flow.
-fn cbr_kind(f: &FlowConfig, packet_size: u32, at: At) -> Result<FlowKindSpec, ConfigError> {
-    if f.cc.is_some() {
-        return Err(ConfigError::new(
-            at("cc"),
-            "cbr flows have no congestion control; remove `cc`",
-        ));
-    }
-    if f.cubic.is_some()
-        || f.copa.is_some()
-        || f.qlibra.is_some()
-        || f.initial_window.is_some()
-        || f.delayed_ack.is_some()
-        || f.size.is_some()
-    {
-        return Err(ConfigError::new(
-            at("kind"),
-            "cubic/copa/initial_window/delayed_ack/size apply to tcp flows only",
-        ));
-    }
-    let Some(rate) = f.rate else {
+fn cbr_kind(
+    rate: Option<crate::units::RateValue>,
+    packet_size: u32,
+    at: At,
+) -> Result<FlowKindSpec, ConfigError> {
+    let Some(rate) = rate else {
         return Err(ConfigError::new(
             at("rate"),
             "a cbr flow needs a rate (e.g. rate = \"5Mbps\")",
@@ -301,7 +241,6 @@ fn cbr_kind(f: &FlowConfig, packet_size: u32, at: At) -> Result<FlowKindSpec, Co
 /// The flow's pauses (media and cbr flows), each after the previous resume.
 fn pauses(
     f: &FlowConfig,
-    kind: &FlowKindSpec,
     start: Time,
     stop: Time,
     at: At,
@@ -309,12 +248,6 @@ fn pauses(
     let mut pauses = Vec::new();
     for (i, p) in f.pauses.iter().flatten().enumerate() {
         let at_i = |k: &str| at(&format!("pauses[{i}].{k}"));
-        if !matches!(kind, FlowKindSpec::Media(_) | FlowKindSpec::Cbr { .. }) {
-            return Err(ConfigError::new(
-                at("pauses"),
-                format!("pauses apply to media and cbr flows (this is a {} flow)", kind.cc_name()),
-            ));
-        }
         let (a, u) = (Time::ZERO + p.at.0, Time::ZERO + p.until.0);
         let after = pauses.last().map_or(start, |&(_, u): &(Time, Time)| u);
         if a <= after {
@@ -336,7 +269,7 @@ fn pauses(
 
 /// A tcp flow's `video` table, checked (defaults: the Zhuge simulator's video over TCP).
 pub(super) fn tcp_video(
-    f: &FlowConfig,
+    f: &TcpEntry,
     v: &TcpVideoParams,
     packet_size: u32,
     at: &dyn Fn(&str) -> String,
@@ -385,37 +318,14 @@ pub(super) fn tcp_video(
 
 /// A registered flow kind with its parameters checked (built once with a throw-away stream).
 pub(super) fn registered_flow(
-    f: &FlowConfig,
-    name: &str,
+    kind: &'static rtclab_transport::flows::FlowKindEntry,
+    params: Option<&ParamMap>,
     packet_size: u32,
-    at: &dyn Fn(&str) -> String,
+    at: At,
 ) -> Result<FlowKindSpec, ConfigError> {
     use rtclab_transport::flows;
-    let Some(kind) = flows::find(name) else {
-        let mut accepted = vec!["tcp", "cbr", "media"];
-        accepted.extend(flows::names());
-        let list: Vec<String> = accepted.iter().map(|k| format!("`{k}`")).collect();
-        return Err(ConfigError::new(
-            at("kind"),
-            format!("unknown value `{name}`, expected one of {}", list.join(", ")),
-        ));
-    };
-    if f.cc.is_some()
-        || f.rate.is_some()
-        || f.cubic.is_some()
-        || f.copa.is_some()
-        || f.qlibra.is_some()
-        || f.initial_window.is_some()
-        || f.delayed_ack.is_some()
-        || f.size.is_some()
-    {
-        return Err(ConfigError::new(
-            at("kind"),
-            format!("a {name:?} flow takes its settings in `params` (cc, rate, cubic, copa, qlibra, initial_window, delayed_ack, size do not apply)"),
-        ));
-    }
-    let empty = std::collections::BTreeMap::new();
-    let params = param_values(f.params.as_ref().unwrap_or(&empty), &at("params"))?;
+    let empty = ParamMap::new();
+    let params = param_values(params.unwrap_or(&empty), &at("params"))?;
     let build = |params: &[(String, rtclab_core::params::Value)]| {
         let rng = rtclab_core::SeedTree::new(0).stream("validate");
         let args = flows::FlowArgs { flow: rtclab_core::FlowId(0), packet_size, params, rng };

@@ -2,6 +2,7 @@
 //! receiver's playout and decoder.
 
 use super::cc::*;
+use super::entry::{MediaCc, MediaEntry};
 use super::spec::*;
 use super::values::*;
 use crate::config::*;
@@ -24,31 +25,13 @@ const RECEIVER_SEND_ESTIMATE_BPS: f64 = 300_000.0;
 type Bitrates = (Rate, Rate, Rate);
 
 pub(super) fn media_spec(
-    f: &FlowConfig,
+    f: &MediaEntry,
     at: &dyn Fn(&str) -> String,
     base_dir: &Path,
 ) -> Result<FlowKindSpec, ConfigError> {
     use rtclab_media::sender::MediaSenderConfig;
-    if f.rate.is_some() || f.delayed_ack.is_some() || f.size.is_some() {
-        return Err(ConfigError::new(
-            at("kind"),
-            "rate/delayed_ack/size do not apply to media flows",
-        ));
-    }
-    let p = f.media.as_ref();
-    let cc = f.cc.unwrap_or(CcName::Gcc);
-    let is_gcc = matches!(cc, CcName::Gcc | CcName::GccPaper | CcName::ZoomLike | CcName::Tree);
-    if is_gcc
-        && (f.cubic.is_some()
-            || f.copa.is_some()
-            || f.qlibra.is_some()
-            || f.initial_window.is_some())
-    {
-        return Err(ConfigError::new(
-            at("kind"),
-            "cubic/copa/qlibra/initial_window apply to window controllers, not GCC",
-        ));
-    }
+    let p = f.media;
+    let cc = &f.cc;
     let rates = bitrates(p, at)?;
     let (start, min, max) = rates;
     let fps = p.and_then(|p| p.fps).unwrap_or(30.0);
@@ -60,20 +43,17 @@ pub(super) fn media_spec(
     }
     let (ccspec, feedback) = media_controller(f, p, cc, rates, base_dir, at)?;
     let encoder = encoder_config(p, fps, min, max, base_dir, at)?;
-    let (pacer_burst, packetizer) = pacer_and_packetizer(f, p, cc, at)?;
+    let (pacer_burst, packetizer) = pacer_and_packetizer(f, p, at)?;
     if p.is_some_and(|p| p.zoom_like.is_some()) && !matches!(ccspec, MediaCcSpec::ZoomLike(_)) {
         return Err(ConfigError::new(
             at("media.zoom_like"),
-            format!("Zoom-like parameters given but cc is {:?}", format!("{cc:?}").to_lowercase()),
+            format!("Zoom-like parameters given but cc is {:?}", cc.name()),
         ));
     }
     if p.is_some_and(|p| p.tree.is_some()) && !matches!(ccspec, MediaCcSpec::Tree(_)) {
         return Err(ConfigError::new(
             at("media.tree"),
-            format!(
-                "a tree is given but cc is {:?} (use cc = \"tree\")",
-                format!("{cc:?}").to_lowercase()
-            ),
+            format!("a tree is given but cc is {:?} (use cc = \"tree\")", cc.name()),
         ));
     }
     let protection = protection_spec(p.and_then(|p| p.protection.as_ref()), &ccspec, at)?;
@@ -144,9 +124,9 @@ fn detector_tuning(
 
 /// The media flow's controller and the feedback that drives it.
 fn media_controller(
-    f: &FlowConfig,
+    f: &MediaEntry,
     p: Option<&MediaParams>,
-    cc: CcName,
+    cc: &MediaCc,
     rates: Bitrates,
     base_dir: &Path,
     at: &dyn Fn(&str) -> String,
@@ -155,31 +135,31 @@ fn media_controller(
     let tune = detector_tuning(p, at)?;
     let feedback_name = p.and_then(|p| p.feedback);
     let (ccspec, feedback) = match (cc, feedback_name) {
-        (CcName::Gcc, None | Some(FeedbackName::Twcc) | Some(FeedbackName::Ccfb)) => {
+        (MediaCc::Gcc, None | Some(FeedbackName::Twcc) | Some(FeedbackName::Ccfb)) => {
             gcc_spec(p, rates, &tune, feedback_name, at)?
         }
-        (CcName::GccPaper, None | Some(FeedbackName::Remb)) => {
+        (MediaCc::GccPaper, None | Some(FeedbackName::Remb)) => {
             gcc_paper_spec(p, rates, &tune, at)?
         }
-        (CcName::Gcc, Some(FeedbackName::Remb)) => {
+        (MediaCc::Gcc, Some(FeedbackName::Remb)) => {
             return Err(ConfigError::new(
                 at("media.feedback"),
                 "\"remb\" cannot drive cc = \"gcc\", which estimates at the sender from per-packet feedback; use feedback = \"twcc\" (or cc = \"gcc_paper\")",
             ))
         }
-        (CcName::GccPaper, Some(FeedbackName::Twcc)) => {
+        (MediaCc::GccPaper, Some(FeedbackName::Twcc)) => {
             return Err(ConfigError::new(
                 at("media.feedback"),
                 "\"twcc\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
             ))
         }
-        (CcName::GccPaper, Some(FeedbackName::Ccfb)) => {
+        (MediaCc::GccPaper, Some(FeedbackName::Ccfb)) => {
             return Err(ConfigError::new(
                 at("media.feedback"),
                 "\"rfc8888\" cannot drive cc = \"gcc_paper\", whose estimator runs at the receiver and reports REMB; use feedback = \"remb\" (or cc = \"gcc\")",
             ))
         }
-        (CcName::ZoomLike, fb) => {
+        (MediaCc::ZoomLike, fb) => {
             let feedback = per_packet_feedback(p, fb, "zoom_like", 100, at)?;
             let mut z = rtclab_cc::ZoomLikeConfig {
                 max_media_bps: max.as_bps() as f64,
@@ -196,18 +176,14 @@ fn media_controller(
             )?;
             (MediaCcSpec::ZoomLike(z), feedback)
         }
-        (CcName::Tree, fb) => {
+        (MediaCc::Tree, fb) => {
             let feedback = per_packet_feedback(p, fb, "tree", 50, at)?;
             (MediaCcSpec::Tree(tree_spec(p, min, max, start, base_dir, at)?), feedback)
         }
-        (c, fb) if !matches!(c, CcName::Gcc | CcName::GccPaper) => {
-            let name = match c {
-                CcName::Registered(n) => n.to_string(),
-                c => format!("{c:?}").to_lowercase(),
-            };
+        (MediaCc::Window { cc, initial_window }, fb) => {
             // Acknowledgement cadence of a QUIC receiver (max_ack_delay 25 ms).
-            let feedback = per_packet_feedback(p, fb, &name, 25, at)?;
-            let iw = f.initial_window.unwrap_or(10);
+            let feedback = per_packet_feedback(p, fb, cc.name(), 25, at)?;
+            let iw = initial_window.unwrap_or(10);
             if iw == 0 || iw > 1000 {
                 return Err(ConfigError::new(
                     at("initial_window"),
@@ -215,9 +191,8 @@ fn media_controller(
                 ));
             }
             let packet = f.packet_size.map_or(1248, |s| s.0.min(65_535) as u32);
-            (MediaCcSpec::Window(window_cc_spec(f, c, packet, iw, Role::Media, at)?), feedback)
+            (MediaCcSpec::Window(window_cc_spec(cc, packet, iw, Role::Media, at)?), feedback)
         }
-        _ => unreachable!("every controller is covered above"),
     };
     Ok((ccspec, feedback))
 }
@@ -435,14 +410,13 @@ fn encoder_config(
 
 /// The pacer's burst and the packetizer's largest packet.
 fn pacer_and_packetizer(
-    f: &FlowConfig,
+    f: &MediaEntry,
     p: Option<&MediaParams>,
-    cc: CcName,
     at: &dyn Fn(&str) -> String,
 ) -> Result<(Option<TimeDelta>, PacketizerConfig), ConfigError> {
     // The 2017 paper's pacer sends 5 ms bursts; today's libwebrtc paces smoothly.
-    let default_burst = match cc {
-        CcName::GccPaper => Some(rtclab_core::TimeDelta::from_millis(5)),
+    let default_burst = match f.cc {
+        MediaCc::GccPaper => Some(rtclab_core::TimeDelta::from_millis(5)),
         _ => None,
     };
     let pacer_burst = p

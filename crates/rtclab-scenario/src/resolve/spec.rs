@@ -195,14 +195,27 @@ pub enum CcSpec {
     Registered(RegisteredCc),
 }
 
-/// A registered controller as a flow uses it.
-#[derive(Clone, Debug)]
+/// A registered controller as a flow uses it: its registry entry (found once, when the
+/// scenario was read) and its checked settings.
+#[derive(Clone)]
 pub struct RegisteredCc {
-    pub name: &'static str,
+    pub entry: rtclab_cc::registry::Entry,
     pub role: rtclab_cc::registry::Role,
     pub params: Vec<(String, rtclab_core::params::Value)>,
     pub packet_size: u32,
     pub initial_window: u32,
+}
+
+impl std::fmt::Debug for RegisteredCc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredCc")
+            .field("name", &self.entry.name)
+            .field("role", &self.role)
+            .field("params", &self.params)
+            .field("packet_size", &self.packet_size)
+            .field("initial_window", &self.initial_window)
+            .finish()
+    }
 }
 
 impl CcSpec {
@@ -214,7 +227,7 @@ impl CcSpec {
             CcSpec::Bbr(_) => "bbr",
             CcSpec::Qlibra(_) => "qlibra",
             CcSpec::Abc(_) => "abc",
-            CcSpec::Registered(r) => r.name,
+            CcSpec::Registered(r) => r.entry.name,
         }
     }
 }
