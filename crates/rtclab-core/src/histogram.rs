@@ -89,6 +89,39 @@ impl LogHistogram {
         Some(self.max)
     }
 
+    /// [`quantile`](Self::quantile) at each of `qs` (ascending), in one walk over the buckets
+    /// instead of one per quantile: the same values, for the 53-point distribution tables.
+    pub fn quantiles(&self, qs: &[f64]) -> Vec<Option<u64>> {
+        debug_assert!(qs.windows(2).all(|w| w[0] <= w[1]), "quantiles must be ascending");
+        if self.total == 0 {
+            return vec![None; qs.len()];
+        }
+        let mut out = Vec::with_capacity(qs.len());
+        let (mut b, mut seen) = (0usize, 0u64);
+        for &q in qs {
+            let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+            let v = if rank == 1 {
+                self.min
+            } else if rank >= self.total {
+                self.max
+            } else {
+                // Advance to the first bucket whose running count reaches `rank`; a later
+                // (larger) rank starts from there.
+                while b < self.counts.len() && seen + self.counts[b] < rank {
+                    seen += self.counts[b];
+                    b += 1;
+                }
+                if b < self.counts.len() {
+                    value_of(b).clamp(self.min, self.max)
+                } else {
+                    self.max
+                }
+            };
+            out.push(Some(v));
+        }
+        out
+    }
+
     pub fn merge(&mut self, other: &LogHistogram) {
         if other.counts.len() > self.counts.len() {
             self.counts.resize(other.counts.len(), 0);
@@ -129,5 +162,23 @@ mod tests {
         assert_eq!(h.quantile(0.0), Some(1000));
         assert_eq!(h.quantile(1.0), Some(10_000_000));
         assert!((h.mean().unwrap() - 5_000_500.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn quantiles_in_one_walk_equal_quantile_one_by_one() {
+        let mut h = LogHistogram::new();
+        let mut x: u64 = 12345;
+        for _ in 0..5000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            h.record((x >> 40) % 300_000_000);
+        }
+        h.record(0);
+        let qs: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).chain([1.5]).collect();
+        let want: Vec<_> = qs.iter().map(|&q| h.quantile(q)).collect();
+        assert_eq!(h.quantiles(&qs), want);
+        assert_eq!(LogHistogram::new().quantiles(&[0.5, 0.9]), vec![None, None]);
+        let mut one = LogHistogram::new();
+        one.record(7);
+        assert_eq!(one.quantiles(&[0.0, 0.5, 1.0]), vec![Some(7); 3]);
     }
 }

@@ -206,9 +206,10 @@ pub fn distribution_columns<'a>(
             let Some(h) = h.filter(|h| h.count() > 0) else { continue };
             let mut pts: Vec<f64> = DISTRIBUTION_PERCENTILES.to_vec();
             pts.sort_by(f64::total_cmp);
-            for p in pts {
-                let v = h.quantile(p / 100.0).map_or(f64::NAN, |ns| ns as f64 / 1e6);
-                c.push_row(&[id as f64, code as f64, p, v]);
+            let fractions: Vec<f64> = pts.iter().map(|p| p / 100.0).collect();
+            for (p, v) in pts.iter().zip(h.quantiles(&fractions)) {
+                let v = v.map_or(f64::NAN, |ns| ns as f64 / 1e6);
+                c.push_row(&[id as f64, code as f64, *p, v]);
             }
         }
     }
