@@ -96,6 +96,49 @@ pub enum ParamError {
     OutOfRange { name: String, value: f64, min: f64, max: f64, help: &'static str },
 }
 
+/// Why a registry (queue disciplines, middleboxes, Wi-Fi links) refused a kind and its
+/// settings: the typed error that crosses from the element crates to the scenario layer, which
+/// puts it at the key that holds the mistake.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// No entry of that name in the registry.
+    #[error("unknown {what} {name:?}; accepted: {}", if accepted.is_empty() { "none yet".to_string() } else { accepted.join(", ") })]
+    UnknownKind { what: &'static str, name: String, accepted: Vec<&'static str> },
+    /// A parameter given to a kind that takes none.
+    #[error("unknown parameter {name:?}: this {what} takes none")]
+    NoParams { what: &'static str, name: String },
+    /// One `name = value` refused by the kind's parameter table.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// Settings that are each accepted but do not fit together, in the kind's own words.
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
+impl SettingsError {
+    /// The parameter at fault, where one is.
+    pub fn param(&self) -> Option<&str> {
+        match self {
+            SettingsError::NoParams { name, .. } => Some(name),
+            SettingsError::Param(
+                ParamError::Unknown { name, .. }
+                | ParamError::NotBool { name }
+                | ParamError::NotNumber { name }
+                | ParamError::NotWhole { name, .. }
+                | ParamError::OutOfRange { name, .. },
+            ) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Callers that still speak in sentences (`Result<_, String>` factories) take the message.
+impl From<SettingsError> for String {
+    fn from(e: SettingsError) -> String {
+        e.to_string()
+    }
+}
+
 /// Callers that still speak in sentences (`Result<_, String>` factories) take the message.
 impl From<ParamError> for String {
     fn from(e: ParamError) -> String {

@@ -63,7 +63,7 @@ use std::thread::JoinHandle;
 pub const PORT_BASE: u16 = 5000;
 
 /// What can stop an emulation, by what the user can do about it.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum EmuError {
     /// Not root, no /dev/net/tun, no iproute2: the CLI exits with status 2.
     #[error("{0}")]

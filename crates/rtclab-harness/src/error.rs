@@ -4,11 +4,11 @@
 //! (`Simulation::try_new`, the emulator's `EmuError::Build`).
 
 /// A failure to build a checked scenario, with its place.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// The `index`-th `[[middleboxes]]` entry's factory refused its settings.
-    #[error("middleboxes[{index}]: {message}")]
-    Middlebox { index: usize, message: String },
+    #[error("middleboxes[{index}]: {error}")]
+    Middlebox { index: usize, error: rtclab_core::params::SettingsError },
     /// A registered flow kind's factory failed for flow `flow` (its name).
     #[error("flow {flow:?}: {message}")]
     FlowKind { flow: String, message: String },

@@ -185,7 +185,7 @@ impl Network {
         for (i, m) in s.middleboxes.iter().enumerate() {
             let rng = seeds.stream(&format!("middleboxes[{i}]"));
             let el = build_with(&m.kind, MiddleboxArgs { params: &m.params, rng })
-                .map_err(|message| crate::BuildError::Middlebox { index: i, message })?;
+                .map_err(|error| crate::BuildError::Middlebox { index: i, error })?;
             let idx = n.push(AnyElement::Custom(el), Role::Middlebox { at: m.at as u32 });
             at_hop[m.at].push(idx);
             n.observers[m.at].push(idx);

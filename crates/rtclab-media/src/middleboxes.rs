@@ -3,7 +3,7 @@
 //! `rtclab_net::middleboxes`. Adding one is a file (an element plus `pub static KIND:
 //! MiddleboxKind`) and its name in `MEDIA_MIDDLEBOXES`.
 
-use rtclab_core::params::Value;
+use rtclab_core::params::{SettingsError, Value};
 use rtclab_net::middleboxes::{self as net, BoxedElement, MiddleboxArgs, MiddleboxKind};
 
 /// The media middleboxes.
@@ -20,15 +20,19 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
-pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, String> {
+pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, SettingsError> {
     match kinds().find(|k| k.name == kind) {
         Some(k) => (k.build)(args),
-        None => Err(format!("unknown middlebox kind {kind:?}; accepted: {}", names().join(", "))),
+        None => Err(SettingsError::UnknownKind {
+            what: "middlebox kind",
+            name: kind.to_string(),
+            accepted: names(),
+        }),
     }
 }
 
 /// Checks `kind` and `params` (building with a throw-away random stream).
-pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, String> {
+pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, SettingsError> {
     build_with(kind, net::check_args(params))
 }
 
@@ -47,6 +51,7 @@ mod tests {
             assert!(missing.is_empty(), "docs/scenario.md lacks {missing:?}");
         }
         let e = build("zhuje", &[]).err().unwrap();
+        let e = e.to_string();
         assert!(e.contains("zhuge") && e.contains("ack_aggregation"), "{e}");
     }
 }

@@ -170,17 +170,20 @@ pub fn params() -> Vec<ParamInfo> {
 }
 
 /// A configuration from named parameters, checked one by one and then together.
-pub fn config(given: &[(String, rtclab_core::params::Value)]) -> Result<WifiConfig, String> {
+pub fn config(
+    given: &[(String, rtclab_core::params::Value)],
+) -> Result<WifiConfig, rtclab_core::params::SettingsError> {
+    use rtclab_core::params::SettingsError::Inconsistent;
     let mut c = WifiConfig::default();
     rtclab_core::params::apply(WIFI_PARAMS, &mut c, given)?;
     if c.cw_max < c.cw_min {
-        return Err(format!("cw_max ({}) is below cw_min ({})", c.cw_max, c.cw_min));
+        return Err(Inconsistent(format!("cw_max ({}) is below cw_min ({})", c.cw_max, c.cw_min)));
     }
     if c.stations_stop <= c.stations_start {
-        return Err("stations_stop_s must be after stations_start_s".into());
+        return Err(Inconsistent("stations_stop_s must be after stations_start_s".into()));
     }
     if c.max_ppdu <= c.preamble {
-        return Err("max_ppdu_us must exceed preamble_us".into());
+        return Err(Inconsistent("max_ppdu_us must exceed preamble_us".into()));
     }
     Ok(c)
 }
@@ -1022,11 +1025,13 @@ mod tests {
     #[test]
     fn config_errors_name_the_problem() {
         let v = |x: f64| rtclab_core::params::Value::Num(x);
-        let e = config(&[("cw_min".into(), v(31.0)), ("cw_max".into(), v(15.0))]).unwrap_err();
+        let e = config(&[("cw_min".into(), v(31.0)), ("cw_max".into(), v(15.0))])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cw_max"), "{e}");
-        let e = config(&[("mac_queue".into(), v(0.0))]).unwrap_err();
+        let e = config(&[("mac_queue".into(), v(0.0))]).unwrap_err().to_string();
         assert!(e.contains("mac_queue") && e.contains("1..="), "{e}");
-        let e = config(&[("statons".into(), v(1.0))]).unwrap_err();
+        let e = config(&[("statons".into(), v(1.0))]).unwrap_err().to_string();
         assert!(e.contains("stations"), "{e}");
     }
 }

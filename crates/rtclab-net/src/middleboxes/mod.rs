@@ -11,7 +11,7 @@
 
 use crate::element::NetElement;
 use crate::queues::ParamInfo;
-use rtclab_core::params::{Param, Value};
+use rtclab_core::params::{Param, SettingsError, Value};
 use rtclab_core::RngStream;
 
 macro_rules! register {
@@ -34,8 +34,8 @@ pub struct MiddleboxArgs<'a> {
 
 impl MiddleboxArgs<'_> {
     /// Sets every given parameter on `cfg` through `table` (kind and range checked).
-    pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
-        rtclab_core::params::apply(table, cfg, self.params).map_err(String::from)
+    pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), SettingsError> {
+        Ok(rtclab_core::params::apply(table, cfg, self.params)?)
     }
 }
 
@@ -47,7 +47,7 @@ pub struct MiddleboxKind {
     pub name: &'static str,
     pub help: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
-    pub build: fn(MiddleboxArgs) -> Result<BoxedElement, String>,
+    pub build: fn(MiddleboxArgs) -> Result<BoxedElement, SettingsError>,
 }
 
 /// The names `[[middleboxes]] kind` accepts.
@@ -56,14 +56,14 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
-pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, String> {
+pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, SettingsError> {
     match MIDDLEBOXES.iter().find(|k| k.name == kind) {
         Some(k) => (k.build)(args),
-        None => {
-            let known = names();
-            let accepted = if known.is_empty() { "none yet".to_string() } else { known.join(", ") };
-            Err(format!("unknown middlebox kind {kind:?}; accepted: {accepted}"))
-        }
+        None => Err(SettingsError::UnknownKind {
+            what: "middlebox kind",
+            name: kind.to_string(),
+            accepted: names(),
+        }),
     }
 }
 
@@ -73,7 +73,7 @@ pub fn check_args(params: &[(String, Value)]) -> MiddleboxArgs<'_> {
 }
 
 /// Checks `kind` and `params` (building with a throw-away random stream).
-pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, String> {
+pub fn build(kind: &str, params: &[(String, Value)]) -> Result<BoxedElement, SettingsError> {
     build_with(kind, check_args(params))
 }
 
@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn unknown_kinds_are_named() {
-        let e = build("zhuge-typo", &[]).err().unwrap();
+        let e = build("zhuge-typo", &[]).err().unwrap().to_string();
         assert!(e.contains("\"zhuge-typo\"") && e.contains("accepted"), "{e}");
     }
 

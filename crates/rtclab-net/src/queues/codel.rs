@@ -384,7 +384,7 @@ mod tests {
     fn parameters_by_name_with_ranges() {
         let p = [("target_ms".to_string(), rtclab_core::params::Value::Num(0.0))];
         let a = QdiscArgs { limit: QueueLimit::Packets(10), params: &p, mtu: 1500, seed: 0 };
-        let e = crate::queues::build("codel", &a).unwrap_err();
+        let e = crate::queues::build("codel", &a).unwrap_err().to_string();
         assert!(e.contains("target_ms") && e.contains("out of range"), "{e}");
     }
 }

@@ -51,10 +51,10 @@ pub static KIND: QdiscKind = QdiscKind {
         let mut c = ConfuciusConfig { mtu: a.mtu, ..ConfuciusConfig::default() };
         a.apply(CONFUCIUS_PARAMS, &mut c)?;
         if !(c.targets[0] < c.targets[1] && c.targets[1] < c.targets[2]) {
-            return Err(format!(
+            return Err(rtclab_core::params::SettingsError::Inconsistent(format!(
                 "target1 < target2 < target3 is required, got {}, {}, {}",
                 c.targets[0], c.targets[1], c.targets[2]
-            ));
+            )));
         }
         let limit = a.limit;
         Ok(QdiscMaker::new(move |_seed| AnyQdisc::Other(Box::new(Confucius::new(limit, c)))))
@@ -762,7 +762,7 @@ mod tests {
     fn bad_targets_are_rejected() {
         let p = [("target1".to_string(), rtclab_core::params::Value::Num(0.6))];
         let a = QdiscArgs { limit: QueueLimit::Packets(10), params: &p, mtu: 1500, seed: 0 };
-        let e = crate::queues::build("confucius", &a).unwrap_err();
+        let e = crate::queues::build("confucius", &a).unwrap_err().to_string();
         assert!(e.contains("target1 < target2 < target3"), "{e}");
     }
 }

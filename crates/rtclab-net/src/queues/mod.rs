@@ -8,7 +8,7 @@
 use crate::any_qdisc::AnyQdisc;
 use crate::qdisc::QueueLimit;
 pub use rtclab_core::params::{describe, ParamInfo};
-use rtclab_core::params::{Param, Value};
+use rtclab_core::params::{Param, SettingsError, Value};
 
 macro_rules! register {
     ($($m:ident),* $(,)?) => {
@@ -37,15 +37,15 @@ pub struct QdiscArgs<'a> {
 
 impl QdiscArgs<'_> {
     /// For disciplines without parameters.
-    pub fn no_params(&self) -> Result<(), String> {
+    pub fn no_params(&self) -> Result<(), SettingsError> {
         match self.params.first() {
             None => Ok(()),
-            Some((n, _)) => Err(format!("unknown parameter {n:?}: this queue kind takes none")),
+            Some((n, _)) => Err(SettingsError::NoParams { what: "queue kind", name: n.clone() }),
         }
     }
     /// Sets every given parameter on `cfg` through `table` (kind and range checked).
-    pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), String> {
-        rtclab_core::params::apply(table, cfg, self.params).map_err(String::from)
+    pub fn apply<C>(&self, table: &[Param<C>], cfg: &mut C) -> Result<(), SettingsError> {
+        Ok(rtclab_core::params::apply(table, cfg, self.params)?)
     }
 }
 
@@ -55,7 +55,7 @@ pub struct QdiscKind {
     pub help: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
     /// Parses and checks the arguments once; the maker then builds without failing.
-    pub prepare: fn(&QdiscArgs) -> Result<QdiscMaker, String>,
+    pub prepare: fn(&QdiscArgs) -> Result<QdiscMaker, SettingsError>,
 }
 
 /// A checked discipline: makes a fresh one for a seed (its random stream) and cannot fail.
@@ -92,15 +92,19 @@ pub fn params_of(kind: &str) -> Option<Vec<ParamInfo>> {
 
 /// Checks discipline `kind`'s arguments once; the error names what is wrong and what is
 /// accepted.
-pub fn prepare(kind: &str, args: &QdiscArgs) -> Result<QdiscMaker, String> {
+pub fn prepare(kind: &str, args: &QdiscArgs) -> Result<QdiscMaker, SettingsError> {
     match QDISCS.iter().find(|k| k.name == kind) {
         Some(k) => (k.prepare)(args),
-        None => Err(format!("unknown queue kind {kind:?}; accepted: {}", names().join(", "))),
+        None => Err(SettingsError::UnknownKind {
+            what: "queue kind",
+            name: kind.to_string(),
+            accepted: names(),
+        }),
     }
 }
 
 /// Builds the discipline `kind` seeded with `args.seed` (`prepare`, then `make`).
-pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, String> {
+pub fn build(kind: &str, args: &QdiscArgs) -> Result<AnyQdisc, SettingsError> {
     prepare(kind, args).map(|m| m.make(args.seed))
 }
 
@@ -112,10 +116,13 @@ mod tests {
     fn unknown_kinds_and_parameters_are_named() {
         let args = QdiscArgs { limit: QueueLimit::Packets(10), params: &[], mtu: 1500, seed: 0 };
         let e = build("fifo", &args).unwrap_err();
+        assert!(matches!(e, SettingsError::UnknownKind { .. }), "{e}");
+        let e = e.to_string();
         assert!(e.contains("\"fifo\"") && e.contains("droptail") && e.contains("codel"), "{e}");
         let p = [("target".to_string(), Value::Num(5.0))];
         let e = build("droptail", &QdiscArgs { params: &p, ..args }).unwrap_err();
-        assert!(e.contains("\"target\""), "{e}");
+        assert_eq!(e.param(), Some("target"), "the error names the parameter at fault");
+        assert!(e.to_string().contains("\"target\""), "{e}");
     }
 
     #[test]

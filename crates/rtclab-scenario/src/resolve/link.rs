@@ -170,39 +170,18 @@ pub(super) fn link_spec(
             let infos = rtclab_net::wifi::params();
             let known: Vec<&str> = infos.iter().map(|p| p.name).collect();
             let params = param_values_of(given, &format!("{at}.wifi"), Some(&known))?;
-            for (name, value) in &params {
-                rtclab_core::params::check(&infos, name, *value)
-                    .map_err(|e| ConfigError::new(format!("{at}.wifi.{name}"), e))?;
-            }
             let c = rtclab_net::wifi::config(&params)
-                .map_err(|e| ConfigError::new(format!("{at}.wifi"), e))?;
+                .map_err(|e| settings_error(e, &format!("{at}.wifi")))?;
             Some(c)
         }
     };
     let queue_kind = q.kind.clone();
-    let prepare = |params: &[(String, rtclab_core::params::Value)]| {
-        let args = rtclab_net::queues::QdiscArgs { limit: queue_limit, params, mtu, seed: 0 };
-        rtclab_net::queues::prepare(&queue_kind, &args)
-    };
-    // The kind, then each parameter's name, kind and range, then all of them together (a
-    // discipline may relate them, as Confucius' ordered targets): an error is put at the
-    // parameter, or at the queue when only the combination is wrong.
-    let infos = match rtclab_net::queues::params_of(&queue_kind) {
-        Some(infos) => infos,
-        None => {
-            let e = prepare(&[]).err().unwrap_or_default();
-            return Err(ConfigError::new(format!("{at}.queue.kind"), e));
-        }
-    };
-    for (name, value) in &queue_params {
-        let checked = if infos.is_empty() {
-            prepare(&[(name.clone(), *value)]).map(|_| ()) // the kind's own "takes none"
-        } else {
-            rtclab_core::params::check(&infos, name, *value).map_err(String::from)
-        };
-        checked.map_err(|e| ConfigError::new(format!("{at}.queue.{name}"), e))?;
-    }
-    let queue = prepare(&queue_params).map_err(|e| ConfigError::new(format!("{at}.queue"), e))?;
+    // Prepared once: the typed error says whether the kind, one parameter or only their
+    // combination (Confucius' ordered targets) is wrong, and is put at that key.
+    let args =
+        rtclab_net::queues::QdiscArgs { limit: queue_limit, params: &queue_params, mtu, seed: 0 };
+    let queue = rtclab_net::queues::prepare(&queue_kind, &args)
+        .map_err(|e| settings_error(e, &format!("{at}.queue")))?;
     Ok(LinkSpec {
         capacity,
         capacity_desc,

@@ -143,14 +143,9 @@ pub(super) fn middlebox_specs(
         };
         let params = param_values(&m.params, &format!("middleboxes[{i}]"))?;
         let spec = MiddleboxSpec { kind: m.kind.clone(), at, params };
-        let build = |params: &[(String, rtclab_core::params::Value)]| {
-            rtclab_media::middleboxes::build(&spec.kind, params).map(|_| ())
-        };
-        build(&[]).map_err(|e| ConfigError::new(format!("middleboxes[{i}].kind"), e))?;
-        for p in &spec.params {
-            build(std::slice::from_ref(p))
-                .map_err(|e| ConfigError::new(format!("middleboxes[{i}].{}", p.0), e))?;
-        }
+        // Built once with a throw-away stream; the typed error is put at the key at fault.
+        rtclab_media::middleboxes::build(&spec.kind, &spec.params)
+            .map_err(|e| settings_error(e, &format!("middleboxes[{i}]")))?;
         out.push(spec);
     }
     Ok(out)

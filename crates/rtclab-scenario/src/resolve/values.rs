@@ -136,3 +136,16 @@ pub(super) fn check_prob(p: f64, at: &str) -> Result<(), ConfigError> {
         Err(ConfigError::new(at, format!("{p} is not a probability: accepted 0.0..=1.0")))
     }
 }
+
+/// A registry's refusal (queue discipline, middlebox, Wi-Fi link) put at the key at fault
+/// inside table `table`: `kind` for an unknown kind, the parameter's own key, or the table
+/// itself when only the combination of settings is wrong.
+pub(super) fn settings_error(e: rtclab_core::params::SettingsError, table: &str) -> ConfigError {
+    use rtclab_core::params::SettingsError;
+    let path = match (&e, e.param()) {
+        (SettingsError::UnknownKind { .. }, _) => format!("{table}.kind"),
+        (_, Some(name)) => format!("{table}.{name}"),
+        _ => table.to_string(),
+    };
+    ConfigError::new(path, e)
+}
