@@ -38,20 +38,32 @@ impl Entry {
         }
     }
 
-    pub fn build(&self, args: &ControllerArgs) -> Result<BoxedController, String> {
+    pub fn build(&self, args: &ControllerArgs) -> Result<BoxedController, ControllerError> {
         if !self.serves(args.role) {
-            return Err(format!(
-                "controller {:?} does not serve {} flows (it was registered for {})",
-                self.name,
-                match args.role {
+            return Err(ControllerError::RoleNotServed {
+                name: self.name,
+                role: match args.role {
                     Role::Window => "tcp",
                     Role::Media => "media",
                 },
-                self.caps.roles()
-            ));
+                serves: self.caps.roles(),
+            });
         }
-        (self.factory)(args)
+        (self.factory)(args).map_err(ControllerError::Refused)
     }
+}
+
+/// Why a registered controller could not be built for a flow (it crosses to the scenario
+/// layer, which checks a flow's settings by building one, and to the engines).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ControllerError {
+    /// The flow is of a kind the controller was not registered for.
+    #[error("controller {name:?} does not serve {role} flows (it was registered for {serves})")]
+    RoleNotServed { name: &'static str, role: &'static str, serves: &'static str },
+    /// The factory refused the flow's settings, in its own words (a Python factory's
+    /// exception message, a Rust factory's sentence).
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn table() -> &'static RwLock<BTreeMap<&'static str, Entry>> {
@@ -163,7 +175,8 @@ mod tests {
         };
         assert_eq!(e.build(&args).unwrap().target().cwnd_bytes, Some(7000));
         let err = e.build(&ControllerArgs { role: Role::Media, ..args }).err().unwrap();
-        assert!(err.contains("does not serve media"), "{err}");
+        assert!(matches!(err, ControllerError::RoleNotServed { role: "media", .. }), "{err}");
+        assert!(err.to_string().contains("does not serve media"), "{err}");
         assert!(names().contains(&"registry_unit_test"));
         assert!(unregister("registry_unit_test"));
         assert!(find("registry_unit_test").is_none());

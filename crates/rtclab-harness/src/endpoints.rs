@@ -216,10 +216,10 @@ pub fn window_controller(
                 seed: rng.next_u64(),
             };
             // The entry the scenario layer found and checked: no second lookup.
-            let c = r.entry.build(&args).map_err(|message| BuildError::Controller {
+            let c = r.entry.build(&args).map_err(|error| BuildError::Controller {
                 flow,
                 name: r.entry.name,
-                message,
+                error,
             })?;
             AnyController::Custom(c)
         }

@@ -13,8 +13,8 @@ pub enum BuildError {
     #[error("flow {flow:?}: {message}")]
     FlowKind { flow: String, message: String },
     /// A registered controller's factory failed for flow `flow` (its id).
-    #[error("flow {flow}: controller {name:?}: {message}")]
-    Controller { flow: u32, name: &'static str, message: String },
+    #[error("flow {flow}: controller {name:?}: {error}")]
+    Controller { flow: u32, name: &'static str, error: rtclab_cc::registry::ControllerError },
     /// The media flow's frame-rate control (AFR or a baseline) refused its settings.
     #[error("flow {flow}: frame_rate_control: {message}")]
     FrameRateControl { flow: u32, message: String },

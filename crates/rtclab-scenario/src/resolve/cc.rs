@@ -29,13 +29,19 @@ fn registered_cc(
         params: &params,
         seed: 0,
     };
-    if let Err(e) = entry.build(&args) {
-        // Name the parameter at fault where the factory says which.
-        let key = params
-            .iter()
-            .find(|(k, _)| e.contains(&format!("`{k}`")) || e.contains(&format!("\"{k}\"")))
-            .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
-        return Err(ConfigError::new(key, e));
+    match entry.build(&args) {
+        Ok(_) => {}
+        Err(e @ rtclab_cc::registry::ControllerError::RoleNotServed { .. }) => {
+            return Err(ConfigError::new(at("cc"), e.to_string()))
+        }
+        Err(rtclab_cc::registry::ControllerError::Refused(e)) => {
+            // The factory's own words: name the parameter at fault where they say which.
+            let key = params
+                .iter()
+                .find(|(k, _)| e.contains(&format!("`{k}`")) || e.contains(&format!("\"{k}\"")))
+                .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
+            return Err(ConfigError::new(key, e));
+        }
     }
     Ok(CcSpec::Registered(RegisteredCc {
         entry: entry.clone(),
