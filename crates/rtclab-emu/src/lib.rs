@@ -140,26 +140,13 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
             )));
         }
     }
-    if s.middleboxes.iter().any(|m| {
-        m.kind == "zhuge"
-            && m.params.iter().any(|(k, v)| {
-                k == "cadence_ms" && matches!(v, rtclab_core::params::Value::Num(x) if *x > 0.0)
-            })
-    }) {
-        return Err(EmuError::Unsupported(
-            "zhuge with cadence_ms > 0 (AP-originated transport-wide feedback) runs in the \
-             simulator only; the emulator's Zhuge rewrites the client's real RTCP at its \
-             cadence (leave cadence_ms out or 0)"
-                .into(),
-        ));
-    }
-    if s.middleboxes.iter().any(|m| m.kind == "fast_ack") {
-        return Err(EmuError::Unsupported(
-            "middlebox kind \"fast_ack\" runs in the simulator only (forging a kernel TCP \
-             flow's ACKs and retransmitting its segments from the AP needs TCP byte streams \
-             the emulator does not rebuild)"
-                .into(),
-        ));
+    for m in &s.middleboxes {
+        if let Some(why) = (m.entry.simulator_only)(&m.params) {
+            return Err(EmuError::Unsupported(format!(
+                "middlebox kind {:?} runs in the simulator only with these settings: {why}",
+                m.kind
+            )));
+        }
     }
     if let Some(f) = s.flows.iter().find(|f| ecn(f) && kernel_tcp(f).is_none()) {
         return Err(EmuError::Unsupported(format!(

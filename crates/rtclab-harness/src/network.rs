@@ -21,7 +21,6 @@
 //! the same instant can differ).
 
 use rtclab_core::{Direction, SeedTree, TimeDelta};
-use rtclab_media::middleboxes::build_with;
 use rtclab_net::middleboxes::MiddleboxArgs;
 use rtclab_net::{AnyElement, ConditionsLine, DelayLine, LossElement};
 use rtclab_scenario::{LinkSpec, Scenario};
@@ -184,7 +183,8 @@ impl Network {
         let mut at_hop: Vec<Vec<u32>> = vec![Vec::new(); s.links.len()];
         for (i, m) in s.middleboxes.iter().enumerate() {
             let rng = seeds.stream(&format!("middleboxes[{i}]"));
-            let el = build_with(&m.kind, MiddleboxArgs { params: &m.params, rng })
+            // The entry the scenario layer found and checked: no second lookup.
+            let el = (m.entry.build)(MiddleboxArgs { params: &m.params, rng })
                 .map_err(|error| crate::BuildError::Middlebox { index: i, error })?;
             let idx = n.push(AnyElement::Custom(el), Role::Middlebox { at: m.at as u32 });
             at_hop[m.at].push(idx);

@@ -37,6 +37,8 @@ pub static KIND: MiddleboxKind = MiddleboxKind {
         a.apply(ABC_PARAMS, &mut c)?;
         Ok(Box::new(AbcRouter::new(c, a.rng)))
     },
+    acts_on_feedback: false,
+    simulator_only: rtclab_net::middleboxes::runs_in_both,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

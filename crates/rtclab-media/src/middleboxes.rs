@@ -19,6 +19,11 @@ pub fn names() -> Vec<&'static str> {
     kinds().map(|k| k.name).collect()
 }
 
+/// The kind `kind` (media middleboxes first, then the network crate's).
+pub fn find(kind: &str) -> Option<&'static MiddleboxKind> {
+    kinds().find(|k| k.name == kind)
+}
+
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
 pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, SettingsError> {
     match kinds().find(|k| k.name == kind) {

@@ -50,6 +50,16 @@ pub static KIND: MiddleboxKind = MiddleboxKind {
         a.apply(ZHUGE_PARAMS, &mut c)?;
         Ok(Box::new(Zhuge::new(c, a.rng)))
     },
+    acts_on_feedback: true,
+    simulator_only: |params| {
+        let ap_feedback = params.iter().any(|(k, v)| {
+            k == "cadence_ms" && matches!(v, rtclab_core::params::Value::Num(x) if *x > 0.0)
+        });
+        ap_feedback.then_some(
+            "cadence_ms > 0 (AP-originated transport-wide feedback): the emulator's Zhuge \
+             rewrites the client's real RTCP at its cadence (leave cadence_ms out or 0)",
+        )
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -23,6 +23,8 @@ pub static KIND: MiddleboxKind = MiddleboxKind {
         a.apply(PARAMS, &mut c)?;
         Ok(Box::new(AckAggregation { cfg: c, held: VecDeque::new() }))
     },
+    acts_on_feedback: false,
+    simulator_only: super::runs_in_both,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -63,6 +63,13 @@ pub static KIND: MiddleboxKind = MiddleboxKind {
         a.apply(PARAMS, &mut c)?;
         Ok(Box::new(FastAck::new(c)))
     },
+    acts_on_feedback: true,
+    simulator_only: |_| {
+        Some(
+            "forging a kernel TCP flow's ACKs and retransmitting its segments from the AP needs \
+             TCP byte streams the emulator does not rebuild",
+        )
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]

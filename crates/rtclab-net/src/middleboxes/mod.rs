@@ -48,11 +48,33 @@ pub struct MiddleboxKind {
     pub help: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
     pub build: fn(MiddleboxArgs) -> Result<BoxedElement, SettingsError>,
+    /// It delays, rewrites or answers feedback (ACKs, RTCP) of the data it sees, so it must sit
+    /// where some flow's data and feedback both pass (checked by the scenario layer).
+    pub acts_on_feedback: bool,
+    /// Why a middlebox with these settings runs in the simulator only (None: the emulator runs
+    /// it too); checked by the emulator before it starts.
+    pub simulator_only: fn(&[(String, Value)]) -> Option<&'static str>,
+}
+
+impl std::fmt::Debug for MiddleboxKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// For `MiddleboxKind::simulator_only`: the emulator runs every setting.
+pub fn runs_in_both(_: &[(String, Value)]) -> Option<&'static str> {
+    None
 }
 
 /// The names `[[middleboxes]] kind` accepts.
 pub fn names() -> Vec<&'static str> {
     MIDDLEBOXES.iter().map(|k| k.name).collect()
+}
+
+/// The network crate's kind `kind`.
+pub fn find(kind: &str) -> Option<&'static MiddleboxKind> {
+    MIDDLEBOXES.iter().copied().find(|k| k.name == kind)
 }
 
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.

@@ -51,6 +51,9 @@ pub struct NamedLink {
 #[derive(Clone, Debug)]
 pub struct MiddleboxSpec {
     pub kind: String,
+    /// Its registry entry, found once when the scenario was read: the engines build from it
+    /// and read what it declares (`acts_on_feedback`, `simulator_only`).
+    pub entry: &'static rtclab_net::middleboxes::MiddleboxKind,
     pub at: usize,
     pub params: Vec<(String, rtclab_core::params::Value)>,
 }

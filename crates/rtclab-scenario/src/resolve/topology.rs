@@ -142,16 +142,25 @@ pub(super) fn middlebox_specs(
             ));
         };
         let params = param_values(&m.params, &format!("middleboxes[{i}]"))?;
-        let spec = MiddleboxSpec { kind: m.kind.clone(), at, params };
+        let table = format!("middleboxes[{i}]");
+        let entry = rtclab_media::middleboxes::find(&m.kind).ok_or_else(|| {
+            let e = rtclab_core::params::SettingsError::UnknownKind {
+                what: "middlebox kind",
+                name: m.kind.clone(),
+                accepted: rtclab_media::middleboxes::names(),
+            };
+            settings_error(e, &table)
+        })?;
         // Built once with a throw-away stream; the typed error is put at the key at fault.
-        rtclab_media::middleboxes::build(&spec.kind, &spec.params)
-            .map_err(|e| settings_error(e, &format!("middleboxes[{i}]")))?;
+        (entry.build)(rtclab_net::middleboxes::check_args(&params))
+            .map_err(|e| settings_error(e, &table))?;
+        let spec = MiddleboxSpec { kind: m.kind.clone(), entry, at, params };
         out.push(spec);
     }
     Ok(out)
 }
 
-/// Middleboxes that act on feedback (Zhuge, FastAck) must sit where some flow's data and
+/// Middleboxes that act on feedback (their entry says so: Zhuge, FastAck) must sit where some flow's data and
 /// feedback both pass: a hop on its forward path and on its reverse path.
 pub(super) fn feedback_paths(
     middleboxes: &[MiddleboxSpec],
@@ -159,7 +168,7 @@ pub(super) fn feedback_paths(
     links: &[NamedLink],
 ) -> Result<(), ConfigError> {
     for (i, m) in middleboxes.iter().enumerate() {
-        if !matches!(m.kind.as_str(), "zhuge" | "fast_ack") {
+        if !m.entry.acts_on_feedback {
             continue;
         }
         let sees_both =
