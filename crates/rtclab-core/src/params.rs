@@ -166,13 +166,6 @@ pub fn set<C>(table: &[Param<C>], cfg: &mut C, name: &str, value: Value) -> Resu
     Ok(())
 }
 
-/// Checks `name = value` against a published table (name, kind, range) without a config:
-/// the per-parameter part of `set`, for callers that hold only `ParamInfo`s.
-pub fn check(table: &[ParamInfo], name: &str, value: Value) -> Result<(), ParamError> {
-    let p = find(table, name, |p| p.name)?;
-    checked(name, p.kind, p.min, p.max, p.help, value).map(|_| ())
-}
-
 /// The entry of `table` called `name`, or an error listing the known names.
 fn find<'a, T>(table: &'a [T], name: &str, name_of: fn(&T) -> &str) -> Result<&'a T, ParamError> {
     table.iter().find(|p| name_of(p) == name).ok_or_else(|| ParamError::Unknown {

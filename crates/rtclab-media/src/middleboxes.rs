@@ -19,21 +19,19 @@ pub fn names() -> Vec<&'static str> {
     kinds().map(|k| k.name).collect()
 }
 
-/// The kind `kind` (media middleboxes first, then the network crate's).
-pub fn find(kind: &str) -> Option<&'static MiddleboxKind> {
-    kinds().find(|k| k.name == kind)
+/// The kind `kind` (media middleboxes first, then the network crate's), or the error that
+/// names it and every accepted kind.
+pub fn find(kind: &str) -> Result<&'static MiddleboxKind, SettingsError> {
+    kinds().find(|k| k.name == kind).ok_or_else(|| SettingsError::UnknownKind {
+        what: "middlebox kind",
+        name: kind.to_string(),
+        accepted: names(),
+    })
 }
 
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
 pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, SettingsError> {
-    match kinds().find(|k| k.name == kind) {
-        Some(k) => (k.build)(args),
-        None => Err(SettingsError::UnknownKind {
-            what: "middlebox kind",
-            name: kind.to_string(),
-            accepted: names(),
-        }),
-    }
+    (find(kind)?.build)(args)
 }
 
 /// Checks `kind` and `params` (building with a throw-away random stream).

@@ -72,11 +72,6 @@ pub fn names() -> Vec<&'static str> {
     MIDDLEBOXES.iter().map(|k| k.name).collect()
 }
 
-/// The network crate's kind `kind`.
-pub fn find(kind: &str) -> Option<&'static MiddleboxKind> {
-    MIDDLEBOXES.iter().copied().find(|k| k.name == kind)
-}
-
 /// Builds the middlebox `kind`; the error names what is wrong and what is accepted.
 pub fn build_with(kind: &str, args: MiddleboxArgs) -> Result<BoxedElement, SettingsError> {
     match MIDDLEBOXES.iter().find(|k| k.name == kind) {

@@ -320,14 +320,12 @@ fn media_cc<'a>(f: &'a FlowConfig, at: At) -> Result<MediaCc<'a>, ConfigError> {
         _ => None,
     };
     if let Some(cc) = rate_cc {
-        let window_keys = [
-            ("cubic", f.cubic.is_some()),
-            ("copa", f.copa.is_some()),
-            ("qlibra", f.qlibra.is_some()),
-            ("initial_window", f.initial_window.is_some()),
-            ("params", f.params.is_some()),
-        ];
-        if let Some((key, _)) = window_keys.iter().find(|(_, given)| *given) {
+        // A window controller's keys: its settings tables, and its initial window.
+        let mut window_keys = CC_KEYS
+            .iter()
+            .map(|k| (k.key, (k.given)(f)))
+            .chain([("initial_window", f.initial_window.is_some())]);
+        if let Some((key, _)) = window_keys.find(|(_, given)| *given) {
             return Err(ConfigError::new(
                 at(key),
                 format!(

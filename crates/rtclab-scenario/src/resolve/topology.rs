@@ -143,14 +143,8 @@ pub(super) fn middlebox_specs(
         };
         let params = param_values(&m.params, &format!("middleboxes[{i}]"))?;
         let table = format!("middleboxes[{i}]");
-        let entry = rtclab_media::middleboxes::find(&m.kind).ok_or_else(|| {
-            let e = rtclab_core::params::SettingsError::UnknownKind {
-                what: "middlebox kind",
-                name: m.kind.clone(),
-                accepted: rtclab_media::middleboxes::names(),
-            };
-            settings_error(e, &table)
-        })?;
+        let entry =
+            rtclab_media::middleboxes::find(&m.kind).map_err(|e| settings_error(e, &table))?;
         // Built once with a throw-away stream; the typed error is put at the key at fault.
         (entry.build)(rtclab_net::middleboxes::check_args(&params))
             .map_err(|e| settings_error(e, &table))?;
