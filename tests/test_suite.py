@@ -118,3 +118,47 @@ def test_rfc8869_without_the_traces_exits_2_and_says_which(cli, tmp_path):
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "RTCLAB_ZHUGE_TRACES" in r.stderr and "Zhuge" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_l4s_suite_runs_prague_beside_cubic_through_dualpi2(cli, tmp_path):
+    """`rtclab suite l4s`: the scalable controller (default prague) beside classic CUBIC through
+    DualPI2, and two scalable flows; each queue's delay as its flows saw it, the rate ratio,
+    the design figures printed; the RMCAT-on-L4S cases named as not run."""
+    from rtclab.suites import l4s
+
+    out = tmp_path / "s"
+    r = cli("suite", "l4s", "--out", out, "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "suite.json").read_text())
+    rows = {row["case"]: row for row in doc["rows"]}
+    assert list(rows) == [c.section for c in l4s.CASES] and {row["cc"] for row in doc["rows"]} == {"prague"}
+    for case in ("coexist-10ms", "coexist-20ms", "coexist-50ms"):
+        row = rows[case]
+        # The L4S queue stays below its 1 ms step, the classic one near PI2's 15 ms target.
+        assert row["l4s_qdelay_ms_p99"] < 1.0 and 10 < row["classic_qdelay_ms_p50"] < 20, row
+        assert row["utilization"] > 0.97 and row["l4s_ce_fraction"] > 0 and 0.5 < row["ratio"] < 3, row
+    assert rows["pair-20ms-20ms"]["classic_mbps"] is None and rows["pair-20ms-20ms"]["ratio"] < 2
+    assert "expected ratio" in r.stdout and "L4S qdelay p99 ms" in r.stdout
+    assert [n["case"] for n in doc["not_run"]] == ["rmcat-l4s", "media-vs-classic"]
+    assert r.stdout.count("not run: ") == 2
+
+
+def test_prague_refuses_classic_ecn(cli, tmp_path):
+    scn = tmp_path / "p.toml"
+    scn.write_text('name = "p"\nduration = "5s"\n[link]\ncapacity = "10Mbps"\n'
+                   '[[flows]]\nkind = "tcp"\ncc = "prague"\nrtt = "20ms"\necn = true\n')
+    r = cli("run", scn, "--out", tmp_path / "o", "--no-plots")
+    assert r.returncode == 2 and "flows[0].ecn" in r.stderr and "L4S" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_nada_runs_the_rfc8867_cases(cli, tmp_path):
+    """NADA (RFC 8698) as a media controller through the same suite: it fills the link and
+    holds its own against a long TCP flow (5.6), where delay-based GCC starves."""
+    out = tmp_path / "s"
+    r = cli("suite", "rfc8867", "--cc", "nada", "--out", out, "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = {row["case"]: row for row in json.loads((out / "suite.json").read_text())["rows"]}
+    assert all(row["cc"] == "nada" and row["utilization"] > 0.8 for row in rows.values()), rows
+    assert rows["5.6"]["media_mbps"] > 0.5 and rows["5.6"]["cross_traffic_mbps"] > 0.5
+    assert 0.5 < rows["5.4"]["ratio_median_5s"] < 2

@@ -263,15 +263,20 @@ def run_sweep(sweep, out: str | os.PathLike, workers: Optional[int] = None, resu
                     address=address, force=force)
 
 
-def run_suite(suite: str, ccs: list[str] | tuple[str, ...] = ("gcc",), seeds: int = 1,
+def run_suite(suite: str, ccs: list[str] | tuple[str, ...] | None = None, seeds: int = 1,
               out: str | os.PathLike | None = None, workers: Optional[int] = None, resume: bool = False,
               progress: bool | None = None, force: bool = False) -> list[dict[str, Any]]:
-    """`rtclab suite rfc8867|rfc8869`: every case for every controller and seed into the store
-    `out` (default `rtclab-out/suite-<suite>`); returns one row per case and controller (RFC 8868
-    metrics and media QoE), also in `out/suite.json` with the cases not run. More than 10,000
-    runs need `force=True`. The CLI calls this."""
+    """`rtclab suite rfc8867|rfc8869|l4s`: every case for every controller (default: gcc; for
+    l4s, prague) and seed into the store `out` (default `rtclab-out/suite-<suite>`); returns one
+    row per case and controller (RFC 8868 metrics and media QoE; for l4s, rates, their ratio and
+    each queue's delay), also in `out/suite.json` with the cases not run. More than 10,000 runs
+    need `force=True`. The CLI calls this."""
     from rtclab.output import locked
+    from rtclab.suites import default_ccs
     from rtclab.suites import run_suite as _run
+
+    if ccs is None:
+        ccs = default_ccs(suite)
 
     out = out if out is not None else f"rtclab-out/suite-{suite}"
     with locked(out):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -342,9 +343,9 @@ def cmd_suite(args: argparse.Namespace) -> int:
     """Argument handling and printing over `rtclab.run_suite`."""
     from rtclab.api import run_suite
     from rtclab.output import OutputError
-    from rtclab.suites import SuiteError, format_rows
+    from rtclab.suites import SuiteError, default_ccs, format_rows
 
-    ccs = args.cc or ["gcc"]
+    ccs = args.cc or default_ccs(args.suite)
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     out = args.out or f"rtclab-out/suite-{args.suite}"
@@ -353,7 +354,10 @@ def cmd_suite(args: argparse.Namespace) -> int:
                          resume=args.resume, progress=None if not args.no_progress else False, force=args.force)
     except (SuiteError, OutputError) as e:
         raise UserError(str(e)) from e
-    print(format_rows(rows))
+    print(format_rows(rows, args.suite))
+    expected = getattr(importlib.import_module(f"rtclab.suites.{args.suite}"), "EXPECTED", {})
+    for key, figure in expected.items():
+        print(f"expected {key}: {figure}")
     notes = json.loads((Path(out) / "suite.json").read_text(encoding="utf-8"))["not_run"]
     for n in notes:
         print(f"not run: {n['case']}: {n['why']}")
@@ -635,10 +639,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run even a sweep of more than 10,000 runs (refused otherwise, with its estimated cost)")
     sw.set_defaults(func=cmd_sweep)
 
-    su = sub.add_parser("suite", help="run a standard test suite (RFC 8867, RFC 8869) for one or more controllers")
-    su.add_argument("suite", choices=["rfc8867", "rfc8869"],
-                    help="which suite: rfc8867 (wired cases), rfc8869 (Wi-Fi and cellular cases)")
-    su.add_argument("--cc", action="append", help="media controller to test (repeat to compare; default: gcc)")
+    su = sub.add_parser("suite", help="run a standard test suite (RFC 8867, RFC 8869, L4S) for one or more controllers")
+    su.add_argument("suite", choices=["rfc8867", "rfc8869", "l4s"],
+                    help="which suite: rfc8867 (wired cases), rfc8869 (Wi-Fi and cellular cases), l4s (scalable vs "
+                         "classic flows through DualPI2)")
+    su.add_argument("--cc", action="append",
+                    help="controller to test (repeat to compare; default: gcc, for l4s the scalable prague)")
     su.add_argument("--seeds", type=int, default=1, help="runs per case and controller (default: %(default)s)")
     su.add_argument("--out", help="the store (default: rtclab-out/suite-<suite>)")
     su.add_argument("--workers", type=int, help="processes (default: every core)")

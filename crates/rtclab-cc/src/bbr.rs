@@ -641,6 +641,7 @@ mod tests {
                 retransmit,
                 bytes_in_flight: (i + 1) * 1500,
                 probe_cluster: None,
+                queued_bytes: 0,
             };
             b.on_packet_sent(now, &pkt);
         }

@@ -25,6 +25,9 @@ pub struct Capabilities {
     /// Its feedback travels in the ECN field of rtclab's TCP (ABC's accelerate/brake marks):
     /// the receiver acknowledges every packet and the flow cannot use classic ECN besides.
     pub ecn_feedback: bool,
+    /// An L4S (scalable) controller: its data leaves ECT(1) and the receiver feeds back every
+    /// CE mark (AccECN), which the controller answers itself (`FeedbackReport::ce_packets`).
+    pub accurate_ecn: bool,
     /// It sets the window itself during loss recovery, so the transport must not apply PRR
     /// (Linux: controllers with their own `cong_control`, such as BBR, bypass
     /// `tcp_cwnd_reduction`; Copa runs over QUIC-style recovery).
@@ -45,6 +48,7 @@ impl Capabilities {
         tcp: true,
         media: false,
         ecn_feedback: false,
+        accurate_ecn: false,
         owns_recovery_window: false,
         simulator_only: None,
         kernel: None,
@@ -81,10 +85,30 @@ const WINDOW: Capabilities = Capabilities { media: true, ..TCP };
 
 /// The built-in controllers.
 pub static BUILTIN: &[Builtin] = &[
-    Builtin { name: "reno", aliases: &["newreno"], caps: Capabilities { kernel: Some("reno"), ..WINDOW }, factory: None },
-    Builtin { name: "cubic", aliases: &[], caps: Capabilities { kernel: Some("cubic"), ..WINDOW }, factory: None },
-    Builtin { name: "copa", aliases: &[], caps: Capabilities { owns_recovery_window: true, ..WINDOW }, factory: None },
-    Builtin { name: "bbr", aliases: &[], caps: Capabilities { owns_recovery_window: true, kernel: Some("bbr"), ..WINDOW }, factory: None },
+    Builtin {
+        name: "reno",
+        aliases: &["newreno"],
+        caps: Capabilities { kernel: Some("reno"), ..WINDOW },
+        factory: None,
+    },
+    Builtin {
+        name: "cubic",
+        aliases: &[],
+        caps: Capabilities { kernel: Some("cubic"), ..WINDOW },
+        factory: None,
+    },
+    Builtin {
+        name: "copa",
+        aliases: &[],
+        caps: Capabilities { owns_recovery_window: true, ..WINDOW },
+        factory: None,
+    },
+    Builtin {
+        name: "bbr",
+        aliases: &[],
+        caps: Capabilities { owns_recovery_window: true, kernel: Some("bbr"), ..WINDOW },
+        factory: None,
+    },
     Builtin { name: "qlibra", aliases: &[], caps: WINDOW, factory: None },
     Builtin {
         name: "abc",
@@ -92,13 +116,27 @@ pub static BUILTIN: &[Builtin] = &[
         caps: Capabilities {
             ecn_feedback: true,
             owns_recovery_window: true,
-            simulator_only: Some("its marks travel in the ECN field, which the emulator's UDP sockets do not pass to rtclab's TCP"),
-            needs_middlebox: Some(("abc", "every packet stays an accelerate and its window only grows")),
+            needs_middlebox: Some((
+                "abc",
+                "every packet stays an accelerate and its window only grows",
+            )),
             ..TCP
         },
         factory: None,
     },
-    Builtin { name: "vegas", aliases: &[], caps: WINDOW, factory: Some(crate::vegas::Vegas::factory) },
+    Builtin {
+        name: "vegas",
+        aliases: &[],
+        caps: WINDOW,
+        factory: Some(crate::vegas::Vegas::factory),
+    },
+    Builtin {
+        name: "prague",
+        aliases: &[],
+        caps: Capabilities { accurate_ecn: true, owns_recovery_window: true, ..TCP },
+        factory: Some(crate::prague::Prague::factory),
+    },
+    Builtin { name: "nada", aliases: &[], caps: MEDIA, factory: Some(crate::nada::Nada::factory) },
     Builtin { name: "zoom_like", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc_paper", aliases: &[], caps: MEDIA, factory: None },

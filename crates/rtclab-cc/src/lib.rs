@@ -14,7 +14,9 @@ pub mod cubic;
 pub mod factory;
 pub mod gcc;
 pub mod learned;
+pub mod nada;
 pub mod params;
+pub mod prague;
 pub mod qlibra;
 pub mod registry;
 pub mod reno;
@@ -40,6 +42,9 @@ pub struct SentPacket {
     pub bytes_in_flight: u64,
     /// The probe cluster this packet belongs to (media senders, see [`ProbeCluster`]).
     pub probe_cluster: Option<u32>,
+    /// Bytes still waiting in the sender's queue after this packet left (a media sender's
+    /// pacer; 0 where the sender keeps no queue of its own): NADA's rate-shaping buffer.
+    pub queued_bytes: u64,
 }
 
 /// A request to send a burst at `rate` so the estimate can be tested above the current
@@ -82,6 +87,9 @@ pub struct FeedbackReport {
     /// (zero unless the transport runs ABC).
     pub accelerates: u32,
     pub brakes: u32,
+    /// Accurate ECN (L4S controllers): data packets newly reported CE-marked by the receiver
+    /// since the previous report (zero unless the transport runs AccECN).
+    pub ce_packets: u32,
 }
 
 /// Per-packet transport feedback (TWCC / RFC 8888), as the sender reconstructs it from its
@@ -96,6 +104,9 @@ pub struct PacketResult {
     pub size: u32,
     /// The probe cluster the packet was sent in.
     pub probe_cluster: Option<u32>,
+    /// Reported CE-marked (RFC 8888's per-packet ECN field; false where the feedback format
+    /// carries no ECN, as TWCC).
+    pub ce: bool,
 }
 
 /// A congestion signal.

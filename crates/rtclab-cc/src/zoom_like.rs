@@ -462,6 +462,7 @@ mod tests {
                     .then(|| Time::from_millis(t_ms + owd_ms)),
                 size: 1200,
                 probe_cluster: None,
+                ce: false,
             })
             .collect()
     }

@@ -67,6 +67,7 @@ fn simulate(paper: bool, capacity: impl Fn(f64) -> f64, seconds: f64) -> Run {
                 arrival: Some(arrival),
                 size,
                 probe_cluster: None,
+                ce: false,
             });
             if let Some(remb) =
                 rx.on_packet(arrival, sent.as_nanos() as i64, size, Some(ONE_WAY + ONE_WAY))

@@ -173,6 +173,14 @@ const DSACK: u8 = 0b1_0000;
 /// ABC (Goyal et al., NSDI'20): the ACK echoes the mark of the data packet it answers.
 const ABC_ECHO: u8 = 0b10_0000;
 const ABC_ACCELERATE: u8 = 0b100_0000;
+/// Accurate ECN (AccECN, draft-ietf-tcpm-accurate-ecn §3.2.2): an ACK's three-bit ACE field,
+/// the count of CE-marked data packets received modulo 8. It shares bits 5-7 with the ABC
+/// echo: a flow runs ABC or AccECN, never both.
+const ACE_SHIFT: u8 = 5;
+const ACE_MASK: u8 = 0b1110_0000;
+/// The TCP signalling bits a transport header carries (ECE/CWR, D-SACK, the ABC echo, ACE):
+/// everything in `flags` but the retransmission bit and the ECN field.
+const SIGNALS: u8 = 0b1111_1000;
 
 impl Packet {
     /// `hop` of a packet a network element made itself (a forged ACK, a local
@@ -225,6 +233,30 @@ impl Packet {
             Some(false) => self.flags |= ABC_ECHO,
             None => {}
         }
+    }
+
+    /// The transport's signalling bits (ECE/CWR, D-SACK, ABC echo, ACE) as one byte whose
+    /// three low bits are zero, for a wire format to carry as they are.
+    #[inline]
+    pub fn signal_bits(&self) -> u8 {
+        self.flags & SIGNALS
+    }
+
+    /// Sets the signalling bits from a byte made by `signal_bits` (its three low bits ignored).
+    #[inline]
+    pub fn set_signal_bits(&mut self, bits: u8) {
+        self.flags = (self.flags & !SIGNALS) | (bits & SIGNALS);
+    }
+
+    /// Ack only, AccECN flows: the ACE field (CE-marked packets received, modulo 8).
+    #[inline]
+    pub fn ace(&self) -> u8 {
+        (self.flags & ACE_MASK) >> ACE_SHIFT
+    }
+
+    #[inline]
+    pub fn set_ace(&mut self, count: u8) {
+        self.flags = (self.flags & !ACE_MASK) | ((count & 0b111) << ACE_SHIFT);
     }
 
     /// The ECN field as the packet carries it now (a queue may set CE).
@@ -296,6 +328,24 @@ mod tests {
             assert_eq!(p.abc_echo(), e);
             assert!(p.dsack() && p.ecn() == Ecn::NotEct);
         }
+    }
+
+    #[test]
+    fn ace_counts_modulo_eight_beside_the_other_flags() {
+        let mut p = Packet::ack(FlowId(1), 5, Time::ZERO, 52, Time::ZERO);
+        p.set_dsack(true);
+        p.set_ecn_echo(true);
+        for n in 0..20u8 {
+            p.set_ace(n);
+            assert_eq!(p.ace(), n % 8);
+            assert!(p.dsack() && p.ecn_echo() && p.ecn() == Ecn::NotEct);
+        }
+        // The signalling bits travel as one byte, leaving the ECN field and retransmit bit.
+        let mut q = Packet::ack(FlowId(1), 5, Time::ZERO, 52, Time::ZERO);
+        q.set_ecn(Ecn::Ect1);
+        q.set_signal_bits(p.signal_bits() | 0b111);
+        assert!(q.dsack() && q.ecn_echo() && q.ace() == p.ace() && q.ecn() == Ecn::Ect1);
+        assert!(!q.retransmit() && p.signal_bits() & 0b111 == 0);
     }
 
     #[test]

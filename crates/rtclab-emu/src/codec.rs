@@ -164,7 +164,9 @@ impl WireCodec for RecordCodec {
         payload: Option<&Payload>,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
-        let mut flags = 0;
+        // The low two bits are the record's own; the rest are the transport's signalling bits
+        // (ECE/CWR, D-SACK, ABC echo, AccECN's ACE), as a TCP header carries its flags.
+        let mut flags = pkt.signal_bits();
         if pkt.kind == PacketKind::Ack {
             flags |= FLAG_ACK;
         }
@@ -254,6 +256,7 @@ impl WireCodec for RecordCodec {
             p
         };
         p.set_retransmit(flags & FLAG_RETRANSMIT != 0);
+        p.set_signal_bits(flags);
         let mut payload = None;
         p.info = match tag {
             TAG_NONE => PacketInfo::None,
@@ -346,6 +349,17 @@ mod tests {
         assert_eq!(len, RECORD_HEADER + 16, "a 40-byte ACK needs more room on the wire");
         assert_eq!((q.kind, q.seq, q.echo, q.sent_at), (PacketKind::Ack, 100, a.echo, a.sent_at));
         assert_eq!(q.sack().iter(100).collect::<Vec<_>>(), [(102, 105), (110, 111)]);
+
+        // The transport's signalling bits travel: ECE, D-SACK, AccECN's ACE count.
+        let mut e = a;
+        e.set_ecn_echo(true);
+        e.set_dsack(true);
+        e.set_ace(5);
+        let q = round_trip(e, None).1;
+        assert!(q.ecn_echo() && q.dsack() && q.ace() == 5, "{q:?}");
+        let mut c = d;
+        c.set_ecn_echo(true); // CWR on data
+        assert!(round_trip(c, None).1.ecn_echo());
 
         let mut m = Packet::data(FlowId(0), 5, 1200, Time::from_millis(1));
         m.info = PacketInfo::Media {

@@ -148,14 +148,6 @@ pub fn check_scenario(s: &Scenario) -> Result<(), EmuError> {
             )));
         }
     }
-    if let Some(f) = s.flows.iter().find(|f| ecn(f) && kernel_tcp(f).is_none()) {
-        return Err(EmuError::Unsupported(format!(
-            "flow {:?}: ecn on rtclab's own TCP is not supported by the emulator yet (its UDP \
-             sockets do not pass the ECN field to the endpoint); kernel tcp flows (cubic, \
-             reno, bbr) support it",
-            f.name
-        )));
-    }
     Ok(())
 }
 

@@ -289,6 +289,81 @@ pub fn connect_v4(fd: &OwnedFd, addr: std::net::SocketAddr) -> io::Result<()> {
     .map(|_| ())
 }
 
+/// Asks for each received datagram's TOS byte (IP_RECVTOS): `recv_with_tos` returns it, so an
+/// endpoint reads the ECN field its packet arrived with (CE set by an emulated queue).
+pub fn set_recv_tos(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: the option value is one int.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_IP,
+                libc::IP_RECVTOS,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        },
+        "setsockopt(IP_RECVTOS)",
+    )
+    .map(|_| ())
+}
+
+/// The TOS byte of the datagrams a UDP socket sends from now on (IP_TOS; its two low bits are
+/// the ECN field, which Linux lets a UDP socket set).
+pub fn set_tos(fd: RawFd, tos: u8) -> io::Result<()> {
+    let v = tos as libc::c_int;
+    // SAFETY: the option value is one int.
+    check(
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_IP,
+                libc::IP_TOS,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        },
+        "setsockopt(IP_TOS)",
+    )
+    .map(|_| ())
+}
+
+/// One datagram from a non-blocking IPv4 UDP socket with IP_RECVTOS on: its length, sender
+/// and TOS byte (0 when the kernel gave none).
+pub fn recv_with_tos(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, std::net::SocketAddr, u8)> {
+    // SAFETY: zeroed sockaddr_in and msghdr are valid; every pointer below outlives the call.
+    let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = [0u64; 8]; // 64 bytes, aligned for cmsghdr
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut from as *mut libc::sockaddr_in).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg points at valid buffers for the call.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut tos = 0u8;
+    // SAFETY: the CMSG_* walk stays inside msg's control buffer, which the kernel filled.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::IPPROTO_IP && (*c).cmsg_type == libc::IP_TOS {
+                tos = *libc::CMSG_DATA(c);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    let ip = std::net::Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr));
+    let addr = std::net::SocketAddr::from((ip, u16::from_be(from.sin_port)));
+    Ok((n as usize, addr, tos))
+}
+
 /// SCHED_FIFO priority of the forwarding threads.
 pub const FORWARDER_PRIORITY: i32 = 50;
 /// SCHED_FIFO priority of the UDP endpoints' threads: below the forwarder, above every

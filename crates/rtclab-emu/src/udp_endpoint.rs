@@ -147,6 +147,8 @@ fn bound(local: (&str, u16), peer: Option<(&str, u16)>) -> Result<UdpSocket, Emu
     if let Some(p) = peer {
         s.connect(p).map_err(setup)?;
     }
+    // The ECN field both ways: set per datagram through IP_TOS, read back through IP_RECVTOS.
+    sys::set_recv_tos(s.as_raw_fd()).map_err(setup)?;
     s.set_nonblocking(true).map_err(setup)?;
     Ok(s)
 }
@@ -200,6 +202,8 @@ fn drive(
     let mut inbox = Vec::new();
     let mut ready = Vec::new();
     let mut peer: Option<SocketAddr> = None;
+    // The TOS byte the socket sends with now (its ECN field: the packet's, set when it changes).
+    let mut tos = 0u8;
     let (mut started, mut stopped) = (side == Side::Receiver, false);
     let (mut paused, mut pause_at) = (false, 0);
     let mut sampled = 0; // bins whose end has been sampled
@@ -242,8 +246,8 @@ fn drive(
         }
         // Input: every datagram waiting, at the time it is read.
         loop {
-            match sock.recv_from(&mut buf) {
-                Ok((n, from)) => {
+            match sys::recv_with_tos(sock.as_raw_fd(), &mut buf) {
+                Ok((n, from, tos)) => {
                     peer = Some(from);
                     let now = now_at(t0);
                     inbox.clear();
@@ -252,6 +256,9 @@ fn drive(
                         continue;
                     }
                     for (mut pkt, payload) in inbox.drain(..) {
+                        // The ECN field as the datagram arrived (an emulated queue may have
+                        // set CE on the way).
+                        pkt.set_ecn(rtclab_core::Ecn::from_bits(tos));
                         pkt.dir = match side {
                             Side::Sender => rtclab_core::Direction::Reverse,
                             Side::Receiver => rtclab_core::Direction::Forward,
@@ -275,6 +282,12 @@ fn drive(
             codec
                 .encode(&t.pkt, t.payload.as_ref(), &mut wire)
                 .map_err(|e| EmuError::Io(format!("flow {}: {e}", spec.flow)))?;
+            let ecn = t.pkt.ecn().bits();
+            if ecn != tos {
+                sys::set_tos(sock.as_raw_fd(), ecn)
+                    .map_err(|e| EmuError::Io(format!("flow {}: {e}", spec.flow)))?;
+                tos = ecn;
+            }
             let sent = match (side, peer) {
                 (Side::Sender, _) => sock.send(&wire),
                 (Side::Receiver, Some(to)) => sock.send_to(&wire, to),

@@ -96,8 +96,11 @@ pub fn flow_endpoints(
     let id = FlowId(f.id);
     Ok(match &f.kind {
         FlowKindSpec::Tcp { cc, packet_size, ack_every, app_rate, ecn, size, recovery, video } => {
-            // A controller whose feedback rides in the ECN field (ABC) gets its marks echoed.
-            let abc = rtclab_cc::registry::capabilities(cc.name()).is_some_and(|c| c.ecn_feedback);
+            // A controller whose feedback rides in the ECN field (ABC) gets its marks echoed;
+            // an L4S one sends ECT(1) and gets every CE counted back (AccECN).
+            let caps = rtclab_cc::registry::capabilities(cc.name());
+            let abc = caps.is_some_and(|c| c.ecn_feedback);
+            let accecn = caps.is_some_and(|c| c.accurate_ecn);
             let cc = window_controller(cc, seeds, f.id)?;
             let scfg = TcpSenderConfig {
                 packet_size: *packet_size,
@@ -106,12 +109,13 @@ pub fn flow_endpoints(
                 size_packets: size.map(|b| b.div_ceil(*packet_size as u64)),
                 ecn: *ecn,
                 abc,
+                accecn,
                 rack: recovery.rack,
                 tlp: recovery.tlp,
                 frto: recovery.frto,
                 ..Default::default()
             };
-            let rcfg = TcpReceiverConfig { ack_every: *ack_every, ..Default::default() };
+            let rcfg = TcpReceiverConfig { ack_every: *ack_every, accecn, ..Default::default() };
             (
                 AnyEndpoint::TcpSender(Box::new(TcpSender::new(id, scfg, cc))),
                 AnyEndpoint::TcpReceiver(Box::new(TcpReceiver::new(id, rcfg))),

@@ -100,6 +100,7 @@ impl SendHistory {
                 arrival,
                 size: e.size,
                 probe_cluster: e.probe_cluster,
+                ce: false,
             });
         }
         out

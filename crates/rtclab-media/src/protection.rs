@@ -182,6 +182,7 @@ mod tests {
             arrival: None,
             size: 1000,
             probe_cluster: None,
+            ce: false,
         }
     }
 

@@ -106,6 +106,7 @@ mod tests {
             arrival: arrived.map(Time::from_millis),
             size: 1000,
             probe_cluster: None,
+            ce: false,
         }
     }
 

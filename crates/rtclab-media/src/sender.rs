@@ -355,6 +355,7 @@ impl MediaSender {
                 retransmit: media.is_some_and(|m| m.rtx),
                 bytes_in_flight: self.history.in_flight_bytes(),
                 probe_cluster,
+                queued_bytes: self.pacer.queued_bytes(),
             },
         );
         let mut p = Packet::data(self.flow, seq, size, now);

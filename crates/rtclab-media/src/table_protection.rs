@@ -239,6 +239,7 @@ mod tests {
                 arrival: (i >= lost).then_some(at - TimeDelta::from_millis(10)),
                 size: 1200,
                 probe_cluster: None,
+                ce: false,
             })
             .collect()
     }

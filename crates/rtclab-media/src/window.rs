@@ -150,6 +150,7 @@ mod tests {
             arrival: arrival_ms.map(Time::from_millis),
             size: 1200,
             probe_cluster: None,
+            ce: false,
         }
     }
 

@@ -97,7 +97,7 @@ fn bad_queue_kinds_and_parameters_are_named() {
     assert!(x.message.contains("takes none"), "{x}");
     let x = e(r#"{ kind = "codel", ecn = "yes" }"#);
     assert_eq!(x.path, "link.queue.ecn");
-    assert!(e(r#"{ kind = "fq_kodel" }"#).message.contains("fq_codel, pie, sfq, drr, confucius"));
+    assert!(e(r#"{ kind = "fq_kodel" }"#).message.contains("fq_codel, pie, dualpi2, sfq, drr, confucius"));
     let x = e(r#"{ kind = "fq_codel", flows = 0 }"#);
     assert_eq!(x.path, "link.queue.flows");
     assert!(x.message.contains("1..=65536"), "{x}");
@@ -239,4 +239,42 @@ rtt = "40ms"
     // Drop-tail does not classify: no such column.
     let (d, _) = run(parse(&text.replace("kind = \"confucius\", ", "")), 1);
     assert!(d.flows.column("queue_class").is_none());
+}
+
+/// L4S (RFC 9332): TCP Prague's ECT(1) packets take DualPI2's low-latency queue, where the
+/// step marks keep them under a millisecond, and its accurate-ECN feedback holds it there
+/// without a loss; CUBIC's classic queue sits near PI2's 15 ms target; both get a fair part.
+#[test]
+fn dualpi2_keeps_prague_in_the_low_latency_queue_beside_cubic() {
+    let text = r#"duration = "30s"
+[link]
+capacity = "50Mbps"
+queue = { kind = "dualpi2", limit = "250ms" }
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "20ms"
+[[flows]]
+kind = "tcp"
+cc = "prague"
+rtt = "20ms"
+[metrics]
+warmup = "5s"
+"#;
+    let (o, _) = run(parse(text), 1);
+    let f = |i: usize, k: &str| o.summary["flows"][i][k].clone();
+    let q = |i: usize, p: &str| f(i, "queuing_delay_ms")[p].as_f64().unwrap();
+    let (cubic, prague) = (mbps(&o, 0), mbps(&o, 1));
+    println!(
+        "cubic {cubic:.1} Mbit/s q50 {:.2} ms; prague {prague:.1} Mbit/s q99 {:.2} ms, marks {}",
+        q(0, "p50"),
+        q(1, "p99"),
+        f(1, "ecn_marks")
+    );
+    assert!(q(1, "p99") < 1.0, "L4S queue p99 {}", q(1, "p99"));
+    assert!((10.0..20.0).contains(&q(0, "p50")), "classic queue p50 {}", q(0, "p50"));
+    assert!(
+        f(1, "ecn_marks").as_u64().unwrap() > 100 && f(1, "retransmits").as_u64().unwrap() == 0
+    );
+    assert!(cubic > 8.0 && prague > 8.0 && cubic + prague > 47.0, "{cubic} {prague}");
 }

@@ -30,6 +30,10 @@ pub struct TcpReceiverConfig {
     pub header_size: u32,
     /// Send SACK blocks (RFC 2018).
     pub sack: bool,
+    /// Accurate ECN (draft-ietf-tcpm-accurate-ecn, the feedback L4S senders need): every ACK
+    /// carries the count of CE-marked packets received, modulo 8 (the ACE field), instead of
+    /// RFC 3168's sticky ECE.
+    pub accecn: bool,
 }
 
 impl Default for TcpReceiverConfig {
@@ -40,6 +44,7 @@ impl Default for TcpReceiverConfig {
             ack_size: 52,
             header_size: 52,
             sack: true,
+            accecn: false,
         }
     }
 }
@@ -62,6 +67,9 @@ pub struct TcpReceiver {
     /// ABC: the mark of the latest data packet (ECT(1) accelerate, ECT(0) brake), echoed by
     /// the next ACK (ABC receivers ACK every packet, so each ACK echoes one mark).
     abc_mark: Option<bool>,
+    /// AccECN: CE-marked packets received (r.cep), and its value when the last ACK left.
+    ce_packets: u64,
+    ce_acked: u64,
     /// Bytes newly delivered in order to the application (payload only).
     pub goodput_bytes: u64,
     pub received_packets: u64,
@@ -96,6 +104,8 @@ impl TcpReceiver {
             ece: false,
             dsack: false,
             abc_mark: None,
+            ce_packets: 0,
+            ce_acked: 0,
             goodput_bytes: 0,
             received_packets: 0,
             duplicate_packets: 0,
@@ -147,15 +157,21 @@ impl TcpReceiver {
         if self.rcv_nxt > before && self.video.is_some() {
             self.complete_frames(now, pkt);
         }
-        // ECN: CWR ends the echo; a CE mark starts it, and a new one is sent at once (as
-        // Linux's quick-ACK on a CE change).
-        if pkt.ecn_echo() {
-            self.ece = false;
-        }
-        let new_ce = pkt.ecn() == rtclab_core::Ecn::Ce && !self.ece;
-        if pkt.ecn() == rtclab_core::Ecn::Ce {
-            self.ece = true;
-        }
+        let ce = pkt.ecn() == rtclab_core::Ecn::Ce;
+        let new_ce = if self.cfg.accecn {
+            // AccECN: count every CE; ACK at once before the three-bit field could wrap.
+            self.ce_packets += ce as u64;
+            self.ce_packets - self.ce_acked >= 7
+        } else {
+            // ECN: CWR ends the echo; a CE mark starts it, and a new one is sent at once (as
+            // Linux's quick-ACK on a CE change).
+            if pkt.ecn_echo() {
+                self.ece = false;
+            }
+            let new_ce = ce && !self.ece;
+            self.ece |= ce;
+            new_ce
+        };
         self.abc_mark = match pkt.ecn() {
             rtclab_core::Ecn::Ect1 => Some(true),
             rtclab_core::Ecn::Ect0 => Some(false),
@@ -187,7 +203,12 @@ impl TcpReceiver {
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ts_recent, self.cfg.ack_size, now);
         ack.set_ecn_echo(self.ece);
         ack.set_dsack(std::mem::take(&mut self.dsack));
-        ack.set_abc_echo(self.abc_mark.take());
+        if self.cfg.accecn {
+            ack.set_ace(self.ce_packets as u8);
+            self.ce_acked = self.ce_packets;
+        } else {
+            ack.set_abc_echo(self.abc_mark.take());
+        }
         if self.cfg.sack && !self.ooo.is_empty() {
             ack.info = rtclab_core::PacketInfo::Sack(self.sack_blocks());
         }

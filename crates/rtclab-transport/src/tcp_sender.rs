@@ -84,6 +84,12 @@ pub struct TcpSenderConfig {
     /// ABC (Goyal et al., NSDI'20; the controller `abc`): data packets leave marked accelerate
     /// (ECT(1)) and each ACK's echoed mark (accelerate or brake) reaches the controller.
     pub abc: bool,
+    /// Accurate ECN for an L4S controller (RFC 9331 §4.2; draft-ietf-tcpm-accurate-ecn): every
+    /// data packet, retransmissions included (ECN++), leaves ECT(1); each ACK's ACE field
+    /// (CE packets received, modulo 8) gives the newly marked packets, which reach the
+    /// controller in `FeedbackReport::ce_packets`. The controller answers CE itself (no
+    /// RFC 3168 halving, no CWR flag).
+    pub accecn: bool,
     /// SACK mode: RACK time-based loss detection (RFC 8985) instead of DupThresh.
     pub rack: bool,
     /// SACK mode: tail loss probes (RFC 8985 §7).
@@ -103,6 +109,7 @@ impl Default for TcpSenderConfig {
             recovery: RecoveryMode::Sack,
             ecn: false,
             abc: false,
+            accecn: false,
             app_rate: None,
             size_packets: None,
             video: None,
@@ -123,6 +130,8 @@ pub struct TcpSenderStats {
     pub timeouts: u64,
     /// Window reductions in answer to ECN echoes (ECE).
     pub ecn_reductions: u64,
+    /// AccECN: data packets the receiver reported CE-marked.
+    pub ce_reported: u64,
     /// Application-limited senders: new packets sent, and the sum and maximum of the time
     /// each waited in the send buffer (written by the application → first sent).
     pub app_packets: u64,
@@ -203,6 +212,9 @@ pub struct TcpSender {
     cwr_pending: bool,
     /// ABC marks echoed since the last feedback report: (accelerates, brakes).
     abc_marks: (u32, u32),
+    /// AccECN: the last ACE field read, and the CE packets it reported since the last report.
+    last_ace: u8,
+    ce_marks: u32,
     /// Sequence ranges [start, end) already marked SACKed (sorted, disjoint; segments are never
     /// un-SACKed): each ACK walks only what its blocks add, where a block repeated on every ACK
     /// of a long recovery with a large window would cost its whole length each time.
@@ -266,6 +278,8 @@ impl TcpSender {
             ecn_recover: 0,
             cwr_pending: false,
             abc_marks: (0, 0),
+            last_ace: 0,
+            ce_marks: 0,
             sacked_ranges: Vec::new(),
             retransmit_now: None,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
@@ -569,6 +583,16 @@ impl TcpSender {
             }
         }
 
+        if self.cfg.accecn {
+            // ACKs arrive in order here, each covering at most a few packets: the three-bit
+            // difference is the count (the receiver ACKs before it could wrap).
+            let ace = pkt.ace();
+            let newly = (ace.wrapping_sub(self.last_ace) & 0b111) as u32;
+            self.last_ace = ace;
+            self.ce_marks += newly;
+            self.stats.ce_reported += newly as u64;
+        }
+
         // ECN echo: a congestion signal without a loss, once per window (RFC 3168 §6.1.2).
         if self.cfg.ecn
             && pkt.ecn_echo()
@@ -600,6 +624,7 @@ impl TcpSender {
                 lost_packets: std::mem::take(&mut self.newly_lost),
                 accelerates: self.abc_marks.0,
                 brakes: self.abc_marks.1,
+                ce_packets: std::mem::take(&mut self.ce_marks),
             };
             self.abc_marks = (0, 0);
             self.cc.on_feedback(now, &fb);
@@ -1091,8 +1116,9 @@ impl TcpSender {
             p.info = rtclab_core::PacketInfo::FrameEnd;
             p.echo = capture;
         }
-        if self.cfg.abc {
+        if self.cfg.abc || self.cfg.accecn {
             // Every ABC data packet leaves as an accelerate; an ABC router may make it a brake.
+            // An L4S sender's packets are ECT(1), the L4S identifier (RFC 9331 §4.1).
             p.set_ecn(rtclab_core::Ecn::Ect1);
         } else if self.cfg.ecn {
             // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
@@ -1106,7 +1132,14 @@ impl TcpSender {
         let in_flight = self.packets_in_flight() * size as u64;
         self.cc.on_packet_sent(
             now,
-            &SentPacket { seq, size, retransmit, bytes_in_flight: in_flight, probe_cluster: None },
+            &SentPacket {
+                seq,
+                size,
+                retransmit,
+                bytes_in_flight: in_flight,
+                probe_cluster: None,
+                queued_bytes: 0,
+            },
         );
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rto());

@@ -1,7 +1,9 @@
-"""Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases) and `rtclab suite
-rfc8869` (RMCAT's Wi-Fi and cellular cases), run through
-the sweep machinery (`rtclab.sweep.execute`: a process pool, a resumable store keyed by run),
-with RFC 8868's metrics per case and controller."""
+"""Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases), `rtclab suite
+rfc8869` (RMCAT's Wi-Fi and cellular cases) and `rtclab suite l4s` (scalable and classic flows
+through DualPI2), run through the sweep machinery (`rtclab.sweep.execute`: a process pool, a
+resumable store keyed by run). The RMCAT suites report RFC 8868's metrics per case and
+controller; a suite module may define its own `case_metrics(summaries, case)` and `COLUMNS`
+(as `l4s` does) and `DEFAULT_CCS` (the controllers run when none is given)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional
 
-SUITES = ("rfc8867", "rfc8869")
+SUITES = ("rfc8867", "rfc8869", "l4s")
 
 
 class SuiteError(ValueError):
@@ -27,6 +29,10 @@ def _load(name: str):
         from rtclab.suites import rfc8869
 
         return rfc8869
+    if name == "l4s":
+        from rtclab.suites import l4s
+
+        return l4s
     raise SuiteError(f"unknown suite {name!r}: accepted {', '.join(SUITES)}")
 
 
@@ -132,13 +138,24 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
     rows = []
     for case, cc, keys in plan:
         summaries = [json.loads((out / "runs" / k / "summary.json").read_text(encoding="utf-8")) for k in keys]
-        rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys),
-                     **_case_metrics(summaries, case.bottleneck, case.bottleneck_shared)})
+        own = getattr(suite, "case_metrics", None)
+        metrics = own(summaries, case) if own else _case_metrics(summaries, case.bottleneck, case.bottleneck_shared)
+        rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys), **metrics})
     not_run = [{"case": sec, "why": why} for sec, why in suite.NOT_RUN.items()]
     (out / "suite.json").write_text(json.dumps({"suite": name, "rows": rows, "not_run": not_run}, indent=1) + "\n",
                                     encoding="utf-8")
-    _write_report(out, name, rows, not_run)
+    _write_report(out, name, rows, not_run, columns(name))
     return rows
+
+
+def default_ccs(name: str) -> list[str]:
+    """The controllers suite `name` runs when none is given."""
+    return list(getattr(_load(name), "DEFAULT_CCS", ["gcc"]))
+
+
+def columns(name: str) -> list[tuple[str, str, str]]:
+    """(row key, column title, format) of suite `name`'s table."""
+    return getattr(_load(name), "COLUMNS", COLUMNS)
 
 
 #: (row key, column title, format) of the suite table.
@@ -151,21 +168,23 @@ COLUMNS = [
 ]
 
 
-def format_rows(rows: list[dict]) -> str:
+def format_rows(rows: list[dict], suite: str = "rfc8867") -> str:
     from tabulate import tabulate
 
-    body = [[r["case"], r["cc"], *["n/a" if r.get(k) is None else f"{r[k]:{fmt}}" for k, _, fmt in COLUMNS]]
+    cols = columns(suite)
+    body = [[r["case"], r["cc"], *["n/a" if r.get(k) is None else f"{r[k]:{fmt}}" for k, _, fmt in cols]]
             for r in rows]
-    return tabulate(body, headers=["case", "cc", *[t for _, t, _ in COLUMNS]], tablefmt="simple",
+    return tabulate(body, headers=["case", "cc", *[t for _, t, _ in cols]], tablefmt="simple",
                     disable_numparse=True)
 
 
-def _write_report(out: Path, name: str, rows: list[dict], not_run: list[dict]) -> None:
+def _write_report(out: Path, name: str, rows: list[dict], not_run: list[dict],
+                  cols: list[tuple[str, str, str]]) -> None:
     from rtclab import _core
     from rtclab.reporting import _env
 
     html = _env().get_template("suite.html.j2").render(
-        name=name, rows=rows, columns=COLUMNS, not_run=not_run, version=_core.__version__,
+        name=name, rows=rows, columns=cols, not_run=not_run, version=_core.__version__,
         fmt=lambda v, f: "n/a" if v is None else format(v, f))
     tmp = out / f".report.html.tmp-{os.getpid()}"
     tmp.write_text(html, encoding="utf-8")

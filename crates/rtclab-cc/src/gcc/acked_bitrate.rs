@@ -91,6 +91,7 @@ mod tests {
             arrival: Some(Time::from_millis(arrival_ms)),
             size: 1000,
             probe_cluster: None,
+            ce: false,
         }
     }
 

@@ -670,6 +670,7 @@ mod tests {
                     arrival: (!lost).then(|| send + TimeDelta::from_millis(20)),
                     size: 1000,
                     probe_cluster: None,
+                    ce: false,
                 }
             })
             .collect()

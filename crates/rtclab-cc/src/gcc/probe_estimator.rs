@@ -136,6 +136,7 @@ mod tests {
             arrival: Some(Time::from_millis(recv_ms)),
             size,
             probe_cluster: Some(id),
+            ce: false,
         }
     }
 

@@ -528,6 +528,7 @@ mod tests {
                 arrival: Some(Time::from_millis(t_ms - 50 + s % 10)),
                 size: 1000,
                 probe_cluster: None,
+                ce: false,
             })
             .collect();
         g.on_transport_feedback(Time::from_millis(t_ms), &pkts);
@@ -560,6 +561,7 @@ mod tests {
                 retransmit: false,
                 bytes_in_flight: 0,
                 probe_cluster: None,
+                queued_bytes: 0,
             };
             g.on_packet_sent(t, &p);
             g.handle_timeout(t);

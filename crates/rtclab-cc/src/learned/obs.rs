@@ -173,6 +173,7 @@ mod tests {
             arrival: arr_ms.map(|a| Time::ZERO + TimeDelta::from_millis(a)),
             size: 1000,
             probe_cluster: None,
+            ce: false,
         }
     }
 

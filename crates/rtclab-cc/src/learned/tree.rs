@@ -133,6 +133,7 @@ mod tests {
             arrival: Some(t(a)),
             size: 1200,
             probe_cluster: None,
+            ce: false,
         };
         c.on_transport_feedback(t(30), &[p(0, 20), p(10, 30)]);
         c.handle_timeout(t(60));

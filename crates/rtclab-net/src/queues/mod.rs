@@ -21,7 +21,7 @@ macro_rules! register {
 pub mod fifo;
 pub mod flow_hash;
 
-register! { droptail, codel, drophead, fq_codel, pie, sfq, drr, confucius }
+register! { droptail, codel, drophead, fq_codel, pie, dualpi2, sfq, drr, confucius }
 
 /// What a discipline is built from.
 pub struct QdiscArgs<'a> {

@@ -191,6 +191,12 @@ fn tcp_kind(f: &TcpEntry, packet_size: u32, at: At) -> Result<FlowKindSpec, Conf
             format!("{name:?} uses the ECN field for its own marks (ABC: ECT(1) accelerate, ECT(0) brake); leave `ecn` out"),
         ));
     }
+    if caps.accurate_ecn && f.ecn == Some(true) {
+        return Err(ConfigError::new(
+            at("ecn"),
+            format!("{name:?} is an L4S controller: its packets always leave ECT(1) and every CE mark is fed back by accurate ECN; `ecn` turns on classic (RFC 3168) ECN, so leave it out"),
+        ));
+    }
     let video = match &f.video {
         None => None,
         Some(v) => Some(tcp_video(f, v, packet_size, at)?),

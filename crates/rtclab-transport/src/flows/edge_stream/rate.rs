@@ -133,6 +133,7 @@ impl RateControl {
             retransmit: false,
             bytes_in_flight: self.in_flight,
             probe_cluster: cluster,
+            queued_bytes: 0,
         };
         self.gcc.on_packet_sent(now, &p);
         if self.next_feedback.is_none() {
@@ -163,6 +164,7 @@ impl RateControl {
                 arrival: self.acked.remove(&seq),
                 size,
                 probe_cluster: cluster,
+                ce: false,
             });
         }
         self.acked.clear();
