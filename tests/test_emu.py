@@ -181,6 +181,23 @@ def test_emu_l4s_prague_over_udp_beside_kernel_cubic_through_dualpi2(cli, tmp_pa
     assert s["link"]["utilization"] > 0.8
 
 
+@needs_root
+def test_emu_runs_abc_behind_its_router(cli, tmp_path):
+    """ABC's accelerate/brake marks ride in the data packets' ECN field (set and read on the
+    UDP sockets) and its ACK echo in the record's flags: the router holds the queue short."""
+    scn = tmp_path / "abc.toml"
+    scn.write_text('duration = "8s"\n[link]\ncapacity = "12Mbps"\nqueue = { limit = "250pkt" }\n'
+                   '[[middleboxes]]\nkind = "abc"\nat = "bottleneck"\n'
+                   '[[flows]]\nkind = "tcp"\ncc = "abc"\nrtt = "50ms"\n[metrics]\nwarmup = "3s"\n')
+    out = tmp_path / "out"
+    r = cli("run", scn, "--engine", "emu", "--out", out, "--no-progress", "--no-plots", timeout=120)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    marks = s["middleboxes"][0]["metrics"]
+    assert 0.35 < marks["accelerate_share"] < 0.65 and marks["brakes"] > 100, marks
+    assert s["link"]["utilization"] > 0.85 and s["flows"][0]["queuing_delay_ms"]["p50"] < 30
+
+
 FLOW_QUEUES = """
 name = "emu-flow-queues"
 duration = "5s"
