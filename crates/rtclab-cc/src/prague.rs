@@ -138,6 +138,8 @@ pub struct Prague {
     in_loss: bool,
     srtt: Option<TimeDelta>,
     pacing_rate: Option<Rate>,
+    /// CWR entries that reduced the window (for the series).
+    reductions: u64,
 }
 
 impl Prague {
@@ -163,6 +165,7 @@ impl Prague {
             in_loss: false,
             srtt: None,
             pacing_rate: None,
+            reductions: 0,
         }
     }
 
@@ -226,6 +229,7 @@ impl Prague {
             return;
         }
         self.cwr_stamp = Some(now);
+        self.reductions += 1;
         self.frac_cwnd -= self.alpha * self.frac_cwnd / 2.0;
     }
 
@@ -347,6 +351,10 @@ impl CongestionController for Prague {
             extra: named(&[
                 Some(("prague_alpha", self.alpha)),
                 Some(("prague_frac_cwnd_packets", self.frac_cwnd)),
+                Some(("prague_rounds", self.round as f64)),
+                Some(("prague_rtt_independent", self.rtt_indep() as u8 as f64)),
+                Some(("prague_ai_packets", self.ai())),
+                Some(("prague_cwr_reductions", self.reductions as f64)),
             ]),
             ..window_metrics(self.cwnd, self.ssthresh, self.cfg.packet_size)
         }

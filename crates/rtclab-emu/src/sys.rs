@@ -289,44 +289,34 @@ pub fn connect_v4(fd: &OwnedFd, addr: std::net::SocketAddr) -> io::Result<()> {
     .map(|_| ())
 }
 
-/// Asks for each received datagram's TOS byte (IP_RECVTOS): `recv_with_tos` returns it, so an
-/// endpoint reads the ECN field its packet arrived with (CE set by an emulated queue).
-pub fn set_recv_tos(fd: RawFd) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: the option value is one int.
+/// setsockopt(2) of one int at `IPPROTO_IP`.
+fn set_ip_int(fd: RawFd, name: libc::c_int, value: libc::c_int, what: &str) -> io::Result<()> {
+    // SAFETY: the option value is one int that outlives the call.
     check(
         unsafe {
             libc::setsockopt(
                 fd,
                 libc::IPPROTO_IP,
-                libc::IP_RECVTOS,
-                (&on as *const libc::c_int).cast(),
+                name,
+                (&value as *const libc::c_int).cast(),
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         },
-        "setsockopt(IP_RECVTOS)",
+        what,
     )
     .map(|_| ())
+}
+
+/// Asks for each received datagram's TOS byte (IP_RECVTOS): `recv_with_tos` returns it, so an
+/// endpoint reads the ECN field its packet arrived with (CE set by an emulated queue).
+pub fn set_recv_tos(fd: RawFd) -> io::Result<()> {
+    set_ip_int(fd, libc::IP_RECVTOS, 1, "setsockopt(IP_RECVTOS)")
 }
 
 /// The TOS byte of the datagrams a UDP socket sends from now on (IP_TOS; its two low bits are
 /// the ECN field, which Linux lets a UDP socket set).
 pub fn set_tos(fd: RawFd, tos: u8) -> io::Result<()> {
-    let v = tos as libc::c_int;
-    // SAFETY: the option value is one int.
-    check(
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_IP,
-                libc::IP_TOS,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        },
-        "setsockopt(IP_TOS)",
-    )
-    .map(|_| ())
+    set_ip_int(fd, libc::IP_TOS, tos as libc::c_int, "setsockopt(IP_TOS)")
 }
 
 /// One datagram from a non-blocking IPv4 UDP socket with IP_RECVTOS on: its length, sender

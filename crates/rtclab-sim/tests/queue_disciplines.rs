@@ -97,7 +97,9 @@ fn bad_queue_kinds_and_parameters_are_named() {
     assert!(x.message.contains("takes none"), "{x}");
     let x = e(r#"{ kind = "codel", ecn = "yes" }"#);
     assert_eq!(x.path, "link.queue.ecn");
-    assert!(e(r#"{ kind = "fq_kodel" }"#).message.contains("fq_codel, pie, dualpi2, sfq, drr, confucius"));
+    assert!(e(r#"{ kind = "fq_kodel" }"#)
+        .message
+        .contains("fq_codel, pie, dualpi2, sfq, drr, confucius"));
     let x = e(r#"{ kind = "fq_codel", flows = 0 }"#);
     assert_eq!(x.path, "link.queue.flows");
     assert!(x.message.contains("1..=65536"), "{x}");
