@@ -139,6 +139,7 @@ def test_l4s_suite_runs_prague_beside_cubic_through_dualpi2(cli, tmp_path):
         assert row["utilization"] > 0.97 and row["l4s_ce_fraction"] > 0 and 0.5 < row["ratio"] < 3, row
     assert rows["pair-20ms-20ms"]["classic_mbps"] is None and rows["pair-20ms-20ms"]["ratio"] < 2
     assert "expected ratio" in r.stdout and "L4S qdelay p99 ms" in r.stdout
+    assert set(doc["expected"]) == {"ratio", "l4s_qdelay_ms_p99", "classic_qdelay_ms_p50"}
     assert [n["case"] for n in doc["not_run"]] == ["rmcat-l4s", "media-vs-classic"]
     assert r.stdout.count("not run: ") == 2
 

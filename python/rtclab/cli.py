@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import sys
@@ -343,7 +342,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     """Argument handling and printing over `rtclab.run_suite`."""
     from rtclab.api import run_suite
     from rtclab.output import OutputError
-    from rtclab.suites import SuiteError, default_ccs, format_rows
+    from rtclab.suites import SuiteError, default_ccs, expected, format_rows
 
     ccs = args.cc or default_ccs(args.suite)
     if args.workers is not None and args.workers < 1:
@@ -355,8 +354,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     except (SuiteError, OutputError) as e:
         raise UserError(str(e)) from e
     print(format_rows(rows, args.suite))
-    expected = getattr(importlib.import_module(f"rtclab.suites.{args.suite}"), "EXPECTED", {})
-    for key, figure in expected.items():
+    for key, figure in expected(args.suite).items():
         print(f"expected {key}: {figure}")
     notes = json.loads((Path(out) / "suite.json").read_text(encoding="utf-8"))["not_run"]
     for n in notes:

@@ -142,8 +142,8 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
         metrics = own(summaries, case) if own else _case_metrics(summaries, case.bottleneck, case.bottleneck_shared)
         rows.append({"case": case.section, "title": case.title, "cc": cc, "seeds": len(keys), **metrics})
     not_run = [{"case": sec, "why": why} for sec, why in suite.NOT_RUN.items()]
-    (out / "suite.json").write_text(json.dumps({"suite": name, "rows": rows, "not_run": not_run}, indent=1) + "\n",
-                                    encoding="utf-8")
+    doc = {"suite": name, "rows": rows, "not_run": not_run, "expected": expected(name)}
+    (out / "suite.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     _write_report(out, name, rows, not_run, columns(name))
     return rows
 
@@ -151,6 +151,11 @@ def run_suite(name: str, ccs: list[str], seeds: int = 1, out: str | os.PathLike 
 def default_ccs(name: str) -> list[str]:
     """The controllers suite `name` runs when none is given."""
     return list(getattr(_load(name), "DEFAULT_CCS", ["gcc"]))
+
+
+def expected(name: str) -> dict[str, str]:
+    """The figures suite `name`'s rows are read against (row key -> what and where from)."""
+    return dict(getattr(_load(name), "EXPECTED", {}))
 
 
 def columns(name: str) -> list[tuple[str, str, str]]:
