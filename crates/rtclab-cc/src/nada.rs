@@ -428,13 +428,13 @@ impl Nada {
     }
 
     fn update_metrics(&mut self) {
-        let last: Vec<&Record> = self.history.iter().rev().take(TAPS).collect();
+        let last = || self.history.iter().rev().take(TAPS);
         let ms = |d: TimeDelta| d.as_secs_f64() * 1e3;
-        let qdelay = last.iter().map(|r| r.owd - self.base_delay).min();
+        let qdelay = last().map(|r| r.owd - self.base_delay).min();
         if let Some(q) = qdelay {
             self.qdelay_ms = ms(q);
         }
-        if let Some(r) = last.iter().map(|r| r.rtt).min() {
+        if let Some(r) = last().map(|r| r.rtt).min() {
             self.rtt_ms = ms(r);
         }
         let n = self.history.len();
