@@ -154,6 +154,12 @@ rtt = "40ms"
         ('cc = "cubic"\nmedia = { feedback = "remb" }', "flows[0].media.feedback", "rfc8888"),
         ('cc = "bbr"\nmedia = { threshold = 20.0 }', "flows[0].media", "GCC only"),
         ('media = { fps = 0.0 }', "flows[0].media.fps", "(0, 240]"),
+        # ECN on media needs RFC 8888, the only feedback that reports it back.
+        ('media = { ecn = "ect1", feedback = "twcc" }', "flows[0].media.ecn", "rfc8888"),
+        ('cc = "gcc_paper"\nmedia = { ecn = "ect0" }', "flows[0].media.ecn", "rfc8888"),
+        ('media = { ecn = "ect2" }', "flows[0].media.ecn", "ect1"),
+        ('media = { feedback_cadence = "scream" }', "flows[0].media.feedback_cadence", "rfc8888"),
+        ('cc = "scream"\nparams = { max_window_headroom = 50 }', "flows[0].params.max_window_headroom", "20"),
     ],
 )
 def test_media_controller_and_feedback_pairing(cli, tmp_path, extra, path, word):

@@ -181,6 +181,39 @@ def test_emu_l4s_prague_over_udp_beside_kernel_cubic_through_dualpi2(cli, tmp_pa
     assert s["link"]["utilization"] > 0.8
 
 
+MEDIA_L4S = """
+name = "emu-media-l4s"
+duration = "10s"
+[link]
+capacity = "10Mbps"
+queue = { kind = "dualpi2", limit = "250ms" }
+[metrics]
+warmup = "3s"
+[[flows]]
+name = "scream"
+kind = "media"
+cc = "scream"
+rtt = "25ms"
+media = { max_bitrate = "20Mbps", ecn = "ect1", feedback_cadence = "scream", fps = 50 }
+"""
+
+
+@needs_root
+def test_emu_media_ect1_marks_reach_scream_through_rfc8888(cli, tmp_path):
+    """A media flow's ECT(1) leaves on the UDP socket's TOS, DualPI2's CE comes back with the
+    received TOS into the RFC 8888 report, and SCReAM v2's L4S mode answers it: the same
+    scenario in both engines marks and keeps the L4S queue short."""
+    scn = tmp_path / "m.toml"
+    scn.write_text(MEDIA_L4S)
+    for engine in ("sim", "emu"):
+        out = tmp_path / engine
+        r = cli("run", scn, "--engine", engine, "--out", out, "--no-progress", "--no-plots", timeout=120)
+        assert r.returncode == 0, r.stderr
+        f = json.loads((out / "summary.json").read_text())["flows"][0]
+        assert f["ecn_marks"] > 0.01 * f["packets_received"], (engine, f["ecn_marks"])
+        assert f["throughput_mbps"] > 5 and f["queuing_delay_ms"]["p95"] < 10, (engine, f)
+
+
 @needs_root
 def test_emu_runs_abc_behind_its_router(cli, tmp_path):
     """ABC's accelerate/brake marks ride in the data packets' ECN field (set and read on the

@@ -638,11 +638,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=cmd_sweep)
 
     su = sub.add_parser("suite", help="run a standard test suite (RFC 8867, RFC 8869, L4S) for one or more controllers")
-    su.add_argument("suite", choices=["rfc8867", "rfc8869", "l4s"],
+    su.add_argument("suite", choices=["rfc8867", "rfc8869", "l4s", "rmcat-l4s"],
                     help="which suite: rfc8867 (wired cases), rfc8869 (Wi-Fi and cellular cases), l4s (scalable vs "
-                         "classic flows through DualPI2)")
+                         "classic flows through DualPI2), rmcat-l4s (the RMCAT cases through DualPI2, media Not-ECT "
+                         "and ECT(1))")
     su.add_argument("--cc", action="append",
-                    help="controller to test (repeat to compare; default: gcc, for l4s the scalable prague)")
+                    help="controller to test (repeat to compare; default: gcc, for l4s the scalable prague, for "
+                         "rmcat-l4s gcc, nada and scream)")
     su.add_argument("--seeds", type=int, default=1, help="runs per case and controller (default: %(default)s)")
     su.add_argument("--out", help="the store (default: rtclab-out/suite-<suite>)")
     su.add_argument("--workers", type=int, help="processes (default: every core)")

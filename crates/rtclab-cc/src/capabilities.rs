@@ -137,6 +137,12 @@ pub static BUILTIN: &[Builtin] = &[
         factory: Some(crate::prague::Prague::factory),
     },
     Builtin { name: "nada", aliases: &[], caps: MEDIA, factory: Some(crate::nada::Nada::factory) },
+    Builtin {
+        name: "scream",
+        aliases: &["scream_v2"],
+        caps: MEDIA,
+        factory: Some(crate::scream::Scream::factory),
+    },
     Builtin { name: "zoom_like", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc", aliases: &[], caps: MEDIA, factory: None },
     Builtin { name: "gcc_paper", aliases: &[], caps: MEDIA, factory: None },

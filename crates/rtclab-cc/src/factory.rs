@@ -32,6 +32,19 @@ pub struct ControllerArgs<'a> {
     pub params: &'a [(String, Value)],
     /// A seed from the flow's own random stream (`flow<N>.cc`), for controllers that draw.
     pub seed: u64,
+    /// A media flow's encoder range and ECN setting (None for tcp flows).
+    pub media: Option<MediaArgs>,
+}
+
+/// What a media controller may take from its flow's `media` table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MediaArgs {
+    /// `media.min_bitrate`, `start_bitrate`, `max_bitrate`, bit/s.
+    pub min_bps: f64,
+    pub start_bps: f64,
+    pub max_bps: f64,
+    /// `media.ecn`: the packets' ECN field.
+    pub ecn: rtclab_core::Ecn,
 }
 
 pub type Factory = Arc<dyn Fn(&ControllerArgs) -> Result<BoxedController, String> + Send + Sync>;

@@ -20,6 +20,7 @@ pub mod prague;
 pub mod qlibra;
 pub mod registry;
 pub mod reno;
+pub mod scream;
 pub mod vegas;
 pub mod zoom_like;
 
@@ -177,6 +178,17 @@ pub trait CongestionController {
     fn on_receiver_estimate(&mut self, _now: Time, _bitrate: Rate) {}
     /// Media senders: an RTCP receiver report (fraction lost in [0, 1], RTT if known).
     fn on_loss_report(&mut self, _now: Time, _fraction_lost: f64, _rtt: Option<TimeDelta>) {}
+    /// Media senders: the encoder made a frame of `bytes` (its media packets, headers
+    /// included), now queued; the oldest packet in the sender's queue has waited
+    /// `queue_delay` and the queue holds `queued_bytes` (SCReAM's `newMediaFrame`).
+    fn on_media_frame(&mut self, _now: Time, _bytes: u64, _queue_delay: TimeDelta, _queued: u64) {}
+    /// Media senders: whether a packet of `size` bytes may leave now (a window-gated media
+    /// controller such as SCReAM answers from its own bytes in flight); default yes. Asked
+    /// before each packet the pacer would release; a no holds the pacer until feedback or the
+    /// controller's timeout.
+    fn may_send(&mut self, _now: Time, _size: u32) -> bool {
+        true
+    }
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_timeout(&self) -> Option<Time> {
         None
@@ -276,6 +288,13 @@ impl CongestionController for AnyController {
     }
     fn on_loss_report(&mut self, now: Time, fraction_lost: f64, rtt: Option<TimeDelta>) {
         dispatch!(self, c => c.on_loss_report(now, fraction_lost, rtt))
+    }
+    fn on_media_frame(&mut self, now: Time, bytes: u64, queue_delay: TimeDelta, queued: u64) {
+        dispatch!(self, c => c.on_media_frame(now, bytes, queue_delay, queued))
+    }
+    #[inline]
+    fn may_send(&mut self, now: Time, size: u32) -> bool {
+        dispatch!(self, c => c.may_send(now, size))
     }
     fn handle_timeout(&mut self, now: Time) {
         dispatch!(self, c => c.handle_timeout(now))

@@ -249,6 +249,26 @@ pub static NADA_PARAMS: &[Param<NadaConfig>] = &[
         |c| c.dmark_ms,
         |c, v| c.dmark_ms = v
     ),
+    param!(
+        NadaConfig,
+        "beta_v",
+        "encoder rate shaping: r_vin = r_ref − beta_v·8·L·FPS (0.1, RFC 8698 §5.2; ns3-rmcat's test cases 0)",
+        Real,
+        0.0,
+        10.0,
+        |c| c.beta_v,
+        |c, v| c.beta_v = v
+    ),
+    param!(
+        NadaConfig,
+        "beta_s",
+        "pacer rate shaping: r_send = r_ref + beta_s·8·L·FPS (0.1, RFC 8698 §5.2; ns3-rmcat's test cases 0)",
+        Real,
+        0.0,
+        10.0,
+        |c| c.beta_s,
+        |c, v| c.beta_s = v
+    ),
 ];
 
 /// ns3-rmcat `SenderBasedController`: history window, gap that clears it, filter taps, least

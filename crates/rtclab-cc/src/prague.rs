@@ -469,6 +469,7 @@ mod tests {
             initial_window: 10,
             params: &bad,
             seed: 0,
+            media: None,
         };
         let e = Prague::from_args(&args).unwrap_err();
         assert!(e.contains("rtt_target_ms"), "{e}");

@@ -16,7 +16,7 @@
 //! and hands `now` to every call.
 
 use crate::capabilities::Capabilities;
-pub use crate::factory::{BoxedController, ControllerArgs, Factory, Role};
+pub use crate::factory::{BoxedController, ControllerArgs, Factory, MediaArgs, Role};
 use std::collections::BTreeMap;
 use std::sync::{OnceLock, RwLock};
 
@@ -172,6 +172,7 @@ mod tests {
             initial_window: 7,
             params: &[],
             seed: 0,
+            media: None,
         };
         assert_eq!(e.build(&args).unwrap().target().cwnd_bytes, Some(7000));
         let err = e.build(&ControllerArgs { role: Role::Media, ..args }).err().unwrap();

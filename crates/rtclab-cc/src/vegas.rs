@@ -309,6 +309,7 @@ mod tests {
                 initial_window: 10,
                 params: p,
                 seed: 0,
+                media: None,
             };
             Vegas::from_args(&a).map(|v| v.cfg)
         };

@@ -218,6 +218,7 @@ pub fn window_controller(
                 initial_window: r.initial_window,
                 params: &r.params,
                 seed: rng.next_u64(),
+                media: r.media,
             };
             // The entry the scenario layer found and checked: no second lookup.
             let c = r.entry.build(&args).map_err(|error| BuildError::Controller {

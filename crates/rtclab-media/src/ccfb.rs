@@ -12,12 +12,16 @@
 //! Sender: arrival = report timestamp − offset, so arrival times reach the estimator with
 //! 1/1024 s (≈ 1 ms) resolution, four times coarser than TWCC's 250 µs.
 //!
+//! Each report also carries the two-bit ECN field the packet arrived with (RFC 8888 §3.1):
+//! the sender learns of every CE mark, which is what an L4S media controller (SCReAM v2 in
+//! L4S mode) and NADA's marking penalty (RFC 8698 §4.2) need.
+//!
 //! One media SSRC whose RTP sequence numbers are the transport-wide ones: this model sends
 //! padding on the media SSRC, where libwebrtc would use RTX with its own sequence space.
 
 use crate::feedback::PendingArrivals;
 use crate::history::SendHistory;
-use rtclab_core::{Rate, Time, TimeDelta};
+use rtclab_core::{Ecn, Rate, Time, TimeDelta};
 use rtclab_wire::rtcp::{CcfbBlock, CcfbReport, CongestionControlFeedback, RtcpPacket};
 use rtclab_wire::WireError;
 
@@ -27,6 +31,11 @@ pub struct CcfbConfig {
     pub max_wait_for_marker: TimeDelta,
     pub max_send_delta: TimeDelta,
     pub max_feedback_rate: Rate,
+    /// Also report once this many packets arrived since the last report (SCReAM's receiver).
+    pub every_packets: Option<u32>,
+    /// With `every_packets`: `max_wait_for_marker` counts from the last report, not from the
+    /// first unreported arrival, and no feedback budget applies (SCReAM's receiver).
+    pub scream: bool,
 }
 
 impl Default for CcfbConfig {
@@ -36,6 +45,23 @@ impl Default for CcfbConfig {
             max_wait_for_marker: TimeDelta::from_millis(25),
             max_send_delta: TimeDelta::from_millis(500),
             max_feedback_rate: Rate::from_kbps(500),
+            every_packets: None,
+            scream: false,
+        }
+    }
+}
+
+impl CcfbConfig {
+    /// The cadence of SCReAM's receiver (EricssonResearch/scream `ScreamRx`): a report once
+    /// 16 packets arrived since the last one, on a frame's last packet, or 40 ms after the
+    /// last report, with no minimum spacing.
+    pub fn scream() -> Self {
+        CcfbConfig {
+            min_send_delta: TimeDelta::ZERO,
+            max_wait_for_marker: TimeDelta::from_millis(40),
+            every_packets: Some(16),
+            scream: true,
+            ..CcfbConfig::default()
         }
     }
 }
@@ -47,6 +73,8 @@ pub struct CcfbGenerator {
     media_ssrc: u32,
     pending: PendingArrivals,
     first_unreported: Option<Time>,
+    /// Packets arrived since the last report.
+    since_report: u32,
     marker_seen: bool,
     next_possible: Time,
     last_sent: Option<Time>,
@@ -66,6 +94,7 @@ impl CcfbGenerator {
             media_ssrc,
             pending: PendingArrivals::default(),
             first_unreported: None,
+            since_report: 0,
             marker_seen: false,
             next_possible: Time::ZERO,
             last_sent: None,
@@ -73,17 +102,24 @@ impl CcfbGenerator {
         }
     }
 
-    pub fn on_packet(&mut self, now: Time, seq: u64, marker: bool) {
-        if self.pending.insert(seq, now) {
+    /// A packet arrived with sequence number `seq` and the ECN field `ecn`; `marker`: it ends
+    /// a frame.
+    pub fn on_packet(&mut self, now: Time, seq: u64, marker: bool, ecn: Ecn) {
+        if self.pending.insert_with_ecn(seq, now, ecn) {
             self.first_unreported.get_or_insert(now);
             self.marker_seen |= marker;
+            self.since_report += 1;
         }
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let first = self.first_unreported?;
-        Some(if self.marker_seen {
+        let enough = self.cfg.every_packets.is_some_and(|n| self.since_report >= n);
+        Some(if self.marker_seen || enough {
             self.next_possible
+        } else if self.cfg.scream {
+            let last = self.last_sent.unwrap_or(first);
+            self.next_possible.max(last + self.cfg.max_wait_for_marker).max(first)
         } else {
             self.next_possible.max(first + self.cfg.max_wait_for_marker)
         })
@@ -97,14 +133,14 @@ impl CcfbGenerator {
         if now < due {
             return Ok(None);
         }
-        let Some((base, arrivals)) = self.pending.take() else {
+        let Some((base, arrivals)) = self.pending.take_with_ecn() else {
             self.first_unreported = None;
             return Ok(None);
         };
         let reports = arrivals
             .into_iter()
             .map(|a| match a {
-                Some(t) => CcfbReport::received((now - t).as_nanos() / 1_000, 0),
+                Some((t, ecn)) => CcfbReport::received((now - t).as_nanos() / 1_000, ecn.bits()),
                 None => CcfbReport::default(),
             })
             .collect();
@@ -119,9 +155,15 @@ impl CcfbGenerator {
         };
         let mut bytes = Vec::new();
         RtcpPacket::CongestionControlFeedback(fb.clone()).write(&mut bytes)?;
-        self.account(now, bytes.len() as f64 + 28.0);
+        if self.cfg.scream {
+            self.last_sent = Some(now);
+            self.next_possible = now + self.cfg.min_send_delta;
+        } else {
+            self.account(now, bytes.len() as f64 + 28.0);
+        }
         self.first_unreported = None;
         self.marker_seen = false;
+        self.since_report = 0;
         Ok(Some(fb))
     }
 
@@ -143,18 +185,22 @@ impl CcfbGenerator {
     }
 }
 
+/// A reported arrival at the sender: when (the receiver's clock) and whether it came CE-marked.
+pub type Arrival = (Time, bool);
+
 /// When the receiver sent the report (its Report Timestamp), on the clock of [`arrivals`].
 pub fn report_time(fb: &CongestionControlFeedback) -> Time {
     Time::from_nanos((fb.report_timestamp as u128 * 1_000_000_000 / 65_536) as u64)
 }
 
 /// Sender side: for each report block, the first unwrapped sequence number and the arrival
-/// times (None: not received) on the receiver's clock. Offsets that are over range or
-/// unavailable carry no usable time and end the block's run there.
+/// times (None: not received) on the receiver's clock, each with whether it arrived CE-marked.
+/// Offsets that are over range or unavailable carry no usable time and end the block's run
+/// there.
 pub fn arrivals(
     fb: &CongestionControlFeedback,
     history: &SendHistory,
-) -> Vec<(u64, Vec<Option<Time>>)> {
+) -> Vec<(u64, Vec<Option<Arrival>>)> {
     let rts_ns = fb.report_timestamp as u128 * 1_000_000_000 / 65_536;
     fb.blocks
         .iter()
@@ -169,7 +215,8 @@ pub fn arrivals(
                 .map(|r| {
                     r.received.then(|| {
                         let ato_ns = r.arrival_time_offset as u128 * 1_000_000_000 / 1024;
-                        Time::from_nanos(rts_ns.saturating_sub(ato_ns) as u64)
+                        let t = Time::from_nanos(rts_ns.saturating_sub(ato_ns) as u64);
+                        (t, Ecn::from_bits(r.ecn) == Ecn::Ce)
                     })
                 })
                 .collect();
@@ -185,10 +232,10 @@ mod tests {
     #[test]
     fn waits_for_a_marker_or_25_ms_then_respects_the_budget() {
         let mut g = CcfbGenerator::new(CcfbConfig::default(), 1, 2);
-        g.on_packet(Time::from_millis(100), 0, false);
-        g.on_packet(Time::from_millis(101), 2, false);
+        g.on_packet(Time::from_millis(100), 0, false, Ecn::NotEct);
+        g.on_packet(Time::from_millis(101), 2, false, Ecn::NotEct);
         assert_eq!(g.poll_timeout(), Some(Time::from_millis(125)), "no marker: 25 ms");
-        g.on_packet(Time::from_millis(110), 3, true);
+        g.on_packet(Time::from_millis(110), 3, true, Ecn::NotEct);
         assert_eq!(g.poll_timeout(), Some(Time::ZERO), "marker: now");
         let fb = g.poll_feedback(Time::from_millis(110)).unwrap().unwrap();
         let b = &fb.blocks[0];
@@ -197,10 +244,28 @@ mod tests {
         // 10 ms before the report = 10.24 units, written as 10.
         assert_eq!(b.reports[0].arrival_time_offset, 10);
         // Next report no sooner than 25 ms later (a small report is far under 500 kbit/s).
-        g.on_packet(Time::from_millis(111), 4, true);
+        g.on_packet(Time::from_millis(111), 4, true, Ecn::NotEct);
         assert_eq!(g.poll_timeout(), Some(Time::from_millis(135)));
         assert!(g.poll_feedback(Time::from_millis(120)).unwrap().is_none());
         assert!(g.poll_feedback(Time::from_millis(135)).unwrap().is_some());
+    }
+
+    #[test]
+    fn scream_cadence_reports_every_16_packets_a_marker_or_40_ms() {
+        let mut g = CcfbGenerator::new(CcfbConfig::scream(), 1, 2);
+        for s in 0..15u64 {
+            g.on_packet(Time::from_millis(100 + s), s, false, Ecn::Ect1);
+        }
+        // 15 packets, no marker: 40 ms after the first arrival (no report yet).
+        assert_eq!(g.poll_timeout(), Some(Time::from_millis(140)));
+        g.on_packet(Time::from_millis(115), 15, false, Ecn::Ect1);
+        assert_eq!(g.poll_timeout(), Some(Time::ZERO), "16 packets: now");
+        assert!(g.poll_feedback(Time::from_millis(115)).unwrap().is_some());
+        g.on_packet(Time::from_millis(116), 16, false, Ecn::Ect1);
+        assert_eq!(g.poll_timeout(), Some(Time::from_millis(155)), "40 ms after the last report");
+        g.on_packet(Time::from_millis(117), 17, true, Ecn::Ect1);
+        assert_eq!(g.poll_timeout(), Some(Time::from_millis(115)), "a marker: at once");
+        assert!(g.poll_feedback(Time::from_millis(117)).unwrap().is_some());
     }
 
     #[test]
@@ -212,7 +277,8 @@ mod tests {
         let mut g = CcfbGenerator::new(CcfbConfig::default(), 1, 2);
         let arrivals = [(0u64, 20_300_000u64), (1, 21_700_000), (3, 29_100_000)];
         for (s, ns) in arrivals {
-            g.on_packet(Time::from_nanos(ns), s, s == 3);
+            let ecn = if s == 1 { Ecn::Ce } else { Ecn::Ect1 };
+            g.on_packet(Time::from_nanos(ns), s, s == 3, ecn);
         }
         let fb = g.poll_feedback(Time::from_millis(40)).unwrap().unwrap();
         let blocks = super::arrivals(&fb, &h);
@@ -222,8 +288,12 @@ mod tests {
         assert_eq!(times.len(), 4);
         assert!(times[2].is_none());
         for (s, ns) in arrivals {
-            let got = times[s as usize].unwrap().as_nanos() as i64;
+            let (t, ce) = times[s as usize].unwrap();
+            let got = t.as_nanos() as i64;
             assert!((got - ns as i64).abs() < 1_000_000, "seq {s}: {got} vs {ns}");
+            assert_eq!(ce, s == 1, "seq {s}: only the CE-marked arrival reads as CE");
         }
+        let r = h.results(*base, times.iter().copied());
+        assert_eq!(r.iter().map(|p| p.ce).collect::<Vec<_>>(), [false, true, false, false]);
     }
 }

@@ -8,32 +8,48 @@
 //! knows its own send-side estimate E, then the interval that keeps a 68-byte report at 5 % of
 //! E, clamped to [50, 250] ms — 50 ms for any E ≥ 217.6 kbit/s, 250 ms below 43.5 kbit/s.
 
-use rtclab_core::{Time, TimeDelta};
+use rtclab_core::{Ecn, Time, TimeDelta};
 use rtclab_wire::rtcp::TransportFeedback;
 use rtclab_wire::WireError;
 use std::collections::BTreeMap;
+
+/// An arrival's time and the ECN field it carried.
+pub(crate) type EcnArrival = (Time, Ecn);
 
 /// Arrivals not yet reported, by unwrapped sequence number, and where the next report starts
 /// (shared by the TWCC and RFC 8888 generators).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PendingArrivals {
-    pending: BTreeMap<u64, Time>,
+    /// Arrival time and the ECN field the packet arrived with (RFC 8888 reports it).
+    pending: BTreeMap<u64, (Time, Ecn)>,
     next_base: Option<u64>,
 }
 
 impl PendingArrivals {
     /// Records an arrival; false if its range was already reported (it is dropped).
     pub(crate) fn insert(&mut self, seq: u64, now: Time) -> bool {
+        self.insert_with_ecn(seq, now, Ecn::NotEct)
+    }
+
+    /// Records an arrival with the ECN field it carried; false if its range was already
+    /// reported (it is dropped).
+    pub(crate) fn insert_with_ecn(&mut self, seq: u64, now: Time, ecn: Ecn) -> bool {
         if self.next_base.is_some_and(|b| seq < b) {
             return false;
         }
-        self.pending.insert(seq, now);
+        self.pending.insert(seq, (now, ecn));
         true
     }
 
     /// Every sequence number from the first unreported to the highest received, with its
     /// arrival (None: missing); the next report starts after it.
     pub(crate) fn take(&mut self) -> Option<(u64, Vec<Option<Time>>)> {
+        let (base, arrivals) = self.take_with_ecn()?;
+        Some((base, arrivals.into_iter().map(|a| a.map(|(t, _)| t)).collect()))
+    }
+
+    /// [`Self::take`] with each arrival's ECN field.
+    pub(crate) fn take_with_ecn(&mut self) -> Option<(u64, Vec<Option<EcnArrival>>)> {
         let (&first, _) = self.pending.first_key_value()?;
         let (&last, _) = self.pending.last_key_value()?;
         let base = self.next_base.unwrap_or(first).min(first);

@@ -79,14 +79,16 @@ impl SendHistory {
     }
 
     /// Per-packet results for consecutive sequence numbers from `base` with their arrival
-    /// times (None: not received); packets the history no longer holds are skipped.
+    /// times and whether each arrived CE-marked (None: not received); packets the history no
+    /// longer holds are skipped.
     pub fn results(
         &mut self,
         base: u64,
-        arrivals: impl IntoIterator<Item = Option<Time>>,
+        arrivals: impl IntoIterator<Item = Option<(Time, bool)>>,
     ) -> Vec<PacketResult> {
         let mut out = Vec::new();
-        for (i, arrival) in arrivals.into_iter().enumerate() {
+        for (i, a) in arrivals.into_iter().enumerate() {
+            let (arrival, ce) = (a.map(|(t, _)| t), a.is_some_and(|(_, ce)| ce));
             let seq = base + i as u64;
             let Some(idx) = self.index(seq) else { continue };
             let Some(e) = self.sent.get_mut(idx) else { continue };
@@ -100,7 +102,7 @@ impl SendHistory {
                 arrival,
                 size: e.size,
                 probe_cluster: e.probe_cluster,
-                ce: false,
+                ce,
             });
         }
         out
@@ -109,8 +111,10 @@ impl SendHistory {
     /// Per-packet results for a TWCC report (arrival times on the receiver's clock).
     pub fn on_transport_feedback(&mut self, fb: &TransportFeedback) -> Vec<PacketResult> {
         let base = self.unwrap(fb.base_seq);
-        let arrivals =
-            fb.arrivals().into_iter().map(|(_, a)| a.map(|us| Time::from_micros(us.max(0) as u64)));
+        let arrivals = fb
+            .arrivals()
+            .into_iter()
+            .map(|(_, a)| a.map(|us| (Time::from_micros(us.max(0) as u64), false)));
         self.results(base, arrivals)
     }
 }
@@ -142,12 +146,13 @@ mod tests {
             h.on_sent(Time::from_millis(i), 1000, (i < 5).then_some(7));
         }
         assert_eq!(h.in_flight_bytes(), 10_000);
-        let r = h.results(2, [Some(Time::from_millis(50)), None, Some(Time::from_millis(52))]);
+        let at = |ms| Some((Time::from_millis(ms), false));
+        let r = h.results(2, [at(50), None, at(52)]);
         assert_eq!(r.len(), 3);
         assert_eq!(r[0].probe_cluster, Some(7));
         assert_eq!(h.in_flight_bytes(), 7_000);
         // Reported twice: counted once.
-        h.results(2, [Some(Time::from_millis(50))]);
+        h.results(2, [at(50)]);
         assert_eq!(h.in_flight_bytes(), 7_000);
         // Packets leave the history after 60 s.
         h.on_sent(Time::from_secs(61), 500, None);

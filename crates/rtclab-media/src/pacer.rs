@@ -122,6 +122,14 @@ impl Pacer {
     pub fn queued_bytes(&self) -> u64 {
         self.queued_bytes
     }
+    /// How long the packet at the head of the queue has waited (zero when empty).
+    pub fn head_delay(&self, now: Time) -> rtclab_core::TimeDelta {
+        self.queue.front().map_or(rtclab_core::TimeDelta::ZERO, |(t, _)| now - *t)
+    }
+    /// The size of the packet the queue releases next, if any.
+    pub fn next_size(&self) -> Option<u32> {
+        self.queue.front().map(|(_, p)| p.size)
+    }
     pub fn len(&self) -> usize {
         self.queue.len()
     }

@@ -197,7 +197,7 @@ impl MediaReceiver {
         if let Some(g) = &mut self.ccfb {
             let marker =
                 matches!(pkt.info, PacketInfo::Media { index, count, .. } if index + 1 == count);
-            g.on_packet(now, pkt.seq, marker);
+            g.on_packet(now, pkt.seq, marker, pkt.ecn());
         }
         if let Some(r) = &self.remb {
             // 2013's estimator grouped by RTP timestamp (the frame's capture time); later ones

@@ -45,6 +45,8 @@ pub struct MediaSenderConfig {
     pub pacer_burst: Option<rtclab_core::TimeDelta>,
     /// Loss protection: FEC amount and retransmission (NACK + RTX).
     pub protection: ProtectionSpec,
+    /// The ECN field every packet leaves with (Not-ECT, ECT(0) or ECT(1)).
+    pub ecn: rtclab_core::Ecn,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -277,7 +279,10 @@ impl MediaSender {
                 self.pto_count = 0;
                 self.arm_pto(now);
             }
-            None => self.cc.on_transport_feedback(now, results),
+            None => {
+                self.cc.on_transport_feedback(now, results);
+                self.window_blocked = false;
+            }
         }
     }
 
@@ -307,6 +312,9 @@ impl MediaSender {
             self.stats.ptos += 1;
         }
         self.cc.handle_timeout(now);
+        if self.window.is_none() {
+            self.window_blocked = false; // a media controller's gate is asked again
+        }
         self.apply_target();
         self.take_probes(now);
     }
@@ -330,17 +338,24 @@ impl MediaSender {
             };
             self.stats.fec_packets += fec as u64;
             self.stats.fec_bytes += packets[n..].iter().map(|p| p.size as u64).sum::<u64>();
+            let media_bytes: u64 = packets[..n].iter().map(|p| p.size as u64).sum();
             for p in packets {
                 self.pacer.enqueue(now, p);
             }
+            let waited = self.pacer.head_delay(now);
+            self.cc.on_media_frame(now, media_bytes, waited, self.pacer.queued_bytes());
         }
         self.take_probes(now);
         if self.window.is_some() {
             let cwnd = self.cc.target().cwnd_bytes.unwrap_or(u64::MAX);
             self.window_blocked = self.history.in_flight_bytes() >= cwnd;
-            if self.window_blocked {
-                return None; // wait for feedback to open the window
-            }
+        } else if self.pacer.poll_timeout().is_some_and(|t| t <= now) {
+            // A media controller with a send gate of its own (SCReAM) is asked about the
+            // packet the pacer would release now.
+            self.window_blocked = !self.cc.may_send(now, self.pacer.next_size().unwrap_or(0));
+        }
+        if self.window_blocked {
+            return None; // wait for feedback (or the controller's timeout) to open it
         }
         let Paced { media, size, probe_cluster } = self.pacer.poll_transmit(now)?;
         let seq = self.history.on_sent(now, size, probe_cluster);
@@ -359,6 +374,7 @@ impl MediaSender {
             },
         );
         let mut p = Packet::data(self.flow, seq, size, now);
+        p.set_ecn(self.cfg.ecn);
         match media {
             Some(mp) => {
                 self.protection.on_sent(now, seq, mp);

@@ -408,6 +408,28 @@ pub enum FeedbackName {
     Ccfb,
 }
 
+/// When an RFC 8888 receiver sends its reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackCadence {
+    /// libwebrtc's `CongestionControlFeedbackGenerator`.
+    Libwebrtc,
+    /// EricssonResearch/scream's `ScreamRx`.
+    Scream,
+}
+
+/// What a media flow writes in its packets' ECN field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MediaEcn {
+    /// Not ECN-capable (the default).
+    Off,
+    /// ECT(0): classic ECN; an AQM marks instead of dropping (RFC 3168).
+    Ect0,
+    /// ECT(1): L4S; DualPI2 queues it in its low-latency queue (RFC 9331).
+    Ect1,
+}
+
 /// A controller parameter value in `[flows.media.gcc]`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
@@ -436,6 +458,13 @@ pub struct MediaParams {
     /// Interval between key frames ("0s" = none).
     pub key_frame_interval: Option<Duration>,
     pub feedback: Option<FeedbackName>,
+    /// The ECN field of the media packets: "ect0" (classic ECN, RFC 3168) or "ect1" (L4S,
+    /// RFC 9331); default none (Not-ECT). Needs feedback = "rfc8888", which reports it back.
+    pub ecn: Option<MediaEcn>,
+    /// When an RFC 8888 receiver reports: "libwebrtc" (default: a frame's last packet or
+    /// 25 ms, within a 500 kbit/s budget) or "scream" (SCReAM's receiver: 16 packets, a
+    /// frame's last packet, or 40 ms after the last report).
+    pub feedback_cadence: Option<FeedbackCadence>,
     /// TWCC feedback interval.
     pub feedback_interval: Option<Duration>,
     /// Over-use detector: adaptive threshold (default) or a static one.

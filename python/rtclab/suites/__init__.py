@@ -1,6 +1,7 @@
 """Standard test suites as built-ins: `rtclab suite rfc8867` (RMCAT test cases), `rtclab suite
-rfc8869` (RMCAT's Wi-Fi and cellular cases) and `rtclab suite l4s` (scalable and classic flows
-through DualPI2), run through the sweep machinery (`rtclab.sweep.execute`: a process pool, a
+rfc8869` (RMCAT's Wi-Fi and cellular cases), `rtclab suite l4s` (scalable and classic flows
+through DualPI2) and `rtclab suite rmcat-l4s` (the RMCAT cases through DualPI2, media Not-ECT
+and ECT(1)), run through the sweep machinery (`rtclab.sweep.execute`: a process pool, a
 resumable store keyed by run). The RMCAT suites report RFC 8868's metrics per case and
 controller; a suite module may define its own `case_metrics(summaries, case)` and `COLUMNS`
 (as `l4s` does) and `DEFAULT_CCS` (the controllers run when none is given)."""
@@ -13,7 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional
 
-SUITES = ("rfc8867", "rfc8869", "l4s")
+SUITES = ("rfc8867", "rfc8869", "l4s", "rmcat-l4s")
 
 
 class SuiteError(ValueError):
@@ -33,6 +34,10 @@ def _load(name: str):
         from rtclab.suites import l4s
 
         return l4s
+    if name == "rmcat-l4s":
+        from rtclab.suites import rmcat_l4s
+
+        return rmcat_l4s
     raise SuiteError(f"unknown suite {name!r}: accepted {', '.join(SUITES)}")
 
 

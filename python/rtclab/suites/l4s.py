@@ -72,12 +72,8 @@ CASES = [
     Case("pair-10ms-50ms", "Two scalable flows at 10 ms and 50 ms (RTT independence)", _l4s_pair((10, 50))),
 ]
 
-_NOT_YET = ("needs ECN on media flows (ECT(1) on media packets and RFC 8888's per-packet ECN echo to the "
-            "controller) and SCReAM v2; NADA is built but its media packets are not yet ECN-capable (issue 44)")
-NOT_RUN = {
-    "rmcat-l4s": f"GCC vs SCReAM v2 vs NADA on RFC 8867 §5 with and without L4S marking: {_NOT_YET}",
-    "media-vs-classic": f"a media flow on L4S against classic TCP: {_NOT_YET}",
-}
+#: Media (RMCAT) controllers on L4S are `rtclab suite rmcat-l4s`.
+NOT_RUN: dict[str, str] = {}
 
 
 def _mean(xs) -> Optional[float]:

@@ -11,13 +11,14 @@ source is rtclab's rate model (`media`), not the RFC 8593 traces.
 
 Case 5.7 (short TCP flows) follows ns3-rmcat's generator (`SetUpTCPShort`, after
 draft-ietf-rmcat-eval-criteria §6.1): 10 short-flow slots, 2 of them on at the start and 8
-after an exponential idle time; each slot fetches files of U(30, 50) KB over new TCP NewReno
-connections, the next one starting an exponential idle time (mean 10 s) after the previous
-started, from 5 s to 5 s before the end. Each download is its own rtclab `tcp` flow with
-`size`, drawn from a fixed seed (the case is the same for every controller). Two stated
-choices where ns3-rmcat's values were not readable here: the 5 s margin (its
-`RMCAT_TC_SHORT_TCP_TGAP`) and KB = 1000 bytes; and ns3-rmcat's code turns the on/off test
-around (`numInitOnFlows < i`), against its own comment, which we follow.
+after an exponential idle time; each slot fetches files of U(30, 50) KB (KB = 1024 bytes) over
+new TCP NewReno connections, the next one starting an exponential idle time (mean 10 s) after
+the previous started, from 10 s to 10 s before the end (`RMCAT_TC_SHORT_TCP_TGAP`,
+`RMCAT_TC_SHORT_TCP_{MIN,MAX}_FILE_SIZE` in ns3-rmcat's test/rmcat-common-test.h, commit
+adb3f8e). Each download is its own rtclab `tcp` flow with `size`, drawn from a fixed seed (the
+case is the same for every controller). ns3-rmcat's code turns the on/off test around
+(`numInitOnFlows < i`: 7 slots on at the start), against its own comment and the RFC's "2 of
+them start in the ON state"; this follows the RFC.
 
 Case 5.8 (pause and resume): three flows from 0 s on 3.5 Mbit/s, the second (ns3-rmcat's
 `fid8 = 1`) pausing at 40 s and resuming at 60 s (`pauses` on the flow: its encoder stops and
@@ -111,8 +112,8 @@ def case_5_6(cc: str) -> dict:
 SHORT_TCP_SLOTS = 10
 SHORT_TCP_INITIALLY_ON = 2
 SHORT_TCP_MEAN_OFF_S = 10.0
-SHORT_TCP_FILE_BYTES = (30_000, 50_000)
-SHORT_TCP_MARGIN_S = 5.0
+SHORT_TCP_FILE_BYTES = (30 * 1024, 50 * 1024)
+SHORT_TCP_MARGIN_S = 10.0
 
 
 def short_tcp_flows(duration_s: float, seed: int = 8867) -> list[dict]:

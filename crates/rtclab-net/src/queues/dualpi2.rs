@@ -16,6 +16,8 @@
 //!           L packet:  overload (k·p' > 1): with p'² drop, else CE
 //!                      else with p_CL = k·p': CE (drop if not-ECT)
 //!                      then the native step AQM: sojourn > step_thresh (1 ms) → CE
+//!                      (or, with ramp_range > 0, RFC 9332 §A.1's ramp: CE with probability
+//!                      min(1, (sojourn − step_thresh)/ramp_range) above step_thresh)
 //! every tupdate (16 ms):  qdelay = max(C head's, L head's sojourn so far)
 //!           p' += α·(qdelay − target) + β·(qdelay − qdelay_prev)     (α 0.16 Hz, β 3.2 Hz,
 //!           p' ∈ [0, 1], target 15 ms)
@@ -63,6 +65,8 @@ pub struct DualPi2Config {
     pub beta: f64,
     /// L queue native AQM: CE above this sojourn time (1 ms).
     pub step_thresh: TimeDelta,
+    /// L queue native AQM as a ramp of this width above `step_thresh` (zero: a step, Linux).
+    pub ramp_range: TimeDelta,
     /// Coupling factor k (2).
     pub coupling: f64,
     /// The classic queue's share of the WRR scheduler, percent (10).
@@ -81,6 +85,7 @@ impl Default for DualPi2Config {
             alpha: 41.0 / 256.0,
             beta: 819.0 / 256.0,
             step_thresh: TimeDelta::from_millis(1),
+            ramp_range: TimeDelta::ZERO,
             coupling: 2.0,
             c_protection: 10.0,
             drop_overload: true,
@@ -100,6 +105,8 @@ pub static DUALPI2_PARAMS: &[Param<DualPi2Config>] = &[
         |c| c.beta, |c, v| c.beta = v),
     param!(DualPi2Config, "step_thresh_ms", "L4S queue: CE above this sojourn time, ms (1)", Real, 0.0, 10_000.0,
         |c| c.step_thresh.as_millis_f64(), |c, v| c.step_thresh = ms(v)),
+    param!(DualPi2Config, "ramp_range_ms", "L4S queue: mark on a ramp this wide above step_thresh_ms instead of a step, ms (0: step)", Real, 0.0, 10_000.0,
+        |c| c.ramp_range.as_millis_f64(), |c, v| c.ramp_range = ms(v)),
     param!(DualPi2Config, "coupling", "coupling factor k: p_L = k·p' (2)", Real, 1.0, 255.0,
         |c| c.coupling, |c, v| c.coupling = v),
     param!(DualPi2Config, "c_protection", "classic queue's WRR share, percent (10)", Real, 0.0, 100.0,
@@ -183,6 +190,15 @@ impl DualPi2 {
         if !self.cfg.drop_overload {
             self.prob = self.prob.min(1.0 / self.cfg.coupling);
         }
+    }
+
+    /// The L queue's native AQM above the threshold: always (a step) or on the ramp.
+    fn native_mark(&mut self, sojourn: TimeDelta) -> bool {
+        if self.cfg.ramp_range <= TimeDelta::ZERO {
+            return true;
+        }
+        let over = (sojourn - self.cfg.step_thresh).as_secs_f64();
+        self.roll((over / self.cfg.ramp_range.as_secs_f64()).min(1.0))
     }
 
     fn roll(&mut self, p: f64) -> bool {
@@ -281,7 +297,7 @@ impl Qdisc for DualPi2 {
                 out.drops.push(Dropped { pkt: d.pkt, reason: DropReason::Aqm });
                 continue;
             }
-            if which == Which::L && d.sojourn > self.cfg.step_thresh {
+            if which == Which::L && d.sojourn > self.cfg.step_thresh && self.native_mark(d.sojourn) {
                 if !d.pkt.ecn().is_capable() {
                     self.stats.aqm_drops += 1;
                     out.drops.push(Dropped { pkt: d.pkt, reason: DropReason::Aqm });

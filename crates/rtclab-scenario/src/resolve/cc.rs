@@ -17,6 +17,7 @@ fn registered_cc(
     packet_size: u32,
     iw: u32,
     role: Role,
+    media: Option<rtclab_cc::registry::MediaArgs>,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
     let empty = ParamMap::new();
@@ -28,6 +29,7 @@ fn registered_cc(
         initial_window: iw,
         params: &params,
         seed: 0,
+        media,
     };
     match entry.build(&args) {
         Ok(_) => {}
@@ -38,31 +40,38 @@ fn registered_cc(
             // The factory's own words: name the parameter at fault where they say which.
             let key = params
                 .iter()
-                .find(|(k, _)| e.contains(&format!("`{k}`")) || e.contains(&format!("\"{k}\"")))
+                .find(|(k, _)| {
+                    e.contains(&format!("`{k}`"))
+                        || e.contains(&format!("\"{k}\""))
+                        || e.starts_with(&format!("{k} = "))
+                })
                 .map_or_else(|| at("cc"), |(k, _)| at(&format!("params.{k}")));
             return Err(ConfigError::new(key, e));
         }
     }
-    Ok(CcSpec::Registered(RegisteredCc {
+    Ok(CcSpec::Registered(Box::new(RegisteredCc {
         entry: entry.clone(),
         role,
         params,
         packet_size,
         initial_window: iw,
-    }))
+        media,
+    })))
 }
 
-/// A window-based controller (tcp flows, or media flows driven by one) with its parameters.
+/// A window-based controller (tcp flows, or media flows driven by one) or a registered media
+/// controller, with its parameters; `media`: the media flow's rates and ECN setting.
 pub(super) fn window_cc_spec(
     cc: &WindowCc,
     packet_size: u32,
     iw: u32,
     role: Role,
+    media: Option<rtclab_cc::registry::MediaArgs>,
     at: &dyn Fn(&str) -> String,
 ) -> Result<CcSpec, ConfigError> {
     Ok(match cc {
         WindowCc::Registered { entry, params } => {
-            registered_cc(entry, *params, packet_size, iw, role, at)?
+            registered_cc(entry, *params, packet_size, iw, role, media, at)?
         }
         WindowCc::Reno => CcSpec::Reno(RenoConfig { packet_size, initial_window: iw }),
         WindowCc::Abc => CcSpec::Abc(rtclab_cc::AbcConfig {

@@ -178,7 +178,7 @@ fn tcp_kind(f: &TcpEntry, packet_size: u32, at: At) -> Result<FlowKindSpec, Conf
     }
     let caps = f.cc.caps();
     let name = f.cc.name();
-    let cc = window_cc_spec(&f.cc, packet_size, iw, Role::Window, at)?;
+    let cc = window_cc_spec(&f.cc, packet_size, iw, Role::Window, None, at)?;
     if caps.ecn_feedback && f.delayed_ack == Some(true) {
         return Err(ConfigError::new(
             at("delayed_ack"),

@@ -57,8 +57,22 @@ pub(super) fn media_spec(
         ));
     }
     let protection = protection_spec(p.and_then(|p| p.protection.as_ref()), &ccspec, at)?;
-    let sender =
-        MediaSenderConfig { encoder, packetizer, start_bitrate: start, pacer_burst, protection };
+    let ecn = media_ecn(p, &feedback, at)?;
+    if p.is_some_and(|p| p.feedback_cadence.is_some()) && !matches!(feedback, FeedbackMode::Ccfb(_))
+    {
+        return Err(ConfigError::new(
+            at("media.feedback_cadence"),
+            "applies to RFC 8888 feedback only: set feedback = \"rfc8888\"",
+        ));
+    }
+    let sender = MediaSenderConfig {
+        encoder,
+        packetizer,
+        start_bitrate: start,
+        pacer_burst,
+        protection,
+        ecn,
+    };
     let (playout, decode) = receiver_stages(p, at)?;
     let key_frame_requests = p.and_then(|p| p.key_frame_requests).unwrap_or(true);
     let frame_rate_control = p.and_then(|p| p.frame_rate_control.clone());
@@ -75,6 +89,44 @@ pub(super) fn media_spec(
         key_frame_requests,
         frame_rate_control,
     })))
+}
+
+/// `media.ecn`: the packets' ECN field. Only RFC 8888 feedback carries the field back, so
+/// with any other feedback a mark would change how the network treats the packets (marked,
+/// not dropped) with the sender never learning of it.
+fn media_ecn(
+    p: Option<&MediaParams>,
+    feedback: &FeedbackMode,
+    at: &dyn Fn(&str) -> String,
+) -> Result<rtclab_core::Ecn, ConfigError> {
+    let ecn = requested_ecn(p);
+    if ecn == rtclab_core::Ecn::NotEct {
+        return Ok(ecn);
+    }
+    if !matches!(feedback, FeedbackMode::Ccfb(_)) {
+        return Err(ConfigError::new(
+            at("media.ecn"),
+            "ECN on media needs feedback = \"rfc8888\": only RFC 8888 reports each packet's ECN field back to the sender (TWCC, REMB and receiver reports do not), so CE marks would go unseen",
+        ));
+    }
+    Ok(ecn)
+}
+
+/// RFC 8888 feedback at the cadence `media.feedback_cadence` names.
+fn ccfb_config(p: Option<&MediaParams>) -> rtclab_media::ccfb::CcfbConfig {
+    match p.and_then(|p| p.feedback_cadence) {
+        Some(FeedbackCadence::Scream) => rtclab_media::ccfb::CcfbConfig::scream(),
+        None | Some(FeedbackCadence::Libwebrtc) => rtclab_media::ccfb::CcfbConfig::default(),
+    }
+}
+
+/// The ECN field `media.ecn` asks for.
+fn requested_ecn(p: Option<&MediaParams>) -> rtclab_core::Ecn {
+    match p.and_then(|p| p.ecn) {
+        None | Some(MediaEcn::Off) => rtclab_core::Ecn::NotEct,
+        Some(MediaEcn::Ect0) => rtclab_core::Ecn::Ect0,
+        Some(MediaEcn::Ect1) => rtclab_core::Ecn::Ect1,
+    }
 }
 
 /// `media.start_bitrate`, `min_bitrate`, `max_bitrate` (300 kbit/s, 30 kbit/s, 2 Mbit/s).
@@ -133,7 +185,13 @@ fn media_controller(
 ) -> Result<(MediaCcSpec, FeedbackMode), ConfigError> {
     let (start, min, max) = rates;
     let tune = detector_tuning(p, at)?;
-    let feedback_name = p.and_then(|p| p.feedback);
+    let ecn = requested_ecn(p);
+    // ECN on media implies RFC 8888 feedback, the one that reports it back (gcc_paper's REMB
+    // cannot: `media_ecn` says so).
+    let feedback_name = p
+        .and_then(|p| p.feedback)
+        .or((ecn != rtclab_core::Ecn::NotEct && !matches!(cc, MediaCc::GccPaper))
+            .then_some(FeedbackName::Ccfb));
     let (ccspec, feedback) = match (cc, feedback_name) {
         (MediaCc::Gcc, None | Some(FeedbackName::Twcc) | Some(FeedbackName::Ccfb)) => {
             gcc_spec(p, rates, &tune, feedback_name, at)?
@@ -191,7 +249,14 @@ fn media_controller(
                 ));
             }
             let packet = f.packet_size.map_or(1248, |s| s.0.min(65_535) as u32);
-            (MediaCcSpec::Window(window_cc_spec(cc, packet, iw, Role::Media, at)?), feedback)
+            let media = rtclab_cc::registry::MediaArgs {
+                min_bps: min.as_bps() as f64,
+                start_bps: start.as_bps() as f64,
+                max_bps: max.as_bps() as f64,
+                ecn,
+            };
+            let spec = window_cc_spec(cc, packet, iw, Role::Media, Some(media), at)?;
+            (MediaCcSpec::Window(spec), feedback)
         }
     };
     Ok((ccspec, feedback))
@@ -239,7 +304,7 @@ fn gcc_spec(
         if p.and_then(|p| p.feedback_interval).is_some() {
             return Err(ConfigError::new(at("media.feedback_interval"), "applies to twcc feedback only (RFC 8888 feedback follows frames and its 500 kbit/s budget)"));
         }
-        FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default())
+        FeedbackMode::Ccfb(ccfb_config(p))
     } else {
         // libwebrtc's cadence for a receiver whose own send-side estimate is its start
         // rate (a one-way call: the receiving endpoint sends no media): 50 ms.
@@ -631,7 +696,13 @@ pub(super) fn per_packet_feedback(
         ));
     }
     if fb == Some(FeedbackName::Ccfb) {
-        return Ok(FeedbackMode::Ccfb(rtclab_media::ccfb::CcfbConfig::default()));
+        if p.and_then(|p| p.feedback_interval).is_some() {
+            return Err(ConfigError::new(
+                at("media.feedback_interval"),
+                "applies to twcc feedback only (RFC 8888 feedback follows `feedback_cadence`)",
+            ));
+        }
+        return Ok(FeedbackMode::Ccfb(ccfb_config(p)));
     }
     let interval = p
         .and_then(|p| p.feedback_interval)

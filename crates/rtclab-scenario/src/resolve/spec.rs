@@ -195,7 +195,7 @@ pub enum CcSpec {
     Qlibra(rtclab_cc::QlibraConfig),
     Abc(rtclab_cc::AbcConfig),
     /// A controller from `rtclab_cc::registry`, checked by building one with these settings.
-    Registered(RegisteredCc),
+    Registered(Box<RegisteredCc>),
 }
 
 /// A registered controller as a flow uses it: its registry entry (found once, when the
@@ -207,6 +207,8 @@ pub struct RegisteredCc {
     pub params: Vec<(String, rtclab_core::params::Value)>,
     pub packet_size: u32,
     pub initial_window: u32,
+    /// A media flow's rates and ECN setting, for the controller (None on tcp flows).
+    pub media: Option<rtclab_cc::registry::MediaArgs>,
 }
 
 impl std::fmt::Debug for RegisteredCc {
