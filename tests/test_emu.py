@@ -189,29 +189,30 @@ capacity = "10Mbps"
 queue = { kind = "dualpi2", limit = "250ms" }
 [metrics]
 warmup = "3s"
-[[flows]]
-name = "scream"
-kind = "media"
-cc = "scream"
-rtt = "25ms"
-media = { max_bitrate = "20Mbps", ecn = "ect1", feedback_cadence = "scream", fps = 50 }
 """
+MEDIA_L4S_FLOWS = {
+    "scream": '[[flows]]\nname = "scream"\nkind = "media"\ncc = "scream"\nrtt = "25ms"\n'
+              'media = { max_bitrate = "20Mbps", ecn = "ect1", feedback_cadence = "scream", fps = 50 }\n',
+    "nada": '[[flows]]\nname = "nada"\nkind = "media"\ncc = "nada"\nrtt = "25ms"\nparams = { rmax_kbps = 20000 }\n'
+            'media = { max_bitrate = "20Mbps", ecn = "ect1" }\n',
+}
 
 
 @needs_root
-def test_emu_media_ect1_marks_reach_scream_through_rfc8888(cli, tmp_path):
+@pytest.mark.parametrize("cc", ["scream", "nada"])
+def test_emu_media_ect1_marks_reach_the_rmcat_controller_through_rfc8888(cli, tmp_path, cc):
     """A media flow's ECT(1) leaves on the UDP socket's TOS, DualPI2's CE comes back with the
-    received TOS into the RFC 8888 report, and SCReAM v2's L4S mode answers it: the same
-    scenario in both engines marks and keeps the L4S queue short."""
+    received TOS into the RFC 8888 report, and the controller answers it (SCReAM v2's L4S mode,
+    NADA's marking penalty): the same scenario in both engines marks and keeps the queue short."""
     scn = tmp_path / "m.toml"
-    scn.write_text(MEDIA_L4S)
+    scn.write_text(MEDIA_L4S + MEDIA_L4S_FLOWS[cc])
     for engine in ("sim", "emu"):
         out = tmp_path / engine
         r = cli("run", scn, "--engine", engine, "--out", out, "--no-progress", "--no-plots", timeout=120)
         assert r.returncode == 0, r.stderr
         f = json.loads((out / "summary.json").read_text())["flows"][0]
         assert f["ecn_marks"] > 0.01 * f["packets_received"], (engine, f["ecn_marks"])
-        assert f["throughput_mbps"] > 5 and f["queuing_delay_ms"]["p95"] < 10, (engine, f)
+        assert f["throughput_mbps"] > 2.5 and f["queuing_delay_ms"]["p95"] < 20, (engine, f)
 
 
 @needs_root
