@@ -16,8 +16,9 @@ the design itself: see docs/algorithms/dualpi2.md for the measured cause.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
+
+from rtclab.suites.rfc8867 import Case
 
 CAPACITY = "100Mbps"
 QUEUE = {"kind": "dualpi2", "limit": "250ms"}
@@ -31,15 +32,6 @@ EXPECTED = {
     "l4s_qdelay_ms_p99": "≈ 1 ms (step threshold 1 ms, RFC 9332 §A.1)",
     "classic_qdelay_ms_p50": "≈ 15 ms (PI2 target, RFC 9332 §A.1)",
 }
-
-
-@dataclass(frozen=True)
-class Case:
-    section: str
-    title: str
-    build: Callable[[str], dict]
-    bottleneck: Optional[tuple[tuple[str, str], ...]] = None
-    bottleneck_shared: bool = False
 
 
 def _flow(name: str, cc: str, rtt: str, start: str = "0s") -> dict:

@@ -17,10 +17,10 @@ Case parameters are RFC 8867's (docs/suites.md; `rtclab.suites.rfc8867`), with t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 from rtclab.suites import rfc8867
+from rtclab.suites.rfc8867 import Case
 
 #: The controllers run when `--cc` is not given: RMCAT's three.
 DEFAULT_CCS = ["gcc", "nada", "scream"]
@@ -35,15 +35,6 @@ EXPECTED = {
         "SCReAM v2 with L4S below the link (published run: 38 of 50 Mbit/s; README: 'L4S gives a "
         "somewhat lower media rate')"),
 }
-
-
-@dataclass(frozen=True)
-class Case:
-    section: str
-    title: str
-    build: Callable[[str], dict]
-    bottleneck: Optional[tuple[tuple[str, str], ...]] = None
-    bottleneck_shared: bool = False
 
 
 def _through_dualpi2(scn: dict, ecn: str) -> dict:
