@@ -258,6 +258,9 @@ pub fn sample_flow(snd: &AnyEndpoint, rcv: Option<&AnyEndpoint>, packet_size: u3
                 c.cwnd_packets = cwnd as f64 / packet_size as f64;
                 c.srtt_ms = sender.window_srtt().map_or(f64::NAN, |d| d.as_millis_f64());
                 c.target_mbps = sender.encoder_target().map_or(f64::NAN, |r| r.as_mbps_f64());
+            } else if let Some(cwnd) = sender.controller().metrics().cwnd_bytes {
+                // A media controller with a window of its own behind its rate (SCReAM v2).
+                c.cwnd_packets = cwnd as f64 / packet_size as f64;
             }
             return c;
         }

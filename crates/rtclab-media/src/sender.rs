@@ -349,10 +349,11 @@ impl MediaSender {
         if self.window.is_some() {
             let cwnd = self.cc.target().cwnd_bytes.unwrap_or(u64::MAX);
             self.window_blocked = self.history.in_flight_bytes() >= cwnd;
-        } else if self.pacer.poll_timeout().is_some_and(|t| t <= now) {
+        } else if let Some(size) = self.pacer.next_size() {
             // A media controller with a send gate of its own (SCReAM) is asked about the
-            // packet the pacer would release now.
-            self.window_blocked = !self.cc.may_send(now, self.pacer.next_size().unwrap_or(0));
+            // packet at the head of the pacer's queue (whether the pacer's clock, or a burst
+            // interval, would release it now or not).
+            self.window_blocked = !self.cc.may_send(now, size);
         }
         if self.window_blocked {
             return None; // wait for feedback (or the controller's timeout) to open it
