@@ -310,7 +310,6 @@ pub struct Scream {
     mss: f64,
     prev_mss: f64,
     bytes_in_flight: f64,
-    prev_bytes_in_flight: f64,
     max_bytes_in_flight: f64,
     max_bytes_in_flight_prev: f64,
     max_bytes_in_flight_hist: [f64; MAX_BYTES_IN_FLIGHT_HIST],
@@ -330,7 +329,6 @@ pub struct Scream {
     queue_delay: f64,
     queue_delay_avg: f64,
     queue_delay_min: f64,
-    queue_delay_max: f64,
     queue_delay_min_avg: f64,
     queue_delay_max_avg: f64,
     queue_delay_min_slow_avg: f64,
@@ -338,8 +336,6 @@ pub struct Scream {
     latency_diff_cwnd_scale: f64,
     // Congestion signals.
     loss_event: bool,
-    was_loss_event: bool,
-    loss_event_rate: f64,
     loss_rate: f64,
     ecn_ce_event: bool,
     virtual_ce_event: bool,
@@ -355,7 +351,6 @@ pub struct Scream {
     pacing_bps: f64,
     // Timers (s; `_ntp` in the reference).
     last_congestion_detected: f64,
-    last_rtt_t: f64,
     last_mss_update: f64,
     last_srtt_update: f64,
     last_base_owd_add: f64,
@@ -400,15 +395,9 @@ struct StreamState {
     adaptive_pacing_rate_scale: f64,
     frame_period: f64,
     last_frame: Option<f64>,
-    bytes_transmitted: f64,
     bytes_acked: f64,
-    bytes_lost: f64,
-    bytes_ce: f64,
     bytes_rtp: f64,
-    rate_transmitted: f64,
     rate_acked: f64,
-    rate_lost: f64,
-    rate_ce: f64,
     rate_rtp_hist: [f64; RATE_UPDATE_HIST],
     rate_rtp_hist_ptr: usize,
     rate_rtp_avg: f64,
@@ -435,7 +424,6 @@ impl Scream {
             mss: INIT_MSS,
             prev_mss: INIT_MSS,
             bytes_in_flight: 0.0,
-            prev_bytes_in_flight: 0.0,
             max_bytes_in_flight: 0.0,
             max_bytes_in_flight_prev: 0.0,
             max_bytes_in_flight_hist: [0.0; MAX_BYTES_IN_FLIGHT_HIST],
@@ -454,15 +442,12 @@ impl Scream {
             queue_delay: 0.0,
             queue_delay_avg: 0.0,
             queue_delay_min: 1000.0,
-            queue_delay_max: 0.0,
             queue_delay_min_avg: 1000.0,
             queue_delay_max_avg: 0.0,
             queue_delay_min_slow_avg: 0.0,
             latency_diff_avg: 0.0,
             latency_diff_cwnd_scale: 1.0,
             loss_event: false,
-            was_loss_event: false,
-            loss_event_rate: 0.0,
             loss_rate: 0.0,
             ecn_ce_event: false,
             virtual_ce_event: false,
@@ -476,7 +461,6 @@ impl Scream {
             bytes_delivered_this_rtt: 0.0,
             pacing_bps: 0.0,
             last_congestion_detected: 0.0,
-            last_rtt_t: 0.0,
             last_mss_update: 0.0,
             last_srtt_update: 0.0,
             last_base_owd_add: 0.0,
@@ -499,15 +483,9 @@ impl Scream {
                 adaptive_pacing_rate_scale: 1.0,
                 frame_period: 0.02,
                 last_frame: None,
-                bytes_transmitted: 0.0,
                 bytes_acked: 0.0,
-                bytes_lost: 0.0,
-                bytes_ce: 0.0,
                 bytes_rtp: 0.0,
-                rate_transmitted: 0.0,
                 rate_acked: 0.0,
-                rate_lost: 0.0,
-                rate_ce: 0.0,
                 rate_rtp_hist: [0.0; RATE_UPDATE_HIST],
                 rate_rtp_hist_ptr: 0,
                 rate_rtp_avg: 0.0,
@@ -565,10 +543,8 @@ impl Scream {
         self.last_loss_event = t;
         self.last_transmit = t;
         self.last_rate_update = t;
-        self.last_rtt_t = t;
         self.last_l4s_alpha_update = t;
         self.last_mss_update = t;
-        self.last_congestion_detected = 0.0;
         self.last_queue_delay_avg_update = t;
         self.last_queue_delay_min_slow_avg_update = t;
         self.last_rate_limit = t;
@@ -588,18 +564,12 @@ impl Scream {
         if t - self.last_rate_update > RATE_UPDATE {
             let s = &mut self.stream;
             let dt = t - self.last_rate_update;
-            s.rate_transmitted = s.bytes_transmitted * 8.0 / dt;
             s.rate_acked = s.bytes_acked * 8.0 / dt;
-            s.rate_lost = s.bytes_lost * 8.0 / dt;
-            s.rate_ce = s.bytes_ce * 8.0 / dt;
             s.rate_rtp_hist[s.rate_rtp_hist_ptr] = s.bytes_rtp * 8.0 / dt;
             s.rate_rtp_hist_ptr = (s.rate_rtp_hist_ptr + 1) % RATE_UPDATE_HIST;
             s.rate_rtp_avg = s.rate_rtp_hist.iter().sum::<f64>() / RATE_UPDATE_HIST as f64;
-            s.bytes_transmitted = 0.0;
             s.bytes_acked = 0.0;
             s.bytes_rtp = 0.0;
-            s.bytes_lost = 0.0;
-            s.bytes_ce = 0.0;
             self.last_rate_update = t;
         }
         if t - self.last_mss_update > MSS_UPDATE {
@@ -673,7 +643,6 @@ impl Scream {
         if p.ce {
             self.bytes_newly_acked_ce += tx.size;
             self.packets_marked_this_rtt += 1;
-            self.stream.bytes_ce += tx.size;
             self.stats.ce_packets += 1;
             self.ce_this_feedback = true;
         }
@@ -722,7 +691,6 @@ impl Scream {
                 if t - self.last_loss_event > self.srtt && self.cfg.loss_beta < 1.0 {
                     self.set_loss_event();
                 }
-                self.stream.bytes_lost += tx.size;
                 self.stats.lost_packets += 1;
                 self.tx[i].used = false;
                 self.calculate_loss_rate(true);
@@ -838,7 +806,6 @@ impl Scream {
             / (POST_CONGESTION_DELAY_RTTS * srtt))
             .clamp(0.0, 1.0);
         self.queue_delay_min = self.queue_delay_min.min(self.queue_delay);
-        self.queue_delay_max = self.queue_delay_max.max(self.queue_delay);
         let target_bps = self.stream.target_bps;
         let max_bps = c.max_bps;
         // Pacing rate.
@@ -895,7 +862,6 @@ impl Scream {
             self.cwnd = self.cwnd_min.max((c.loss_beta * self.cwnd).floor());
             self.loss_event = false;
             self.last_congestion_detected = t;
-            self.was_loss_event = true;
             self.post_congestion_scale = 0.0;
             self.stats.loss_events += 1;
         } else if self.ecn_ce_event || self.virtual_ce_event {
@@ -936,17 +902,7 @@ impl Scream {
             self.ecn_ce_event = false;
             self.virtual_ce_event = false;
             self.last_congestion_detected = t;
-            self.was_loss_event = true;
             self.post_congestion_scale = 0.0;
-        }
-        if t - self.last_rtt_t > srtt {
-            self.loss_event_rate = if self.was_loss_event {
-                0.98 * self.loss_event_rate + 0.02
-            } else {
-                0.98 * self.loss_event_rate
-            };
-            self.was_loss_event = false;
-            self.last_rtt_t = t;
         }
         // Growth.
         let mss = self.get_mss();
@@ -1038,7 +994,6 @@ impl CongestionController for Scream {
             used: true,
         });
         self.bytes_in_flight += size;
-        self.stream.bytes_transmitted += size;
         self.last_transmit = t;
         self.mss = self.mss.max(size);
         self.cwnd_min = self.cfg.cwnd_min_low.max(2.0 * self.get_mss());
@@ -1086,7 +1041,6 @@ impl CongestionController for Scream {
     fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
         let t = secs(now);
         self.ensure_init(t);
-        self.prev_bytes_in_flight = self.bytes_in_flight;
         self.max_bytes_in_flight = self.max_bytes_in_flight.max(self.bytes_in_flight);
         let mut received: Vec<&PacketResult> =
             packets.iter().filter(|p| p.arrival.is_some()).collect();

@@ -16,8 +16,9 @@ the design itself: see docs/algorithms/dualpi2.md for the measured cause.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
+from rtclab.suites import _mean
 from rtclab.suites.rfc8867 import Case
 
 CAPACITY = "100Mbps"
@@ -66,11 +67,6 @@ CASES = [
 
 #: Media (RMCAT) controllers on L4S are `rtclab suite rmcat-l4s`.
 NOT_RUN: dict[str, str] = {}
-
-
-def _mean(xs) -> Optional[float]:
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else None
 
 
 def case_metrics(summaries: list[dict], case: Case) -> dict:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from rtclab.suites import rfc8867
+from rtclab.suites import COLUMNS as RMCAT_COLUMNS
+from rtclab.suites import _case_metrics, _mean, rfc8867
 from rtclab.suites.rfc8867 import Case
 
 #: The controllers run when `--cc` is not given: RMCAT's three.
@@ -93,8 +94,6 @@ NOT_RUN: dict[str, str] = {}
 def case_metrics(summaries: list[dict], case: Case) -> dict:
     """RFC 8868's metrics per case (as `rtclab suite rfc8867`), and the share of the media
     packets that arrived CE-marked."""
-    from rtclab.suites import _case_metrics, _mean
-
     row = _case_metrics(summaries, case.bottleneck, case.bottleneck_shared)
 
     def ce(s: dict) -> Optional[float]:
@@ -105,11 +104,5 @@ def case_metrics(summaries: list[dict], case: Case) -> dict:
     return row
 
 
-def _columns() -> list[tuple[str, str, str]]:
-    from rtclab.suites import COLUMNS as RMCAT
-
-    return [*RMCAT, ("media_ce_fraction", "media CE frac.", ".3f")]
-
-
 #: (row key, column title, format) of the suite table.
-COLUMNS = _columns()
+COLUMNS = [*RMCAT_COLUMNS, ("media_ce_fraction", "media CE frac.", ".3f")]
