@@ -18,6 +18,7 @@ macro_rules! register {
     };
 }
 
+pub mod fattest;
 pub mod fifo;
 pub mod flow_hash;
 
