@@ -490,3 +490,18 @@ def test_repro_metis_runs_in_full_on_the_shipped_data(cli, tmp_path):
     assert resampling == {"norway", "all datasets", *FAMILIES}
     teachers = [x for x in rows if x["experiment"].startswith("Teachers and baselines on the 29 held-out")]
     assert len(teachers) == 3 and all(x["ours"] is not None for x in teachers)
+
+
+def test_run_timings_name_every_phase(cli, tmp_path, good_scenario):
+    stamps = tmp_path / "stamps.json"
+    env = dict(os.environ, RTCLAB_TIMINGS=str(stamps))
+    r = cli("run", good_scenario, "--out", tmp_path / "res", "--no-plots", "--timings", env=env)
+    assert r.returncode == 0, r.stderr
+    line = [x for x in r.stderr.splitlines() if x.startswith("timings: ")]
+    assert len(line) == 1, r.stderr
+    for phase in ("start-up", "set-up", "simulation", "results", "files", "console", "total"):
+        assert phase in line[0]
+    s = json.loads(stamps.read_text())
+    keys = ["main", "loop_start", "loop_end", "finished", "files", "exit"]
+    assert list(s) == keys
+    assert all(s[a] <= s[b] for a, b in zip(keys, keys[1:]))

@@ -34,7 +34,7 @@ cmake --build "$build" -j "$jobs" > "$out/build.log"
 cmake --install "$build" > "$out/install.log"
 lib="$(ls -d "$out"/install/lib* | head -1)"
 inc="$out/install/include"
-ver="$(ls "$lib" | sed -n 's/^libns3\.\([0-9.]*\)-core.*\.so$/\1/p' | head -1)"
+ver="$(ls "$lib" | sed -n 's/^libns\(3\.[0-9.]*\)-core.*\.so$/\1/p' | head -1)"
 libs=""
 for m in core network internet point-to-point applications traffic-control; do
   libs="$libs -lns$ver-$m-optimized"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from rtclab import _core
 from rtclab.progress import ProgressBar
 from rtclab.scenarios import ScenarioLike, config_values, load_scenario
+from rtclab.timings import stamp
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
@@ -267,6 +268,7 @@ def run(
     _warn(src, sim.warnings())
     now, end = sim.progress()
     bar = ProgressBar("simulating", end, enabled=progress)
+    stamp("loop_start")
     t0 = time.perf_counter()
     try:
         while not sim.step(CHUNK_EVENTS):
@@ -280,7 +282,10 @@ def run(
     finally:
         bar.close()
     wall = time.perf_counter() - t0
-    return _result(sim.finish(), wall, src)
+    stamp("loop_end")
+    result = _result(sim.finish(), wall, src)
+    stamp("finished")
+    return result
 
 
 def _run_emu(scenario, seed, progress, on_progress, capture, snaplen, force=False, bound=None,

@@ -527,6 +527,8 @@ pub fn flow_columns(
         .map(|m| names.iter().map(|n| m.cc.named.iter().find(|s| s.name == *n)).collect())
         .collect();
     let mut row = vec![0.0; c.names.len()];
+    // At most every flow in every bin: one allocation per column instead of a doubling series.
+    c.reserve(n_bins * meters.len());
     for b in 0..n_bins {
         for (i, f) in meters.iter().enumerate() {
             let bin = f.window.bin;

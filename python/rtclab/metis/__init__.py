@@ -8,6 +8,14 @@ ch. 5; spec `zhuge-metis.md` part B).
 - `rtclab.metis.view`: an SVG/HTML view of a tree.
 """
 
-from rtclab.metis.tree import Tree, TreeFileError
-
 __all__ = ["Tree", "TreeFileError"]
+
+
+def __getattr__(name: str):
+    # Imported on first use: `rtclab.metis.options` (read by the CLI's parser) must not pull in
+    # numpy through the tree module.
+    if name in __all__:
+        from rtclab.metis import tree
+
+        return getattr(tree, name)
+    raise AttributeError(f"module 'rtclab.metis' has no attribute {name!r}")
