@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench bench-ns3 fuzz tshark chromium realclient clean
+.PHONY: install run test test-rust test-python lint bench bench-ns3 bench-ns3-wheel fuzz tshark chromium realclient clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,18 +69,28 @@ bench: install
 	@if [ "$$(id -u)" = 0 ]; then $(BIN)/rtclab bench emu --out bench-out/emu; \
 	  else echo "bench emu skipped: the emulator needs root"; fi
 
-## Whole processes against ns-3, side by side (docs/benchmarks.md): installs ns-3.44 from its
-## PyPI wheel (69 MB; headers and libraries) under bench-out/ns3, builds bench/ns3/bench-10-cubic.cc
-## with g++, then runs `rtclab bench process` with it. Only on request: not part of `make test`.
+## Whole processes against ns-3 and htsim, side by side (docs/benchmarks.md): builds ns-3.44 from
+## source, optimized (bench/ns3/build-optimized.sh: the ns-3.44 source archive from gitlab.com,
+## 10-15 minutes on 2 cores; NS3_SRC=<checkout> uses one you have) and the htsim dumbbell
+## (bench/htsim/build.sh: github.com/Broadcom/csg-htsim, a minute; HTSIM_SRC=<checkout>), then
+## runs `rtclab bench process` with both. Only on request: not part of `make test`.
+bench-ns3: install
+	bench/ns3/build-optimized.sh bench-out/ns3-opt
+	bench/htsim/build.sh bench-out/htsim
+	$(BIN)/rtclab bench process --ns3 bench-out/ns3-opt/bench-10-cubic --htsim bench-out/htsim/dumbbell \
+	  --out bench-out/process
+
+## The same against ns-3's PyPI wheel (`ns3==3.44.post0`, 69 MB, quick to install; about 4x slower
+## than the optimized build, so its ratios are not the ones docs/benchmarks.md states).
 NS3_VERSION := 3.44.post0
 NS3_DIR     := bench-out/ns3
 NS3_LIBS    := -lns3.44-core -lns3.44-network -lns3.44-internet -lns3.44-point-to-point \
                -lns3.44-applications -lns3.44-traffic-control
-bench-ns3: install
+bench-ns3-wheel: install
 	@test -d $(NS3_DIR)/ns3/include || $(BIN)/pip install --quiet --no-deps --target $(NS3_DIR) "ns3==$(NS3_VERSION)"
 	g++ -O3 -std=c++20 -w bench/ns3/bench-10-cubic.cc -I$(NS3_DIR)/ns3/include -L$(NS3_DIR)/ns3/lib64 \
 	  $(NS3_LIBS) -Wl,-rpath,$(abspath $(NS3_DIR))/ns3/lib64 -o $(NS3_DIR)/bench-10-cubic
-	$(BIN)/rtclab bench process --ns3 $(NS3_DIR)/bench-10-cubic --out bench-out/process
+	$(BIN)/rtclab bench process --ns3 $(NS3_DIR)/bench-10-cubic --out bench-out/process-wheel
 
 ## Real WebRTC stacks through the emulator (docs/realclient.md): aiortc, pion and Chromium on the
 ## step, dip and Wi-Fi scenarios, 3 runs each, with captures. Needs root (and go, chromium).

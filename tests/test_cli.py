@@ -456,9 +456,36 @@ def test_bench_process_measures_whole_runs(cli, tmp_path):
     b = json.loads((tmp_path / "b" / "bench.json").read_text())
     for key in ("rtclab_no_plots", "rtclab_plots"):
         assert b[key]["wall_s"] > 0 and b[key]["peak_rss_mib"] > 5, b[key]
-    assert "ns3" not in b and "ratios" not in b
+    assert "ns3" not in b and "ratios" not in b and "htsim" not in b
+    f = b["flows_1000"]
+    assert f["flows"] == 1000 and 0 < f["after_loop_share"] < 1 and 0 < f["loop_share"] < 1
+    ph = f["phases"]
+    assert abs(sum(ph[k] for k in ("start_up_s", "set_up_s", "loop_s", "after_loop_s")) - ph["process_s"]) < 1e-6
     r = cli("bench", "process", "--ns3", tmp_path / "nope")
-    assert r.returncode == 2 and "make bench-ns3" in r.stderr
+    assert r.returncode == 2 and "bench/ns3/build-optimized.sh" in r.stderr
+    r = cli("bench", "sim", "--htsim", tmp_path / "nope")
+    assert r.returncode == 2 and "--htsim" in r.stderr
+
+
+def test_bench_process_pairs_rtclab_with_the_reference_programs(tmp_path):
+    """The pairing and the ratios, with stand-ins that print what bench/ns3 and bench/htsim's
+    programs print (the real ones are built on request: `make bench-ns3`)."""
+    from rtclab.bench_process import bench_process
+
+    ns3 = tmp_path / "ns3"
+    ns3.write_text('#!/bin/sh\nsleep 0.5\necho \'{"delivered_packets": 497247, "loop_wall_s": 0.5}\'\n')
+    htsim = tmp_path / "htsim"
+    htsim.write_text("#!/bin/sh\necho flows 10 secs 60.0 delivered_packets 497964 events 1499932 utilization 0.9959\n")
+    for p in (ns3, htsim):
+        p.chmod(0o755)
+    b = bench_process(ns3=str(ns3), htsim=str(htsim), repeat=2, progress=False, flows=20)
+    assert b["ns3"]["wall_s"] >= 0.5 and b["ns3"]["output"]["delivered_packets"] == 497247
+    assert b["ratios"]["no_plots_speedup"] == pytest.approx(b["ns3"]["wall_s"] / b["rtclab_no_plots"]["wall_s"])
+    h = b["htsim"]
+    assert h["htsim_delivered_packets"] == 497964 and h["rtclab_delivered_packets"] > 400_000
+    assert h["rtclab_events_per_packet"] > 2 and h["htsim_events_per_packet"] == pytest.approx(1499932 / 497964)
+    assert len(h["pairs"]) == 2 and h["cpu_ratio_paired_median"] > 0
+    assert b["flows_1000"]["flows"] == 20
 
 
 def test_an_emulation_that_lost_cpu_time_to_the_hypervisor_says_so(capsys):

@@ -190,11 +190,13 @@ def reproduce(paper: str, runs: int = 10, jobs: Optional[int] = None, out: str |
 
 
 def benchmark(engine: str = "sim", repeat: Optional[int] = None, out: str | os.PathLike | None = None,
-              ns3: Optional[str] = None, progress: bool | None = None) -> dict[str, Any]:
+              ns3: Optional[str] = None, progress: bool | None = None, htsim: Optional[str] = None,
+              instructions: bool = False) -> dict[str, Any]:
     """`rtclab bench sim|emu|process` (the CLI calls this): returns the benchmark's figures;
     writes bench.json to `out`. `repeat`: runs (default 5 for sim, 3 for process; emu runs each
-    part once). `ns3`: the ns-3 program for `process` (`make bench-ns3` builds it).
-    `progress`: each step on stderr (default: on a terminal)."""
+    part once). `ns3`, `htsim`: the programs `process` compares with (bench/ns3/build-optimized.sh
+    and bench/htsim/build.sh build them); `instructions`: also count the loop's and htsim's
+    instructions under callgrind. `progress`: each step on stderr (default: on a terminal)."""
     from rtclab.bench import bench_emu, bench_sim, write_bench
 
     if engine not in ("sim", "emu", "process"):
@@ -203,8 +205,13 @@ def benchmark(engine: str = "sim", repeat: Optional[int] = None, out: str | os.P
         repeat = 3 if engine == "process" else 5
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat!r}")
-    if ns3 is not None and not (os.path.isfile(ns3) and os.access(ns3, os.X_OK)):
-        raise ValueError(f"--ns3 {ns3}: not an executable program (`make bench-ns3` builds it)")
+    for flag, prog, how in (("--ns3", ns3, "bench/ns3/build-optimized.sh"), ("--htsim", htsim, "bench/htsim/build.sh")):
+        if prog is not None and not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
+            raise ValueError(f"{flag} {prog}: not an executable program ({how} builds it)")
+        if prog is not None and engine != "process":
+            raise ValueError(f"{flag} is for `rtclab bench process`, not {engine}")
+    if instructions and engine != "process":
+        raise ValueError(f"--instructions is for `rtclab bench process`, not {engine}")
     if engine == "sim":
         result = bench_sim(repeat=repeat, progress=progress)
     elif engine == "emu":
@@ -212,7 +219,7 @@ def benchmark(engine: str = "sim", repeat: Optional[int] = None, out: str | os.P
     else:
         from rtclab.bench_process import bench_process
 
-        result = bench_process(ns3=ns3, repeat=repeat)
+        result = bench_process(ns3=ns3, htsim=htsim, repeat=repeat, progress=progress, instructions=instructions)
     if out is not None:
         write_bench(json.loads(json.dumps(result)), out)
     return result

@@ -236,15 +236,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.out:
         _check_out(args.out)
     try:
-        result = benchmark(args.engine, repeat=args.repeat, ns3=args.ns3,
-                           progress=None if not args.no_progress else False)
+        result = benchmark(args.engine, repeat=args.repeat, ns3=args.ns3, htsim=args.htsim,
+                           instructions=args.instructions, progress=None if not args.no_progress else False)
     except ValueError as e:
         raise UserError(str(e)) from e
     except EmulatorUnavailable as e:
         raise UserError(f"bench emu: {e}") from e
     keys = {"sim": SIM_BENCH_KEYS, "emu": EMU_BENCH_KEYS}.get(
-        args.engine, tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios") if k in result))
-    print(json.dumps({k: result[k] for k in keys}, indent=2))
+        args.engine, tuple(k for k in ("rtclab_no_plots", "rtclab_plots", "ns3", "ratios", "flows_1000") if k in result))
+    shown = {k: result[k] for k in keys}
+    if "htsim" in result:
+        shown["htsim"] = {k: v for k, v in result["htsim"].items() if k != "pairs"}
+    print(json.dumps(shown, indent=2))
     if args.out:
         try:
             path = write_bench(result, args.out)
@@ -762,8 +765,14 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("engine", choices=["sim", "emu", "process"],
                    help="sim: the simulation loop; emu: emulator throughput and timing; process: whole "
-                        "`rtclab run` processes (with and without plots), against ns-3 with --ns3")
-    b.add_argument("--ns3", metavar="PROGRAM", help="process: the ns-3 benchmark program (`make bench-ns3` builds it)")
+                        "`rtclab run` processes (with and without plots; against ns-3 with --ns3), the loop against "
+                        "htsim with --htsim, and a 1,000-flow run's phases")
+    b.add_argument("--ns3", metavar="PROGRAM",
+                   help="process: the ns-3 benchmark program (bench/ns3/build-optimized.sh builds it; `make bench-ns3` runs both)")
+    b.add_argument("--htsim", metavar="PROGRAM",
+                   help="process: the htsim dumbbell program (bench/htsim/build.sh builds it): the loop's CPU time per packet against htsim's")
+    b.add_argument("--instructions", action="store_true",
+                   help="process, with --htsim: also count both loops' instructions per packet under callgrind (needs valgrind)")
     b.add_argument("--out", help="directory for bench.json")
     b.add_argument("--repeat", type=int, default=None,
                    help="runs; the best and the median are reported (default: 5 for sim, 3 for process)")
