@@ -100,6 +100,12 @@ def test_bench_writes_json(cli, tmp_path):
     # 10 flows x 60 s at 100 Mbit/s: about 500k delivered data packets, near-full utilization.
     assert 450_000 < b["best"]["delivered_packets"] < 510_000
     assert b["best"]["utilization"] > 0.95
+    sc = b["scaling_1_vs_1000_flows"]
+    assert {(r["queue"], r["flows"]) for r in sc} == {(q, n) for q in ("droptail", "fq_codel") for n in (1, 1000)}
+    for r in sc:
+        assert 400_000 < r["delivered_packets"] < 510_000 and r["events_per_delivered_packet"] > 2
+        if r["flows"] == 1:
+            assert r["per_packet_vs_1_flow"] == 1.0
     r = cli("bench", "sim", "--repeat", 0)
     assert r.returncode == 2
 
