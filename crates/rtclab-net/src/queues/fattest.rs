@@ -134,9 +134,9 @@ mod tests {
         let mut t = FattestTree::new(1024);
         let mut v = vec![0u64; 1024];
         for round in 0..4u64 {
-            for i in 0..1024 {
-                v[i] = (i as u64 * 7919 + round * 104_729) % 3000 / 1500 * 1500;
-                t.set(i, v[i]);
+            for (i, x) in v.iter_mut().enumerate() {
+                *x = (i as u64 * 7919 + round * 104_729) % 3000 / 1500 * 1500;
+                t.set(i, *x);
             }
             assert_eq!(t.fattest(), scan(&v));
         }
