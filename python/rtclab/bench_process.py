@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from rtclab.bench import SCALING_TOML
 from rtclab.progress import Stages
 
 #: Issue 45's goals: whole process >= 100x optimized ns-3 without plots, >= 50x with plots, peak
@@ -54,19 +55,6 @@ cc = "newreno"
 rtt = "20ms"
 count = 10
 delayed_ack = false
-"""
-
-SCALE = """
-name = "bench-1000-cubic"
-duration = "60s"
-[link]
-capacity = "100Mbps"
-queue = { limit = "1bdp" }
-[[flows]]
-kind = "tcp"
-cc = "cubic"
-rtt = "20ms"
-count = %d
 """
 
 #: In a child process: runs a scenario's loop and prints its CPU time and delivered packets.
@@ -254,7 +242,7 @@ def bench_process(ns3: Optional[str] = None, htsim: Optional[str] = None, repeat
         # 3. A 1,000-flow run's phases.
         runs = []
         scen = tmp / f"bench-{flows}-cubic.toml"
-        scen.write_text(SCALE % flows)
+        scen.write_text(SCALING_TOML.format(kind="droptail", flows=flows))
         for k in range(repeat):
             st.stage(f"round {k + 1}/{repeat}: {flows} flows, whole process without plots")
             runs.append(_timed_rtclab([str(scen), "--no-plots"], tmp, f"scale-{k}"))
