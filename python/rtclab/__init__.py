@@ -21,12 +21,21 @@ scenario had there) and `.message`.
 from rtclab._core import ConfigError, RunTooLarge, __version__
 from rtclab.api import (benchmark, compare_engines, emu_shell, hairpin_table, metis_convert, metis_rtc, report,
                         reproduce, run_suite, run_sweep, run_to_folder, save, sweep_catalog)
-from rtclab.classify import classify_capture
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
 from rtclab.output import OutputError
 from rtclab.runner import RunResult, run
 from rtclab.scenarios import builtin_scenarios, load_scenario, validate
 from rtclab.summary import Summary, summary_schema
+
+def __getattr__(name: str):
+    # `rtclab.classify` (the pcap reader and classifier) is imported on first use, not by every
+    # command's start-up.
+    if name == "classify_capture":
+        from rtclab.classify import classify_capture
+
+        return classify_capture
+    raise AttributeError(f"module 'rtclab' has no attribute {name!r}")
+
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
            "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "run_suite", "run_to_folder", "hairpin_table",

@@ -14,7 +14,6 @@ machine runs the same from a fresh clone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -89,6 +88,8 @@ def _has_marker(folder: Path, marker: str) -> bool:
 
 
 def sha256(path: Path) -> str:
+    import hashlib  # only when verifying: 5 ms of every command's start-up otherwise
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

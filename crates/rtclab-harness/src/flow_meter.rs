@@ -526,49 +526,83 @@ pub fn flow_columns(
         .iter()
         .map(|m| names.iter().map(|n| m.cc.named.iter().find(|s| s.name == *n)).collect())
         .collect();
-    let mut row = vec![0.0; c.names.len()];
-    // At most every flow in every bin: one allocation per column instead of a doubling series.
-    c.reserve(n_bins * meters.len());
+    // The row of (bin, flow) in the table's bin-major order, where the flow was active.
+    let n = meters.len();
+    let mut row_of = vec![NOT_ACTIVE; n_bins * n];
+    let mut rows = 0usize;
     for b in 0..n_bins {
         for (i, f) in meters.iter().enumerate() {
-            let bin = f.window.bin;
-            let t0 = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * b as i64);
-            let t1 = t0 + bin;
-            if !active(i, t0, t1) {
-                continue;
+            let (t0, t1) = bin_span(f, b);
+            if active(i, t0, t1) {
+                row_of[b * n + i] = rows as u32;
+                rows += 1;
             }
-            let secs = bin.as_secs_f64();
-            let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
-            let x = f.bin(b);
-            let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
-            let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
-            row[..STAGE_COLUMNS_AT].copy_from_slice(&[
-                t1.as_secs_f64(),
-                i as f64,
-                mbps(x.recv_bytes),
-                mbps(x.goodput_bytes),
-                mbps(x.sent_bytes),
-                x.queue_delay_mean_ms(),
-                x.queue_delay_max_ms(),
-                x.one_way_delay_mean_ms(),
-                x.drops as f64,
-                cc(&f.cc.cwnd),
-                cc(&f.cc.srtt_ms),
-                cc(&f.cc.target_mbps),
-                f.media.frame_rate(b, bin),
-                f.media.rendered_fps(b, bin),
-                delay_mean,
-                delay_max,
-                cc(&f.cc.state),
-            ]);
-            row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
-            for (v, s) in row[base..].iter_mut().zip(&series[i]) {
-                *v = s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN);
-            }
-            c.push_row(&row);
         }
     }
+    let mut cols: Vec<Vec<f64>> = (0..c.names.len()).map(|_| vec![0.0; rows]).collect();
+    let mut row = vec![0.0; c.names.len()];
+    // Filled flow-major in blocks of flows, bin by bin inside a block: each flow's per-bin
+    // vectors are read in order (one cache line serves eight bins) while the rows written for
+    // one bin stay together. Bin-major reading touched every flow's vectors for every row: with
+    // 1,000 flows a cache miss per source vector per row. Same table either way.
+    for block in (0..n).step_by(FLOW_BLOCK) {
+        for b in 0..n_bins {
+            for i in block..(block + FLOW_BLOCK).min(n) {
+                let r = row_of[b * n + i];
+                if r == NOT_ACTIVE {
+                    continue;
+                }
+                let f = &meters[i];
+                let (_, t1) = bin_span(f, b);
+                let bin = f.window.bin;
+                let secs = bin.as_secs_f64();
+                let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
+                let x = f.bin(b);
+                let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
+                let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
+                row[..STAGE_COLUMNS_AT].copy_from_slice(&[
+                    t1.as_secs_f64(),
+                    i as f64,
+                    mbps(x.recv_bytes),
+                    mbps(x.goodput_bytes),
+                    mbps(x.sent_bytes),
+                    x.queue_delay_mean_ms(),
+                    x.queue_delay_max_ms(),
+                    x.one_way_delay_mean_ms(),
+                    x.drops as f64,
+                    cc(&f.cc.cwnd),
+                    cc(&f.cc.srtt_ms),
+                    cc(&f.cc.target_mbps),
+                    f.media.frame_rate(b, bin),
+                    f.media.rendered_fps(b, bin),
+                    delay_mean,
+                    delay_max,
+                    cc(&f.cc.state),
+                ]);
+                row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
+                for (v, s) in row[base..].iter_mut().zip(&series[i]) {
+                    *v = s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN);
+                }
+                for (col, v) in cols.iter_mut().zip(&row) {
+                    col[r as usize] = *v;
+                }
+            }
+        }
+    }
+    c.data = cols;
     c
+}
+
+/// `flow_columns`' mark for a (bin, flow) with no row.
+const NOT_ACTIVE: u32 = u32::MAX;
+/// Flows filled together by `flow_columns` (their rows for one bin are adjacent).
+const FLOW_BLOCK: usize = 64;
+
+/// Bin `b` of a meter's window: `[b·bin, (b+1)·bin)` from time zero.
+fn bin_span(f: &FlowMeter, b: usize) -> (Time, Time) {
+    let bin = f.window.bin;
+    let t0 = Time::ZERO + TimeDelta::from_nanos(bin.as_nanos() * b as i64);
+    (t0, t0 + bin)
 }
 
 /// Every flow's freezes and stalls (`interruptions.parquet`).

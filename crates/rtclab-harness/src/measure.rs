@@ -22,12 +22,6 @@ impl Columns {
             c.push(*v);
         }
     }
-    /// Room for `rows` more rows in every column.
-    pub fn reserve(&mut self, rows: usize) {
-        for c in &mut self.data {
-            c.reserve(rows);
-        }
-    }
     pub fn rows(&self) -> usize {
         self.data.first().map_or(0, Vec::len)
     }
