@@ -125,17 +125,19 @@ def copa_100_flows(repeat: int, seed: int) -> dict:
             "delivered_packets": summary["engine_stats"]["delivered_packets"]}
 
 
-QDISC_1000_TOML = """
-name = "bench-1000-flows-{kind}"
-duration = "3s"
+#: CUBIC flows sharing one link with a 1-BDP queue of the given kind, 20 ms: the 1,000-flow
+#: queue-discipline case and the scaling cases (`bench process` uses it too).
+DUMBBELL_TOML = """
+name = "bench-{flows}-flows-{kind}"
+duration = "{duration}"
 [link]
-capacity = "10Gbps"
+capacity = "{capacity}"
 queue = {{ kind = "{kind}", limit = "1bdp" }}
 [[flows]]
 kind = "tcp"
 cc = "cubic"
 rtt = "20ms"
-count = 1000
+count = {flows}
 """
 
 
@@ -144,7 +146,8 @@ def qdiscs_1000_flows(repeat: int, seed: int) -> list[dict]:
     10 Gbit/s, 20 ms, 1 BDP, 3 s), delivered packets per wall second, against drop-tail."""
     rows = []
     for kind in ("droptail", "fq_codel", "confucius"):
-        runs = [timed_run(QDISC_1000_TOML.format(kind=kind), "toml", ".", seed) for _ in range(repeat)]
+        runs = [timed_run(DUMBBELL_TOML.format(kind=kind, flows=1000, duration="3s", capacity="10Gbps"),
+                          "toml", ".", seed) for _ in range(repeat)]
         wall = min(w for w, _ in runs)
         summary = runs[-1][1]
         delivered = summary["engine_stats"]["delivered_packets"]
@@ -156,20 +159,6 @@ def qdiscs_1000_flows(repeat: int, seed: int) -> list[dict]:
     return rows
 
 
-SCALING_TOML = """
-name = "bench-scaling"
-duration = "60s"
-[link]
-capacity = "100Mbps"
-queue = {{ kind = "{kind}", limit = "1bdp" }}
-[[flows]]
-kind = "tcp"
-cc = "cubic"
-rtt = "20ms"
-count = {flows}
-"""
-
-
 def scaling(repeat: int, seed: int) -> list[dict]:
     """Issue 45's flat-scaling figure: the loop's cost per delivered packet and per event with 1
     and with 1,000 CUBIC flows on the same 100 Mbit/s, 20 ms, 1-BDP path for 60 s (about 500,000
@@ -179,7 +168,8 @@ def scaling(repeat: int, seed: int) -> list[dict]:
     rows = []
     for kind in ("droptail", "fq_codel"):
         for flows in (1, 1000):
-            runs = [timed_run(SCALING_TOML.format(kind=kind, flows=flows), "toml", ".", seed) for _ in range(repeat)]
+            text = DUMBBELL_TOML.format(kind=kind, flows=flows, duration="60s", capacity="100Mbps")
+            runs = [timed_run(text, "toml", ".", seed) for _ in range(repeat)]
             wall = min(w for w, _ in runs)
             st = runs[-1][1]["engine_stats"]
             rows.append({"queue": kind, "flows": flows, "wall_time_s": wall,

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from rtclab.bench import SCALING_TOML
+from rtclab.bench import DUMBBELL_TOML
 from rtclab.progress import Stages
 
 #: Issue 45's goals: whole process >= 100x optimized ns-3 without plots, >= 50x with plots, peak
@@ -242,7 +242,7 @@ def bench_process(ns3: Optional[str] = None, htsim: Optional[str] = None, repeat
         # 3. A 1,000-flow run's phases.
         runs = []
         scen = tmp / f"bench-{flows}-cubic.toml"
-        scen.write_text(SCALING_TOML.format(kind="droptail", flows=flows))
+        scen.write_text(DUMBBELL_TOML.format(kind="droptail", flows=flows, duration="60s", capacity="100Mbps"))
         for k in range(repeat):
             st.stage(f"round {k + 1}/{repeat}: {flows} flows, whole process without plots")
             runs.append(_timed_rtclab([str(scen), "--no-plots"], tmp, f"scale-{k}"))
