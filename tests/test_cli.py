@@ -471,6 +471,8 @@ def test_bench_process_measures_whole_runs(cli, tmp_path):
     assert r.returncode == 2 and "bench/ns3/build-optimized.sh" in r.stderr
     r = cli("bench", "sim", "--htsim", tmp_path / "nope")
     assert r.returncode == 2 and "--htsim" in r.stderr
+    r = cli("bench", "process", "--instructions")
+    assert r.returncode == 2 and "needs `rtclab bench process --htsim PROGRAM`" in r.stderr
 
 
 def test_bench_process_pairs_rtclab_with_the_reference_programs(tmp_path):

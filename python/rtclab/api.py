@@ -210,8 +210,8 @@ def benchmark(engine: str = "sim", repeat: Optional[int] = None, out: str | os.P
             raise ValueError(f"{flag} {prog}: not an executable program ({how} builds it)")
         if prog is not None and engine != "process":
             raise ValueError(f"{flag} is for `rtclab bench process`, not {engine}")
-    if instructions and engine != "process":
-        raise ValueError(f"--instructions is for `rtclab bench process`, not {engine}")
+    if instructions and (engine != "process" or htsim is None):
+        raise ValueError("--instructions counts the loop's and htsim's instructions: it needs `rtclab bench process --htsim PROGRAM`")
     if engine == "sim":
         result = bench_sim(repeat=repeat, progress=progress)
     elif engine == "emu":

@@ -143,7 +143,10 @@ def _callgrind(argv: list[str], tmp: Path, toggle: Optional[str], stdin: Optiona
     _spawn([*cmd, *argv], stdin=stdin)
     for line in out.read_text(errors="replace").splitlines():
         if line.startswith("summary:") or line.startswith("totals:"):
-            return int(line.split()[1])
+            n = int(line.split()[1])
+            if n == 0:  # e.g. the function was inlined away: a 0 would read as "free"
+                raise RuntimeError(f"callgrind counted no instructions inside {toggle!r}")
+            return n
     raise RuntimeError("callgrind wrote no totals")
 
 
