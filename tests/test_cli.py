@@ -540,3 +540,17 @@ def test_run_timings_name_every_phase(cli, tmp_path, good_scenario):
     keys = ["main", "loop_start", "loop_end", "finished", "files", "exit"]
     assert list(s) == keys
     assert all(s[a] <= s[b] for a, b in zip(keys, keys[1:]))
+
+
+def test_the_htsim_matched_workload_is_the_one_in_bench_htsim():
+    """`rtclab bench process` carries the htsim-matched scenario in the package (a user's install
+    has no bench/); bench/htsim/dumbbell-newreno.toml is the same scenario for run_toml and
+    callgrind by hand. They must not drift apart."""
+    import tomllib
+
+    from rtclab.bench_process import HTSIM_MATCHED
+
+    repo = Path(__file__).resolve().parents[1]
+    on_disk = tomllib.loads((repo / "bench" / "htsim" / "dumbbell-newreno.toml").read_text())
+    on_disk.pop("description")
+    assert tomllib.loads(HTSIM_MATCHED) == on_disk
