@@ -1,6 +1,9 @@
 """The reproduction tables' verdicts and the paper registry."""
 
-from rtclab.repro import DIRECTION, MISSED, PAPERS, WITHIN, Row, format_table, judge
+import pytest
+
+from rtclab.repro import (BEYOND, DIRECTION, MISSED, OPEN, PAPERS, WITHIN, Cause, Row, explain, format_table, judge,
+                          kind_of, tally, tally_line)
 
 
 def test_judge_reads_values_bounds_and_ranges():
@@ -22,6 +25,59 @@ def test_judge_reads_values_bounds_and_ranges():
     # One "%" after a range covers both ends.
     assert judge(0.0048, "0.47-0.49 % on the Wi-Fi traces") == WITHIN
     assert judge(0.48, "0.47-0.49 % on the Wi-Fi traces") == MISSED
+
+
+def test_judge_direction_one_kind_at_a_time():
+    """The audit of issue 41: every published figure is one of these kinds, and each is judged so."""
+    # A behaviour (a rate, a share, a delay the paper measured) is met within tolerance both ways.
+    assert judge(1.2, "1.0") == MISSED and judge(0.8, "1.0") == MISSED and judge(1.1, "1.0") == WITHIN
+    # A gain written as a multiple: "27× shorter" is met by 91× (better = "higher").
+    assert judge(91.0, "27×", better="higher") == BEYOND and judge(91.0, "27×") == MISSED
+    assert judge(25.0, "27×", better="higher") == WITHIN and judge(20.0, "27×", better="higher") == MISSED
+    # A gain written as a reduction: past its far end is beyond, short of its near end is missed.
+    assert judge(-0.9, "-45% to -75%", better="lower") == BEYOND
+    assert judge(-0.6, "-45% to -75%", better="lower") == WITHIN
+    assert judge(-0.2, "-45% to -75%", better="lower") == MISSED and judge(0.3, "-45% to -75%", better="lower") == MISSED
+    # A reduced share (AFR at 1/N of the baseline): 0 is beyond, 0.9 missed.
+    assert judge(0.0, "0.135-0.53 (1.9-7.4× lower)", better="lower") == BEYOND
+    assert judge(0.9, "0.135-0.53 (1.9-7.4× lower)", better="lower") == MISSED
+    assert judge(0.0, "0.038-0.48", better="lower") == WITHIN  # within the tolerance of its near end
+    # A cost at most so much (a frame-rate reduction): none at all is beyond.
+    assert judge(0.0, "0.03-0.09", better="lower") == BEYOND and judge(0.2, "0.03-0.09", better="lower") == MISSED
+    # A bound is one-sided as written, whatever `better` says.
+    assert judge(-0.9, "<= -50%") == WITHIN and judge(-0.9, "<= -50%", better="lower") == WITHIN
+    with pytest.raises(ValueError, match="better"):
+        Row("e", "v", "m", 1.0, "1", better="up")
+
+
+def test_metric_kinds_set_the_tolerance():
+    # Fairness indices sit near 1: ± 0.05 absolute, not 15 % (which would pass 0.83 for 0.938).
+    assert kind_of("Jain").name == kind_of("JFI").name == kind_of("median Jain over 1 s slots").name == "fairness index"
+    assert Row("e", "v", "Jain", 0.834, "0.938").verdict == MISSED
+    assert Row("e", "v", "Jain", 0.90, "0.938").verdict == WITHIN
+    # A tree's QoE over the DNN's: ± 0.03 absolute.
+    assert kind_of("tree / DNN mean QoE").name == kind_of("tree-O / DNN p75 QoE").name == "QoE ratio"
+    assert Row("e", "v", "tree-O / DNN mean QoE", 0.889, "1.01").verdict == MISSED
+    assert Row("e", "v", "tree-O / DNN mean QoE", 0.99, "1.01").verdict == WITHIN
+    # Absolute QoE and everything else: 15 % relative; a row's own tolerance wins over its kind's.
+    assert kind_of("mean QoE") is None and kind_of("sending rate kbit/s") is None
+    assert Row("e", "v", "Jain", 0.80, "0.938", tol=0.15).verdict == WITHIN
+
+
+def test_rows_not_reproduced_carry_a_cause_and_the_tally_counts_them():
+    rows = [Row("S3 drop", "gcc k=10", "change", 1.06, "<= -50%"), Row("S3 drop", "gcc k=2", "change", -1.0, "<= -50%"),
+            Row("S1", "x", "ratio", 0.5, "0.1"), Row("S1", "y", "ratio", None, "0.1"),
+            Row("S2", "z", "ratio", 0.5, "0.1", cause="open: the traces are not public"),
+            Row("S2", "w", "ratio", 0.5, "better", verdict=DIRECTION), Row("S4", "-", "rate", 1.0, "–")]
+    explain(rows, [Cause("S3", "docs/algorithms/zhuge.md#s3", variant=r"gcc k=(10|20)"), Cause("S1", "the S1 rows", variant="x")])
+    assert [r.cause for r in rows[:5]] == ["docs/algorithms/zhuge.md#s3", None, "the S1 rows", OPEN,
+                                           "open: the traces are not public"]
+    assert "cause" not in rows[1].as_dict() and rows[3].as_dict()["cause"] == OPEN
+    t = tally(rows)
+    assert t == {"published": 6, "reproduced": 1, "direction": 1, "explained": 2, "open": 2, "open_with_reason": 1,
+                 "not_measured": 1}
+    assert tally([r.as_dict() for r in rows]) == t
+    assert tally_line(rows).startswith("1 of 6 published figures reproduced, 1 in direction only, 2 explained, 2 open")
 
 
 def test_rows_carry_their_verdict_into_tables_and_json():

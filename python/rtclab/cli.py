@@ -428,7 +428,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
     """Argument handling and printing over `rtclab.repro.reproduce_paper`, which `rtclab.reproduce`
     also calls: the request is checked there once, for both."""
     from rtclab.output import OutputError
-    from rtclab.repro import format_table, reproduce_paper, write_outputs
+    from rtclab.repro import MISSED, NOT_MEASURED, format_table, is_open, reproduce_paper, tally_line, write_outputs
 
     out = args.out or f"rtclab-out/repro-{args.paper}"
     try:
@@ -442,6 +442,12 @@ def cmd_repro(args: argparse.Namespace) -> int:
     print(format_table(outcome.rows))
     for n in repro.notes:
         print(f"note: {n}")
+    open_rows = [r for r in outcome.rows if r.verdict in (MISSED, NOT_MEASURED) and is_open(r.cause)]
+    for r in open_rows[:10]:
+        print(f"open: {r.experiment} / {r.variant} / {r.metric}" + (f" ({r.cause[6:]})" if r.cause != "open" else ""))
+    if len(open_rows) > 10:
+        print(f"open: ... and {len(open_rows) - 10} more (repro.json: \"cause\": \"open\")")
+    print(tally_line(outcome.rows))
     try:
         path = write_outputs(repro, outcome.rows, outcome.results, out, outcome.wall)
     except OutputError as e:

@@ -81,10 +81,12 @@ def write_report(result: RunResult, plots: Iterable, path: Path) -> None:
 def write_repro_report(repro, rows, images, path: Path, wall: float) -> None:
     """A self-contained report for `rtclab repro`."""
     from rtclab import _core
+    from rtclab.repro import tally_line
 
     html = _env().get_template("repro.html.j2").render(
         repro=repro,
         rows=rows,
+        tally=tally_line(rows),
         images=[(title, _data_uri(img)) for title, img in images],
         wall=wall,
         version=_core.__version__,

@@ -41,8 +41,43 @@ def check_data(paper: str) -> None:
 
 
 WITHIN = "within tolerance"
+#: A published gain (a reduction, a speed-up, a ratio) that ours meets and passes in the claim's
+#: own direction: "27× shorter" met by 91×. Rows say which way is a gain with `better`.
+BEYOND = "beyond published"
 DIRECTION = "direction only"
 MISSED = "not reproduced"
+NOT_MEASURED = "not measured"
+#: The verdicts that count as a reproduced published figure.
+REPRODUCED = (WITHIN, BEYOND)
+#: The `cause` of a row that is not reproduced (or not measured) and that no experiment explains yet;
+#: "open: <reason>" says why it cannot be settled here.
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a published figure of one kind of metric is judged when a row does not say."""
+
+    name: str
+    tol: float
+    abs_tol: float
+
+
+#: Metric kinds, audited once for every reproduction (tests/test_repro.py has a case per kind):
+#: (regular expression searched in the metric's name, kind). The first match wins; a metric of
+#: no kind is judged within 15 % relative. A fairness index lives in [1/n, 1] and sits near 1,
+#: where 15 % spans "fair" to "unfair": ± 0.05 absolute. A ratio of one policy's QoE to
+#: another's sits near 1 and the papers quote it to a per cent or two: ± 0.03 absolute.
+KINDS: tuple[tuple[str, Kind], ...] = (
+    (r"\b(Jain|JFI)\b", Kind("fairness index", 0.0, 0.05)),
+    (r"^tree(-O)? / DNN\b.*QoE$", Kind("QoE ratio", 0.0, 0.03)),
+)
+
+
+def kind_of(metric: str) -> Kind | None:
+    import re
+
+    return next((k for pat, k in KINDS if re.search(pat, metric)), None)
 
 
 @dataclass
@@ -60,27 +95,52 @@ class Row:
     paper: str
     note: str = ""
     verdict: str | None = None
-    tol: float = 0.15
-    abs_tol: float = 0.0
+    #: relative and absolute tolerance; None: the metric's kind's (`KINDS`), else 15 % relative
+    tol: float | None = None
+    abs_tol: float | None = None
+    #: For a published gain, the direction in which passing the published value still meets the
+    #: claim ("lower": a reduction, a cost at most so much; "higher": a speed-up, a share of wins);
+    #: None for a published behaviour, which is judged both ways.
+    better: str | None = None
+    #: For a row that is not reproduced or not measured: what explains it (the experiment, its
+    #: rows or doc section and the command) or `OPEN`; filled from the paper's `CAUSES` when left
+    #: None (`explain`).
+    cause: str | None = None
 
     def __post_init__(self) -> None:
+        if self.better not in (None, "lower", "higher"):
+            raise ValueError(f"Row.better must be 'lower', 'higher' or None, got {self.better!r}")
+        kind = kind_of(self.metric)
+        if self.tol is None:
+            self.tol = kind.tol if kind else 0.15
+        if self.abs_tol is None:
+            self.abs_tol = kind.abs_tol if kind else 0.0
         if self.verdict is None:
-            self.verdict = judge(self.ours, self.paper, self.tol, self.abs_tol)
+            self.verdict = judge(self.ours, self.paper, self.tol, self.abs_tol, self.better)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"experiment": self.experiment, "variant": self.variant, "metric": self.metric,
-                "ours": self.ours, "paper": self.paper, "verdict": self.verdict, "note": self.note}
+        d = {"experiment": self.experiment, "variant": self.variant, "metric": self.metric,
+             "ours": self.ours, "paper": self.paper, "verdict": self.verdict, "note": self.note}
+        if self.verdict in (MISSED, NOT_MEASURED):
+            d["cause"] = self.cause or OPEN
+        return d
 
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
 
 
-def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.0) -> str:
+def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.0,
+          better: str | None = None) -> str:
     """The verdict for a published value written as "X", "≈ X", "< X", "> X", "<= X", ">= X" or
     "X-Y" / "X to Y" (leading text only; anything after the number is a remark): `WITHIN` or
     `MISSED`, "" when the published value is not a number (qualitative, or "–"), "not measured"
     when ours is missing. A number written with "%" (with or without a space) is a fraction
-    ("-50%" = "-50 %" = -0.5, as such rows give ours); a range may run either way ("-14% to -64%")."""
+    ("-50%" = "-50 %" = -0.5, as such rows give ours); a range may run either way ("-14% to -64%").
+
+    Direction: a value or range is a behaviour, met within `tol` (relative) or `abs_tol` on both
+    sides, unless `better` says it is a gain: then a figure past it on the `better` side is
+    `BEYOND` (met, and more), one short of it by more than the tolerance `MISSED`. A bound ("<",
+    ">=") is one-sided as written and needs no `better`."""
     import math
     import re
 
@@ -92,7 +152,7 @@ def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.
     if not (m_bound or m_range or m_value):
         return ""
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
-        return "not measured"
+        return NOT_MEASURED
 
     def value(m: re.Match, i: int) -> float:
         return float(m.group(i)) / (100.0 if m.group(i + 1) else 1.0)
@@ -106,9 +166,87 @@ def judge(ours: float | None, paper: str, tol: float = 0.15, abs_tol: float = 0.
     if m_range and float(m_range.group(1)) != float(m_range.group(3)):
         lo, hi = sorted((float(m_range.group(1)) / scale, float(m_range.group(3)) / scale))
         slack = max(tol * max(abs(lo), abs(hi)), abs_tol)
-        return WITHIN if lo - slack <= ours <= hi + slack else MISSED
-    x = value(m_value, 1) if m_value else float("nan")
-    return WITHIN if abs(ours - x) <= max(tol * abs(x), abs_tol) else MISSED
+    else:
+        lo = hi = value(m_value, 1) if m_value else float("nan")
+        slack = max(tol * abs(lo), abs_tol)
+    if lo - slack <= ours <= hi + slack:
+        return WITHIN
+    if (better == "lower" and ours < lo) or (better == "higher" and ours > hi):
+        return BEYOND
+    return MISSED
+
+
+@dataclass
+class Cause:
+    """Why rows are not reproduced (or not measured): the experiment that shows it, where its rows
+    and write-up are, and the command. Matches a row when `experiment`, `variant` and `metric`
+    (regular expressions, searched from the start; "" matches anything) all match."""
+
+    experiment: str
+    text: str
+    variant: str = ""
+    metric: str = ""
+
+    def matches(self, row: "Row") -> bool:
+        import re
+
+        return all(re.match(pat, val) for pat, val in ((self.experiment, row.experiment),
+                                                        (self.variant, row.variant), (self.metric, row.metric)))
+
+
+def explain(rows: list["Row"], causes: list[Cause]) -> list["Row"]:
+    """Fills `cause` on every row that is not reproduced or not measured and has none yet: the
+    first matching entry of `causes` (a paper module's `GAP_CAUSES`), else `OPEN`. Returns the rows."""
+    for r in rows:
+        if r.verdict in (MISSED, NOT_MEASURED) and r.cause is None:
+            r.cause = next((c.text for c in causes if c.matches(r)), OPEN)
+    return rows
+
+
+def is_open(cause: str | None) -> bool:
+    """A cause that explains nothing: `OPEN`, or "open: <why it cannot be settled here>"."""
+    return cause is None or cause == OPEN or cause.startswith(OPEN + ":")
+
+
+def tally(rows: list["Row"] | list[dict]) -> dict[str, int]:
+    """Counts of a reproduction's rows that carry a published figure: `published` (all of them),
+    `reproduced` (within tolerance or beyond it in the claim's direction), `direction` (only the
+    ordering holds), `explained` and `open` (not reproduced or not measured, with a cause or not;
+    `open_with_reason` of the open ones say why they cannot be settled here), `not_measured` (of
+    which some are explained or open too)."""
+    get = (lambda r, k: r.get(k)) if rows and isinstance(rows[0], dict) else getattr  # type: ignore[union-attr]
+    t = {"published": 0, "reproduced": 0, "direction": 0, "explained": 0, "open": 0, "open_with_reason": 0,
+         "not_measured": 0}
+    for r in rows:
+        v = get(r, "verdict")
+        if not v:
+            continue
+        t["published"] += 1
+        if v in REPRODUCED:
+            t["reproduced"] += 1
+        elif v == DIRECTION:
+            t["direction"] += 1
+        else:
+            t["not_measured"] += v == NOT_MEASURED
+            cause = get(r, "cause")
+            t["open" if is_open(cause) else "explained"] += 1
+            t["open_with_reason"] += bool(cause and cause.startswith(OPEN + ":"))
+    return t
+
+
+def tally_line(rows: list["Row"] | list[dict]) -> str:
+    """"N of M published figures reproduced, K explained, J open" (and how many hold in
+    direction only, and how many are not measured, when any)."""
+    t = tally(rows)
+    line = f"{t['reproduced']} of {t['published']} published figures reproduced"
+    if t["direction"]:
+        line += f", {t['direction']} in direction only"
+    line += f", {t['explained']} explained, {t['open']} open"
+    if t["open_with_reason"]:
+        line += f" ({t['open_with_reason']} with a reason they cannot be settled here)"
+    if t["not_measured"]:
+        line += f"; {t['not_measured']} of the explained and open are not measured"
+    return line
 
 
 @dataclass
@@ -212,7 +350,7 @@ def reproduce_paper(paper: str, runs: int = 10, jobs: int | None = None, only: s
     t0 = time.perf_counter()
     results = run_jobs(built.jobs, workers=jobs, progress=progress, store=str(store) if store is not None else None)
     wall = time.perf_counter() - t0
-    return Outcome(built, built.evaluate(results), results, wall)
+    return Outcome(built, explain(built.evaluate(results), getattr(module, "GAP_CAUSES", [])), results, wall)
 
 
 def _open_repro_store(store: Path, paper: str) -> None:

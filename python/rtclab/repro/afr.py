@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 
 from rtclab import _core
-from rtclab.repro import Reproduction, Row
+from rtclab.repro import Cause, Reproduction, Row
 
 CATEGORIES = ("windows-wired", "windows-wifi", "macos-wired", "macos-wifi")
 POLICIES = {"DropTail": "droptail", "QLen-S": "qlen-s", "QWait-S": "qwait-s", "AFR-QLen": "afr-qlen",
@@ -31,6 +31,21 @@ QUEUE_BASELINES = ("DropTail", "QLen-S", "QWait-S")
 SECONDS = 60.0
 #: Tab 6.2, DropTail rows (deployment A/B): Q99 ms, Q>50 ms, T99 ms, T>100 ms.
 DEPLOYED = {"windows-wired": (54, 0.0111, 101, 0.0103), "windows-wifi": (64, 0.0183, 174, 0.0300)}
+
+
+_SYNTHETIC = ("open: the production decoder-queue traces are not public (spec §2), so the categories are synthetic "
+              "clients (rtclab_media::afr::clients)")
+#: What explains the rows that are not reproduced (`rtclab.repro.explain`).
+GAP_CAUSES = [
+    Cause("Calibration", _SYNTHETIC + "; calibrated on the network and decode means, the queue mean follows from "
+          "the synthetic slow episodes (docs/algorithms/afr.md, 'Measured')"),
+    Cause("Category", _SYNTHETIC + ": every controller keeps the frames queued behind single 60-100 ms decoder "
+          "stalls, which no frame rate prevents (they are in flight), and the synthetic slow episodes are mild enough "
+          "for the pause baselines to drain the queue too (docs/algorithms/afr.md, 'Measured')",
+          variant=r"AFR / (QLen-S|QWait-S)"),
+    Cause("Category", _SYNTHETIC + ": their decoders are slow about 2 % of the time, so the median frame rate "
+          "stays at 60 fps for every policy (docs/algorithms/afr.md)", metric="median frame rate"),
+]
 
 
 def build(runs: int = 10) -> Reproduction:
@@ -65,17 +80,26 @@ def build(runs: int = 10) -> Reproduction:
             afr = res[(c, "AFR")]
             for b in QUEUE_BASELINES:
                 base = res[(c, b)]
-                ratio = None if afr["queue_over_50ms"] == 0 else base["queue_over_50ms"] / afr["queue_over_50ms"]
-                rows.append(Row(t, f"{b} / AFR", "frames with queue > 50 ms, ratio", ratio, "2.1-26×"))
-                qr = None if afr["queue_p99_ms"] == 0 else base["queue_p99_ms"] / afr["queue_p99_ms"]
-                rows.append(Row(t, f"{b} / AFR", "queue p99, ratio", qr, "1.9-7.4×",
-                                "AFR's p99 is 0 (fewer than 1 % of frames wait)" if qr is None else ""))
-                t100 = None if afr["total_over_100ms"] == 0 else base["total_over_100ms"] / afr["total_over_100ms"]
-                rows.append(Row(t, f"{b} / AFR", "frames with total > 100 ms, ratio", t100, "1.6-2.2×"))
+                # AFR's figure over the baseline's (the paper's "N× lower" read as AFR at 1/N of
+                # it): measurable when AFR's queue vanishes, as it often does (p99 0 ms).
+                for key, metric, paper in (
+                        ("queue_over_50ms", "frames with queue > 50 ms, AFR / baseline", "0.038-0.48 (2.1-26× lower)"),
+                        ("queue_p99_ms", "queue p99, AFR / baseline", "0.135-0.53 (1.9-7.4× lower)"),
+                        ("total_over_100ms", "frames with total > 100 ms, AFR / baseline",
+                         "0.45-0.63 (1.6-2.2× lower)")):
+                    ratio = afr[key] / base[key] if base[key] > 0 else None
+                    why = None
+                    if ratio is None:
+                        what = ("a p99 of 0 ms: fewer than 1 % of frames waited" if key == "queue_p99_ms" else
+                                f"no such frame in {base['frames']:,} frames")
+                        why = (f"open: {b} has {what}, so no ratio at this run count ({sessions} sessions; "
+                               f"`rtclab repro afr --runs 10` has {4 * 10} per category)")
+                    rows.append(Row(t, f"AFR / {b}", metric, ratio, paper, f"AFR {afr[key]:.4g}, {b} {base[key]:.4g}",
+                                    better="lower", cause=why))
             fps = 1 - afr["fps_median"] / res[(c, "DropTail")]["fps_median"]
             rows.append(Row(t, "AFR vs DropTail", "median frame rate reduction", fps, "0.03-0.09",
                             f"10th percentile of per-second frame counts: AFR {afr['fps_p10']:.0f}, "
-                            f"DropTail {res[(c, 'DropTail')]['fps_p10']:.0f}"))
+                            f"DropTail {res[(c, 'DropTail')]['fps_p10']:.0f}", better="lower"))
 
         t = "Sweep on category (1) (Fig 6.16): P(queue > 50 ms) against the p99 inter-frame time"
         for w0 in (1, 2, 4, 8, 16):

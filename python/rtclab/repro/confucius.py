@@ -172,7 +172,7 @@ def build(runs: int = 10) -> Reproduction:
             rates = [f["throughput_mbps"] for f in s["flows"]]
             jfi = float(sum(rates) ** 2 / (len(rates) * sum(x * x for x in rates)))
             rows.append(Row("Heterogeneous CCs (Copa, GCC, BBR, CUBIC; 100 s)", q, "JFI", jfi,
-                            "0.98" if q == "Confucius" else ""))
+                            "0.98" if q == "Confucius" else "", better="higher"))
             for f in s["flows"][:2]:
                 fd = f["media"]["frame_delay_ms"]["p95"] if f.get("media") else None
                 rows.append(Row("Heterogeneous CCs (Copa, GCC, BBR, CUBIC; 100 s)", f"{q}, {f['name']}",

@@ -177,10 +177,10 @@ def s7_rows(res, runs: int) -> list[Row]:
         change = (mean["both"] - mean["none"]) / mean["none"]
         paper = "+10% (Fig 4.19)" if cc == "gcc" else "unchanged (Fig 4.19)"
         rows.append(Row("S7b intra-fairness", f"{cc}, both with Zhuge vs neither", "mean flow bitrate change",
-                        change, paper))
+                        change, paper, better="higher" if cc == "gcc" else None, abs_tol=0.03))
         off = (mean["both-noqshort"] - mean["none"]) / mean["none"]
         rows.append(Row("S7b intra-fairness", f"cause: {cc}, both with Zhuge, qshort off vs neither",
-                        "mean flow bitrate change", off, paper))
+                        "mean flow bitrate change", off, paper, better="higher" if cc == "gcc" else None, abs_tol=0.03))
         # The Zhuge flow's edge: flow 1's signed difference averaged over runs, less the same
         # without Zhuge (a run's own difference also holds the start order and the controller's
         # slow convergence: the "neither" row's spread).
@@ -329,7 +329,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                 change = (d["zhuge"] - best) / best if best > 0 else None
                 paper = ("<= -50% (RTP, Fig 4.13)" if cc.startswith("gcc")
                          else "-14% to -64% vs Copa/Copa+FastAck for k<30 (Fig 4.14)")
-                rows.append(Row("S3 bandwidth drop", f"{cc} k={k}", "Zhuge vs best baseline", change, paper))
+                rows.append(Row("S3 bandwidth drop", f"{cc} k={k}", "Zhuge vs best baseline", change, paper, better="lower"))
                 if cc.startswith("gcc"):
                     # The released simulator's feedback cadence: AP-originated reports every 1 ms.
                     d1 = float(np.mean([degradation_s(res[("s3", cc, "zhuge-1ms", k, i)], instants[i])
@@ -337,7 +337,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                     rows.append(Row("S3 bandwidth drop", f"{cc}+zhuge, AP reports every 1 ms k={k}",
                                     "RTT>200ms duration (s)", d1, ""))
                     rows.append(Row("S3 bandwidth drop", f"{cc} k={k}, AP reports every 1 ms", "Zhuge vs best baseline",
-                                    (d1 - best) / best if best > 0 else None, paper))
+                                    (d1 - best) / best if best > 0 else None, paper, better="lower"))
                 if cc == "copa":
                     d16 = float(np.mean([degradation_s(res[("s3", cc, "fastack-16.1", k, i)], instants[i])
                                          for i in range(n)]))
@@ -348,7 +348,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                                     "RTT>200ms duration (s)", d16, ""))
                     best16 = min(d["fifo"], d["codel"], d16)
                     rows.append(Row("S3 bandwidth drop", f"copa k={k}, FastAck hold 16.1 ms", "Zhuge vs best baseline",
-                                    (d["zhuge"] - best16) / best16 if best16 > 0 else None, paper))
+                                    (d["zhuge"] - best16) / best16 if best16 > 0 else None, paper, better="lower"))
             abc = float(np.mean([degradation_s(res[("s3", "abc", "abc", k, i)], instants[i]) for i in range(n)]))
             rows.append(Row("S3 bandwidth drop", f"abc+abc k={k}", "RTT>200ms duration (s)", abc, ""))
             copa_zhuge = float(np.mean([degradation_s(res[("s3", "copa", "zhuge", k, i)], instants[i]) for i in range(n)]))
@@ -389,7 +389,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                     rows.append(Row(label, f"gcc+{aqm} N={n}", metric, d[aqm], ""))
                 best = min(d["fifo"], d["codel"])
                 change = (d["zhuge"] - best) / best if best > 0 else None
-                rows.append(Row(label, f"gcc N={n}", "Zhuge vs best baseline", change, paper))
+                rows.append(Row(label, f"gcc N={n}", "Zhuge vs best baseline", change, paper, better="lower"))
         # S7a: the Fortune Teller's per-packet prediction against the packet's delay from the AP to
         # the end of its transmission, from the Zhuge runs above (summary.middleboxes[].metrics).
         acc_sets = []
@@ -477,7 +477,7 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                 best = min(vals) if vals else None
                 z = m["zhuge"][i]
                 change = (z - best) / best if best and z is not None else None
-                rows.append(Row(f"S1 trace {tid}", "gcc+zhuge vs best baseline", metric, change, paper))
+                rows.append(Row(f"S1 trace {tid}", "gcc+zhuge vs best baseline", metric, change, paper, better="lower"))
         return rows
 
     notes = [
