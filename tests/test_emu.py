@@ -475,6 +475,11 @@ def test_emu_rejects_what_it_cannot_run(cli, tmp_path):
     r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o")
     assert r.returncode == 2 and "cadence_ms > 0" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+    # Holding its reports until dequeue needs sequence numbers the emulator's records lack.
+    scn.write_text(TWO_CUBIC.format(d=5) + '\n[[middleboxes]]\nkind = "zhuge"\nat = "bottleneck"\nhold_until_dequeue = true\n')
+    r = cli("run", scn, "--engine", "emu", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "hold_until_dequeue = true" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
     # FastAck forges TCP ACKs in the simulator only: named, nothing written.
     scn = tmp_path / "fastack.toml"
     scn.write_text(TWO_CUBIC.format(d=5) + '\n[[middleboxes]]\nkind = "fast_ack"\nat = "bottleneck"\n')

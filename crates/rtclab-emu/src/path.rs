@@ -229,6 +229,9 @@ impl Path {
             if let Some(h) = info.drop_hop(d.pkt.dir) {
                 self.meters[h].on_drop(w, d.reason);
             }
+            for &obs in &self.observers[el] {
+                self.elements[obs].observe_drop(at, &d.pkt, &self.out.payloads);
+            }
         }
         self.dropped.append(&mut self.out.drops);
         if info.hop != NO_HOP {

@@ -41,6 +41,12 @@ impl PendingArrivals {
         true
     }
 
+    /// Forgets an arrival recorded but not reported yet (the packet was lost after all):
+    /// the next report gives it as missing. False if it was not pending.
+    pub(crate) fn forget(&mut self, seq: u64) -> bool {
+        self.pending.remove(&seq).is_some()
+    }
+
     /// Every sequence number from the first unreported to the highest received, with its
     /// arrival (None: missing); the next report starts after it.
     pub(crate) fn take(&mut self) -> Option<(u64, Vec<Option<Time>>)> {

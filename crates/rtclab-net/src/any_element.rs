@@ -49,6 +49,16 @@ impl NetElement for AnyElement {
             e.observe_dequeue(now, rec)
         }
     }
+    fn observe_drop(
+        &mut self,
+        now: Time,
+        pkt: &rtclab_core::Packet,
+        payloads: &rtclab_core::Payloads,
+    ) {
+        if let AnyElement::Custom(e) = self {
+            e.observe_drop(now, pkt, payloads)
+        }
+    }
     fn metrics(&self) -> Vec<(&'static str, f64)> {
         match self {
             AnyElement::Custom(e) => e.metrics(),

@@ -79,6 +79,9 @@ pub trait NetElement {
     /// A link at the same hop dequeued a packet (only elements the engine registered as
     /// observers of that link are told).
     fn observe_dequeue(&mut self, _now: Time, _rec: &DequeueRecord) {}
+    /// A link at the same hop dropped a packet (on arrival or from its queue); told to the
+    /// same observers as its dequeues, before the packet's payload is freed.
+    fn observe_drop(&mut self, _now: Time, _pkt: &Packet, _payloads: &rtclab_core::Payloads) {}
     /// Packets this element holds right now, (data, feedback): the conservation identities
     /// count them (every packet sent is delivered, dropped, or held by some element). An
     /// element that keeps packets must report them.

@@ -372,6 +372,9 @@ impl Simulation {
         let now = self.now;
         let info = self.info[idx];
         if !self.out.drops.is_empty() {
+            if !self.observers[idx].is_empty() {
+                self.tell_drop_observers(idx);
+            }
             for d in self.out.drops.drain(..) {
                 let h = info.drop_hop(d.pkt.dir);
                 self.meters.on_drop(now, &d.pkt, d.reason, h);
@@ -438,6 +441,18 @@ impl Simulation {
         for dir in [Direction::Forward, Direction::Reverse] {
             let b = self.link(idx).backlog_of(dir);
             self.meters.hops[info.hop_for(dir) as usize].on_backlog(now, b);
+        }
+    }
+
+    /// Tells the middleboxes observing link `idx` of the drops it just reported, their
+    /// payloads still readable.
+    #[cold]
+    fn tell_drop_observers(&mut self, idx: usize) {
+        let now = self.now;
+        for &obs in &self.observers[idx] {
+            for d in &self.out.drops {
+                self.elements[obs as usize].observe_drop(now, &d.pkt, &self.out.payloads);
+            }
         }
     }
 

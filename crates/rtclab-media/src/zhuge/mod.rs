@@ -24,6 +24,24 @@
 //!   RFC 8888) passes untouched.
 //!
 //! The Fortune Teller's queue statistics are the whole link queue's, exact for FIFO queues.
+//!
+//! **Drops (`report_drops`, off by default as published).** In band, Zhuge reports a packet as
+//! received the moment it enters the AP, before the queue has decided to keep it. A packet the
+//! queue then drops (tail drop on arrival; an AQM drop before its report left) is reported as
+//! received, and a sender that culls acknowledged packets from its retransmission history (as
+//! libwebrtc does on transport-wide feedback) can no longer answer the client's NACK: the frame
+//! never completes. With `report_drops = true` the AP forgets such a packet before its report
+//! leaves, so the report gives it as lost; the delay prediction is unchanged. A packet dropped
+//! after its report left (a dequeue-time AQM drop more than a report interval later) stays
+//! hidden; the `drops_hidden` metric counts those.
+//!
+//! **Holding reports (`hold_until_dequeue`, off by default).** The in-band report also tells the
+//! sender that a packet is no longer in flight, so a sender that limits its data in flight
+//! (libwebrtc's congestion-window pushback, which also drops frames at the encoder) never sees
+//! the AP queue it fills. With `hold_until_dequeue = true` a packet's predicted arrival joins a
+//! report only once the link has taken it from its queue: the prediction is the same, the
+//! sender's in-flight count again holds the AP queue, and a packet the queue drops is never
+//! reported received (simulator only).
 
 pub mod delta_delay;
 pub mod fortune_teller;
@@ -52,13 +70,25 @@ pub static KIND: MiddleboxKind = MiddleboxKind {
     },
     acts_on_feedback: true,
     simulator_only: |params| {
-        let ap_feedback = params.iter().any(|(k, v)| {
-            k == "cadence_ms" && matches!(v, rtclab_core::params::Value::Num(x) if *x > 0.0)
-        });
-        ap_feedback.then_some(
-            "cadence_ms > 0 (AP-originated transport-wide feedback): the emulator's Zhuge \
-             rewrites the client's real RTCP at its cadence (leave cadence_ms out or 0)",
-        )
+        let on = |name: &str| {
+            params.iter().any(|(k, v)| {
+                use rtclab_core::params::Value;
+                k == name && (matches!(v, Value::Num(x) if *x > 0.0) || matches!(v, Value::Bool(true)))
+            })
+        };
+        if on("cadence_ms") {
+            Some(
+                "cadence_ms > 0 (AP-originated transport-wide feedback): the emulator's Zhuge \
+                 rewrites the client's real RTCP at its cadence (leave cadence_ms out or 0)",
+            )
+        } else if on("hold_until_dequeue") {
+            Some(
+                "hold_until_dequeue = true: the emulator's dequeue records do not carry the \
+                 RTP transport sequence numbers it needs (leave it out or false)",
+            )
+        } else {
+            None
+        }
     },
 };
 
@@ -72,6 +102,10 @@ pub struct ZhugeConfig {
     pub out_of_band: bool,
     /// In band: the AP's own report every this often (None: rewrite the client's).
     pub report_every: Option<TimeDelta>,
+    /// In band: a packet the AP's queue drops before its report leaves is reported as lost.
+    pub report_drops: bool,
+    /// In band: a packet's prediction is reported once the link has dequeued it.
+    pub hold_until_dequeue: bool,
 }
 
 impl Default for ZhugeConfig {
@@ -83,6 +117,8 @@ impl Default for ZhugeConfig {
             in_band: true,
             out_of_band: true,
             report_every: None,
+            report_drops: false,
+            hold_until_dequeue: false,
         }
     }
 }
@@ -110,6 +146,10 @@ pub static ZHUGE_PARAMS: &[Param<ZhugeConfig>] = &[
         |c| c.in_band as u8 as f64, |c, v| c.in_band = v != 0.0),
     param!(ZhugeConfig, "out_of_band", "delay TCP flows' ACKs (true)", Bool, 0.0, 1.0,
         |c| c.out_of_band as u8 as f64, |c, v| c.out_of_band = v != 0.0),
+    param!(ZhugeConfig, "report_drops", "in band: report a packet the AP's queue drops before its report leaves as lost, not as received (false: as published)", Bool, 0.0, 1.0,
+        |c| c.report_drops as u8 as f64, |c, v| c.report_drops = v != 0.0),
+    param!(ZhugeConfig, "hold_until_dequeue", "in band: report a packet's predicted arrival only once the link has dequeued it, so the sender counts the AP queue as in flight (false: as published; simulator only)", Bool, 0.0, 1.0,
+        |c| c.hold_until_dequeue as u8 as f64, |c, v| c.hold_until_dequeue = v != 0.0),
     param!(ZhugeConfig, "cadence_ms", "in band: 0 rewrites the client's transport-wide feedback at its cadence (default); > 0 sends the AP's own report every cadence_ms and absorbs the client's (the released simulator: 1; simulator only), ms", Real, 0.0, 1000.0,
         |c| c.report_every.map_or(0.0, |d| d.as_millis_f64()), |c, v| c.report_every = (v > 0.0).then(|| ms(v))),
 ];
@@ -123,6 +163,8 @@ enum Tracked {
 #[derive(Debug, Default)]
 struct RtpState {
     pending: PendingArrivals,
+    /// `hold_until_dequeue`: predictions of packets still in the link's queue, by sequence.
+    queued: BTreeMap<u64, Time>,
     /// Transport sequence numbers read from RTP bytes (the emulator's packets).
     seqs: crate::rtp_codec::SeqUnwrapper,
     /// The last packet reported, for a report with nothing new.
@@ -142,6 +184,10 @@ pub struct ZhugeStats {
     /// AP-originated reports sent, and client reports absorbed in their place.
     pub reports_originated: u64,
     pub client_reports_absorbed: u64,
+    /// Tracked media packets the AP's queue dropped: reported as lost in time
+    /// (`report_drops`), or already reported as received.
+    pub drops_reported: u64,
+    pub drops_hidden: u64,
 }
 
 pub struct Zhuge {
@@ -281,7 +327,11 @@ impl Zhuge {
             Tracked::Tcp(d) => d.on_data(now, p.total(), p.bytes_ahead == 0),
             Tracked::Rtp(r) => {
                 let seq = wire_seq.map_or(pkt.seq, |s| r.seqs.unwrap(s));
-                r.pending.insert(seq, now + p.total());
+                if self.cfg.hold_until_dequeue {
+                    r.queued.insert(seq, now + p.total());
+                } else {
+                    r.pending.insert(seq, now + p.total());
+                }
             }
         }
     }
@@ -429,6 +479,36 @@ impl NetElement for Zhuge {
     fn observe_dequeue(&mut self, now: Time, rec: &DequeueRecord) {
         self.teller.on_dequeue(now, rec);
         self.accuracy.left(rec);
+        if self.cfg.hold_until_dequeue && rec.pkt.kind == PacketKind::Data {
+            if let Some(Tracked::Rtp(r)) = self.flows.get_mut(&rec.pkt.flow.0) {
+                if let Some(at) = r.queued.remove(&rec.pkt.seq) {
+                    r.pending.insert(rec.pkt.seq, at);
+                }
+            }
+        }
+    }
+
+    fn observe_drop(&mut self, _now: Time, pkt: &Packet, payloads: &rtclab_core::Payloads) {
+        if pkt.kind != PacketKind::Data || pkt.dir != Direction::Forward {
+            return;
+        }
+        let Some(Tracked::Rtp(r)) = self.flows.get_mut(&pkt.flow.0) else { return };
+        let seq = match pkt.info {
+            PacketInfo::Payload { id } => match payloads
+                .get(id)
+                .and_then(|p| p.downcast_ref::<Vec<u8>>())
+                .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b))
+            {
+                Some(s) => r.seqs.unwrap(s),
+                None => return,
+            },
+            _ => pkt.seq,
+        };
+        if r.queued.remove(&seq).is_some() || (self.cfg.report_drops && r.pending.forget(seq)) {
+            self.stats.drops_reported += 1;
+        } else {
+            self.stats.drops_hidden += 1;
+        }
     }
 
     fn metrics(&self) -> Vec<(&'static str, f64)> {
@@ -438,6 +518,8 @@ impl NetElement for Zhuge {
             ("feedback_rewritten", self.stats.feedback_rewritten as f64),
             ("reports_originated", self.stats.reports_originated as f64),
             ("client_reports_absorbed", self.stats.client_reports_absorbed as f64),
+            ("drops_reported", self.stats.drops_reported as f64),
+            ("drops_hidden", self.stats.drops_hidden as f64),
         ];
         m.extend(self.accuracy.metrics());
         m
@@ -622,6 +704,75 @@ mod tests {
         assert_eq!(reports, vec![(1, 0, 10, 0, 7), (3, 10, 2, 1, 7)]);
         let m = z.made_and_absorbed();
         assert_eq!((m.made, m.absorbed), ((0, 2), (0, 1)));
+    }
+
+    /// Rewrites a client report through `z` and returns which of packets 0.. it gives as
+    /// received.
+    fn rewritten_received(z: &mut Zhuge, now: Time, out: &mut ElementOutput) -> Vec<bool> {
+        let fb = TransportFeedback::from_arrivals(7, 9, 0, 4, &[Some(1_000)]).unwrap();
+        let id = out.payloads.insert(Payload::structured(MediaFeedback::Twcc(fb)));
+        let mut pkt = Packet::ack(FlowId(3), 0, Time::ZERO, 100, now);
+        pkt.info = PacketInfo::Payload { id };
+        z.handle_packet(now, Direction::Reverse, pkt, out);
+        let Some(MediaFeedback::Twcc(got)) =
+            out.payloads.get(id).and_then(|x| x.downcast_ref::<MediaFeedback>())
+        else {
+            panic!("TWCC")
+        };
+        got.packets.iter().map(|s| !matches!(s, PacketStatus::NotReceived)).collect()
+    }
+
+    #[test]
+    fn a_packet_the_queue_drops_is_reported_lost_only_with_report_drops() {
+        for (report, expect_hidden) in [(false, 1.0), (true, 0.0)] {
+            let mut z = zhuge(&[]);
+            z.cfg.report_drops = report;
+            let mut out = ElementOutput::default();
+            let t = grow_queue(&mut z, 3, true, 0, 20, &mut out);
+            let dropped = media_packet(3, 12, Time::from_millis(12));
+            z.observe_drop(Time::from_millis(12), &dropped, &out.payloads);
+            let got = rewritten_received(&mut z, Time::from_millis(t), &mut out);
+            assert_eq!(got.len(), 20);
+            assert_eq!(got[12], !report, "report_drops = {report}");
+            assert!(got.iter().enumerate().all(|(i, r)| i == 12 || *r));
+            let m: BTreeMap<&str, f64> = z.metrics().into_iter().collect();
+            assert_eq!(
+                (m["drops_hidden"], m["drops_reported"]),
+                (expect_hidden, 1.0 - expect_hidden)
+            );
+        }
+    }
+
+    #[test]
+    fn held_reports_give_only_packets_the_link_has_dequeued() {
+        // `grow_queue` dequeues packets 0..10 of the 20 it feeds (one every other ms).
+        let mut z = zhuge(&[]);
+        z.cfg.hold_until_dequeue = true;
+        let mut out = ElementOutput::default();
+        let t = grow_queue(&mut z, 3, true, 0, 20, &mut out);
+        let got = rewritten_received(&mut z, Time::from_millis(t), &mut out);
+        assert_eq!(got, vec![true; 10], "only the dequeued packets");
+        // A held packet the queue then drops is never reported received.
+        z.observe_drop(
+            Time::from_millis(t),
+            &media_packet(3, 15, Time::from_millis(15)),
+            &out.payloads,
+        );
+        for k in 10..20u64 {
+            if k == 15 {
+                continue;
+            }
+            let rec = DequeueRecord {
+                pkt: media_packet(3, k, Time::from_millis(t)),
+                sojourn: TimeDelta::ZERO,
+                backlog: Backlog { packets: 0, bytes: 0 },
+                aggregate: None,
+                leaves_at: None,
+            };
+            z.observe_dequeue(Time::from_millis(t), &rec);
+        }
+        let got = rewritten_received(&mut z, Time::from_millis(t + 1), &mut out);
+        assert_eq!(got, (10..20).map(|k| k != 15).collect::<Vec<_>>());
     }
 
     #[test]
