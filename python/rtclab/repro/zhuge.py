@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from rtclab import datasets
-from rtclab.repro import DIRECTION, MISSED, NOT_MEASURED, Cause, Job, Reproduction, Row
+from rtclab.repro import DIRECTION, MISSED, Cause, Job, Reproduction, Row
 
 KS = (2, 5, 10, 20, 50)
 DROP_S = 30.0
