@@ -110,15 +110,13 @@ def test_bench_writes_json(cli, tmp_path):
     assert r.returncode == 2
 
 
-def test_repro_zhuge_runs_the_drop_and_trace_experiments(cli, tmp_path):
+def test_repro_zhuge_runs_the_drop_and_trace_experiments(repro_runs):
     """`rtclab repro zhuge`: S3 rows per k and controller (ours next to the published change),
     S1 rows per trace set from the trace sets shipped with rtclab."""
     from rtclab.repro.zhuge import KS, trace_dir
 
     # Every experiment, on the trace sets shipped with rtclab (S2's details: the test below).
-    r = cli("repro", "zhuge", "--runs", 1, "--out", tmp_path / "z", "--no-progress", timeout=900)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "z" / "repro.json").read_text())
+    r, _, rows = repro_runs.get("zhuge")
     from rtclab.repro.zhuge import S2_SETS
 
     assert {x["experiment"] for x in rows if x["experiment"].startswith("S2")} == {f"S2 trace {t}" for t in S2_SETS}
@@ -212,14 +210,12 @@ def test_repro_zhuge_s2_runs_copa_and_abc_on_every_trace_set(cli, tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-def test_repro_confucius_compares_the_queues(cli, tmp_path):
+def test_repro_confucius_compares_the_queues(repro_runs):
     """`rtclab repro confucius`: every queue in the load and size sweeps, stall and PLT rows,
     the heterogeneous-CC JFI, and the synthetic web pages (10 per run) under every queue."""
     from rtclab.repro.confucius import LOADS, QUEUES, SIZES
 
-    r = cli("repro", "confucius", "--runs", 2, "--out", tmp_path / "c", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "c" / "repro.json").read_text())
+    _, _, rows = repro_runs.get("confucius")
     stalls = [x for x in rows if x["metric"] == "stall duration (s)"]
     assert len(stalls) == len(QUEUES) * (len(LOADS) + len(SIZES))
     assert all(0 <= x["ours"] <= 20 for x in stalls)
@@ -236,14 +232,12 @@ def test_repro_confucius_compares_the_queues(cli, tmp_path):
     assert all(x["verdict"] == "within tolerance" for x in gen.values()), gen
 
 
-def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
+def test_repro_hairpin_checks_the_table_and_runs_the_policies(repro_runs):
     """`rtclab repro hairpin`: the solver against the published tables (when beside the
     checkout), the golden vectors, the §3.10 acceptance, the grid and the sensitivity rows."""
     from rtclab.hairpin import published_dir
 
-    r = cli("repro", "hairpin", "--runs", 1, "--out", tmp_path / "h", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "h" / "repro.json").read_text())
+    _, out, rows = repro_runs.get("hairpin")
     get = lambda exp, var, met: next(x["ours"] for x in rows
                                      if x["experiment"].startswith(exp) and x["variant"] == var and x["metric"] == met)
     for lam in ("0.0001", "1e-07"):
@@ -256,23 +250,21 @@ def test_repro_hairpin_checks_the_table_and_runs_the_policies(cli, tmp_path):
     assert get("Acceptance", "Hairpin", "BWC") < get("Acceptance", "WebRTC_NOW + PTO", "BWC")
     lam = [get("λ sensitivity", f"λ = 1e-{e}", "DMR") for e in range(1, 8)]
     assert lam[0] > lam[-1]
-    assert (tmp_path / "h" / "pareto.png").is_file()
+    assert (out / "pareto.png").is_file()
     # Trace-driven runs on the synthetic sets; the replayed sessions are kept.
     for name in ("wired", "wifi", "cellular"):
         dmr = get(f"Trace set {name}", "Hairpin", "DMR (mean over sessions)")
         assert 0 <= dmr < 0.05
-        assert len(list((tmp_path / "h" / "traces" / name).glob("session-*.tr"))) == 2
+        assert len(list((out / "traces" / name).glob("session-*.tr"))) == 2
 
 
-def test_repro_afr_runs_every_policy_on_every_category(cli, tmp_path):
+def test_repro_afr_runs_every_policy_on_every_category(repro_runs):
     """`rtclab repro afr`: calibration rows, every policy on the four synthetic categories, AFR
     below DropTail on the queue tail, the sweeps; a bad category or policy is named."""
     from rtclab import _core
     from rtclab.repro.afr import CATEGORIES, POLICIES
 
-    r = cli("repro", "afr", "--runs", 1, "--out", tmp_path / "a", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "a" / "repro.json").read_text())
+    _, _, rows = repro_runs.get("afr")
     q50 = {(x["experiment"].split()[1], x["variant"]): x["ours"] for x in rows if x["metric"] == "P(queue > 50 ms)"
            and x["experiment"].startswith("Category")}
     assert len(q50) == len(CATEGORIES) * len(POLICIES)
@@ -307,10 +299,8 @@ def test_hairpin_table_command(cli, tmp_path):
     assert r.returncode == 2 and (mine / "notes.txt").read_text() == "keep"
 
 
-def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
-    r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+def test_repro_gcc_writes_rows_and_report(cli, tmp_path, repro_runs):
+    r, out, rows = repro_runs.get("gcc")
     assert rows and all({"experiment", "variant", "metric", "ours", "paper", "verdict"} <= row.keys() for row in rows)
     assert {row["verdict"] for row in rows} >= {"within tolerance", "not reproduced"}
     exps = {row["experiment"].split(" (")[0] for row in rows}
@@ -338,40 +328,40 @@ def test_repro_gcc_writes_rows_and_report(cli, tmp_path):
             if row["experiment"].startswith("2013: one flow") and row["metric"].startswith("utilization (wire), max")}
     assert rtp.keys() == wire.keys() and all(rtp[v] < wire[v] for v in rtp)
     assert any(row["variant"].startswith("gcc_paper 2013 Chrome") for row in rows)
-    html = (tmp_path / "r" / "report.html").read_text()
+    html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 5
     assert "ours" in r.stdout and "paper" in r.stdout
     r = cli("repro", "gcc", "--runs", 0, "--out", tmp_path / "x")
     assert r.returncode == 2 and not (tmp_path / "x").exists()
-    # On a run store (the sweep machinery): the same rows; a second reproduction runs nothing.
+    # On a run store (the sweep machinery): the rows of a run without one; a second reproduction
+    # runs nothing.
     stamps = lambda: {d.name: (d / "summary.json").stat().st_mtime_ns for d in (tmp_path / "store" / "runs").iterdir()}
     stored = None
+    r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / "plain", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    plain = json.loads((tmp_path / "plain" / "repro.json").read_text())
     for out in ("s1", "s2"):
         r = cli("repro", "gcc", "--runs", 1, "--out", tmp_path / out, "--store", tmp_path / "store", "--no-progress",
                 timeout=600)
         assert r.returncode == 0, r.stderr
-        assert json.loads((tmp_path / out / "repro.json").read_text()) == rows
+        assert json.loads((tmp_path / out / "repro.json").read_text()) == plain
         stored = stored or stamps()
     assert len(stored) > 20 and stamps() == stored
 
 
-def test_repro_copa_writes_rows_and_report(cli, tmp_path):
-    r = cli("repro", "copa", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+def test_repro_copa_writes_rows_and_report(repro_runs):
+    _, out, rows = repro_runs.get("copa")
     assert rows and all({"experiment", "variant", "metric", "ours", "paper"} <= row.keys() for row in rows)
     exps = {row["experiment"].split(" (")[0] for row in rows}
     assert {"dynamic flows, 100 Mbit/s", "RTT fairness, 20 flows 15-300 ms", "one flow, 12 Mbit/s"} <= exps
     assert any(e.startswith("100-flow cause") for e in exps)
     assert all(row["ours"] is not None for row in rows)
-    html = (tmp_path / "r" / "report.html").read_text()
+    html = (out / "report.html").read_text()
     assert "Jain CDF" in html and html.count("data:image/png;base64,") >= 8
 
 
-def test_repro_qlibra_writes_rows(cli, tmp_path):
-    r = cli("repro", "qlibra", "--runs", 1, "--out", tmp_path / "r", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "r" / "repro.json").read_text())
+def test_repro_qlibra_writes_rows(repro_runs):
+    _, _, rows = repro_runs.get("qlibra")
     experiments = {row["experiment"] for row in rows}
     assert len([e for e in experiments if e.startswith("exp ")]) == 4
     assert len([e for e in experiments if e.startswith("study: ")]) == 21
@@ -396,14 +386,12 @@ def test_repro_qlibra_writes_rows(cli, tmp_path):
     assert len(ratios) == 4 and all(row["paper"] == "9.00" for row in ratios)
 
 
-def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experiments(cli, tmp_path):
+def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experiments(repro_runs):
     """`rtclab repro fairness`: every condition of the study repeated (mean ± std), the start-order
     rows, Zoom's rendered frame rate, the gap experiments and the two figures."""
     from rtclab.repro.qlibra import STUDY
 
-    r = cli("repro", "fairness", "--runs", 2, "--out", tmp_path / "f", "--no-progress", timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "f" / "repro.json").read_text())
+    _, out, rows = repro_runs.get("fairness")
     for label, *_ in STUDY:
         shares = [x for x in rows if x["experiment"] == f"study: {label}" and x["metric"] == "share"]
         assert [x["variant"] for x in shares] == ["zoom", "bilibili", "iperf"]
@@ -425,7 +413,7 @@ def test_repro_fairness_runs_the_study_matrix_with_repetitions_and_gap_experimen
     assert get("gap: buffer 64 BDP", "Bilibili pushing 0.5Mbps: iperf", "share") > \
         get("study: buffer 64 BDP", "iperf", "share")
     for png in ("shares.png", "zoom_fps.png"):
-        assert (tmp_path / "f" / png).stat().st_size > 10_000
+        assert (out / png).stat().st_size > 10_000
 
 
 def test_console_leads_media_flows_with_frame_delay_and_never_prints_missing_as_zero(cli, tmp_path):
@@ -525,14 +513,11 @@ def test_an_emulation_that_lost_cpu_time_to_the_hypervisor_says_so(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_repro_metis_runs_in_full_on_the_shipped_data(cli, tmp_path):
+def test_repro_metis_runs_in_full_on_the_shipped_data(repro_runs):
     """`rtclab repro metis` from a fresh clone: the Pensieve model and the Norway traces (teacher,
     held-out set) and every wireless-zhuge family (resampling) come from rtclab/data, with no
     environment variable and nothing beside the checkout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RTCLAB_") or k == "RTCLAB_EMU_BIN"}
-    r = cli("repro", "metis", "--runs", 1, "--out", tmp_path / "m", "--no-progress", env=env, timeout=600)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads((tmp_path / "m" / "repro.json").read_text())
+    _, _, rows = repro_runs.get("metis")  # run without any RTCLAB_* variable
     resampling = {x["variant"] for x in rows if x["experiment"].startswith("Resampling")}
     from rtclab.repro.metis import FAMILIES
 

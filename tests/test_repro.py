@@ -88,6 +88,22 @@ def test_rows_carry_their_verdict_into_tables_and_json():
     assert "verdict" in table.splitlines()[0] and DIRECTION in table
 
 
+def test_doctable_prints_a_published_table_that_it_then_keeps_current(tmp_path):
+    """`--table` prints the rows with a published figure (pipes in a name escaped); the printed
+    table, pasted into a doc, is matched back row by row, including the escaped names."""
+    from rtclab.repro import doctable
+
+    rows = [Row("S7c", "gcc", "|edge| (share)", 0.0412, "< 0.03").as_dict(), Row("S1", "x", "rate", 5.0, "").as_dict(),
+            Row("S3", "gcc k=10", "change", 1.06, "<= -50%").as_dict()]
+    table = doctable.published_table(rows)
+    assert table.splitlines()[2] == "| S7c | gcc | \\|edge\\| (share) | 0.041 | < 0.03 | not reproduced |"
+    assert len(table.splitlines()) == 4  # the row without a published figure is left out
+    assert doctable.quoted_rows(table, rows) == 2
+    rows[0]["ours"], rows[0]["verdict"] = 0.02, "within tolerance"
+    new, changes = doctable.update(table, rows)
+    assert "| \\|edge\\| (share) | 0.020 | < 0.03 | within tolerance |" in new and len(changes) == 2
+
+
 def test_doctable_copies_repro_figures_into_a_doc_and_touches_nothing_else(tmp_path):
     import json
 

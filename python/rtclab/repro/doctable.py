@@ -8,6 +8,11 @@ with `--check` says which cells differ (exit 1) without writing.
     python -m rtclab.repro.doctable docs/algorithms/copa.md rtclab-out/repro-copa/repro.json --check
     python -m rtclab.repro.doctable docs/algorithms/copa.md rtclab-out/repro-copa/repro.json
 
+With `--table` it prints instead a table of the repro's rows that carry a published figure, to
+paste into a doc once (the tool keeps it current from then on):
+
+    python -m rtclab.repro.doctable --table rtclab-out/repro-afr/repro.json
+
 A table row is matched to a repro row by its first three cells (experiment, variant, metric).
 The `ours` cell keeps the number of decimals it had (so a hand-chosen precision survives) and
 its bold marks; the verdict cell takes the repro's verdict. Rows the repro does not have, and
@@ -61,8 +66,8 @@ def update(doc_text: str, rows: list[dict]) -> tuple[str, list[str]]:
         if not (body.startswith("|") and body.endswith("|")):
             out.append(line)
             continue
-        cells = body[1:-1].split("|")
-        key = tuple(c.strip() for c in cells[:3])
+        cells = _split(body)
+        key = tuple(_unescape(c) for c in cells[:3])
         row = by_key.get(key) if len(cells) >= 6 else None
         if row is None:
             out.append(line)
@@ -85,6 +90,61 @@ def update(doc_text: str, rows: list[dict]) -> tuple[str, list[str]]:
     return "".join(out), changes
 
 
+def quoted_rows(doc_text: str, rows: list[dict]) -> int:
+    """How many of the document's table lines quote one of `rows` (matched as `update` does)."""
+    keys = {(r["experiment"].strip(), r["variant"].strip(), r["metric"].strip()) for r in rows}
+    n = 0
+    for line in doc_text.splitlines():
+        body = line.rstrip()
+        if body.startswith("|") and body.endswith("|"):
+            cells = _split(body)
+            n += len(cells) >= 6 and tuple(_unescape(c) for c in cells[:3]) in keys
+    return n
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+#: Metrics measured on the machine's clock (a solve time, a decision latency): they differ from
+#: run to run, so a doc quotes them in prose with their date, not in a table the guard checks.
+MACHINE_DEPENDENT = r"(solve|lookup|conversion) time|latency"
+
+
+def published_table(rows: list[dict]) -> str:
+    """A Markdown table of the rows that carry a published figure (a verdict), `ours` to three
+    significant digits; "–" where ours is missing. Rows measured on the clock are left out
+    (`MACHINE_DEPENDENT`)."""
+    import re
+
+    lines = ["| experiment | variant | metric | ours | paper | verdict |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        if not r.get("verdict") or re.search(MACHINE_DEPENDENT, r["metric"]):
+            continue
+        ours = r["ours"]
+        if isinstance(ours, (int, float)) and not (isinstance(ours, float) and math.isnan(ours)):
+            mag = abs(float(ours))
+            decimals = 0 if mag >= 100 else 1 if mag >= 10 else 2 if mag >= 1 else 3
+            text = f"{float(ours):.{decimals}f}"
+            text = text[1:] if text in ("-0", "-0.0", "-0.00", "-0.000") else text
+        else:
+            text = "–"
+        lines.append(f"| {_cell(r['experiment'])} | {_cell(r['variant'])} | {_cell(r['metric'])} | {text} | "
+                     f"{_cell(r['paper'])} | {r['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _split(line: str) -> list[str]:
+    """The cells of a Markdown table line "| a | b \\| c |" (a "\\|" is part of a cell)."""
+    import re
+
+    return re.split(r"(?<!\\)\|", line[1:-1])
+
+
+def _unescape(cell: str) -> str:
+    return cell.strip().replace("\\|", "|")
+
+
 def _write_whole(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -99,11 +159,19 @@ def _write_whole(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rtclab.repro.doctable", description=__doc__.split("\n\n")[0])
-    ap.add_argument("doc", type=Path, help="Markdown document quoting repro rows")
+    ap.add_argument("doc", type=Path, nargs="?", help="Markdown document quoting repro rows")
     ap.add_argument("repro_json", type=Path, nargs="+", help="repro.json written by `rtclab repro PAPER`")
     ap.add_argument("--check", action="store_true", help="only list the cells that differ; exit 1 if any")
+    ap.add_argument("--table", action="store_true",
+                    help="print a table of the rows with a published figure (no document)")
     args = ap.parse_args(argv)
-    if not args.doc.is_file():
+    if args.table and args.doc is not None:
+        # `--table A.json B.json`: argparse took the first file for `doc`.
+        args.repro_json.insert(0, args.doc)
+        args.doc = None
+    if args.doc is None and not args.table:
+        ap.error("give the document to update (or --table to print a new table)")
+    if args.doc is not None and not args.doc.is_file():
         ap.error(f"{args.doc}: no such document")
     rows: list[dict] = []
     for p in args.repro_json:
@@ -115,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  <= r.keys() for r in data):
             ap.error(f"{p}: not a repro.json (a list of rows with experiment, variant, metric, ours)")
         rows += data
+    if args.table:
+        sys.stdout.write(published_table(rows))
+        return 0
     text = args.doc.read_text(encoding="utf-8")
     new, changes = update(text, rows)
     for c in changes:

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rtclab.repro import DIRECTION, MISSED, Job, Reproduction, Row
+from rtclab.repro import DIRECTION, MISSED, Cause, Job, Reproduction, Row
+from rtclab.repro.qlibra import GAP_CAUSES as _STUDY_CAUSES
 from rtclab.repro.qlibra import ORDER_GAP_S, STUDY, STUDY_PAPER, study_scenario
 
 APPS = ("zoom", "bilibili", "iperf")
@@ -104,6 +105,23 @@ def window_shares(res, t0: float, t1: float) -> dict[str, float]:
 def _ms(xs) -> tuple[float, float]:
     xs = np.asarray([x for x in xs if x is not None and x == x], dtype=float)
     return (float(xs.mean()), float(xs.std())) if len(xs) else (float("nan"), float("nan"))
+
+
+_ZOOM = "docs/algorithms/zoom_like.md"
+#: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
+GAP_CAUSES = [
+    Cause(r"study: (loss|bandwidth)", f"the Zoom-like model never lowers its frame rate: the encoder's own rate is 28-30 "
+          f"fps at every condition (row notes); the study's Zoom traded frames for audio ({_ZOOM}, 'The study as its "
+          f"own reproduction', row fps; `rtclab repro fairness`)", metric=r"rendered frame rate"),
+    Cause(r"study: bandwidth", f"at 0.5 Mbit/s the loss-with-queue rule yields more than the study's Zoom did ({_ZOOM}, "
+          f"'Calibration'; `rtclab repro fairness`)", metric=r"sending rate"),
+    Cause(r"study: start order", f"the models converge within 30 s whatever the order: their rates are set by caps and "
+          f"loss responses with no memory of who came first (rows 'first mover'; {_ZOOM}, 'The study as its own "
+          f"reproduction', start order; `rtclab repro fairness`)"),
+    Cause(r"gap: ", f"a gap experiment: one explanation tried per row, its reading in {_ZOOM}, 'The study as its own "
+          f"reproduction' (`rtclab repro fairness`)"),
+    *_STUDY_CAUSES,
+]
 
 
 def build(runs: int = 10) -> Reproduction:
