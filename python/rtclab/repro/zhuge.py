@@ -233,6 +233,10 @@ GAP_CAUSES = [
           f"16.1 ms') and with video over TCP as the released simulator ran it (rows 'copa-video') the gain returns; "
           f"the rest is Zhuge's 10 ms cap on one ACK's delay (rows 'cause: copa+zhuge, ACK delay cap'; {_DOC}, "
           f"'ABC next to Copa' and 'S3 (TCP) as the paper ran it'; {_S3_CMD})", variant=r"copa"),
+    Cause("S5 interference", f"after the stations join, the time over 200 ms is short spikes: 33-55 per run, 93-100 "
+          f"% of them 50-150 ms long, alike under FIFO, CoDel and Zhuge — shorter than one feedback loop, so no "
+          f"sender's reaction shortens them; Zhuge shortens what it can, the join transient (-40 to -71 % at N = 5-20) "
+          f"(rows 'cause: gcc+* N=*'; {_DOC}, 'S4 and S5'; `rtclab repro zhuge --only S5 --runs 3`)", variant=r"gcc N="),
     Cause("S1 trace", f"frames wait in the sender: at a deep dip Zhuge's predictions show the overuse at once, GCC cuts "
           f"to its 500 kbit/s floor and the frames encoded before the cut drain from the pacer at 1.1 × the new target "
           f"(the S3 rows 'frame delay>400ms duration' show the same mechanism in isolation; {_DOC}, 'Frames > 400 ms get "
@@ -271,6 +275,38 @@ def frame_degradation_s(res, drop: float) -> float:
     f = res.flows[res.flows["flow"] == 0]
     fd = f["frame_delay_ms_max"].to_numpy()
     return first_recovery_s(f["time_s"].to_numpy(), np.where(np.isnan(fd), np.inf, fd), drop, 400.0)
+
+
+#: S5's cause rows: the join transient is the first `S5_JOIN_S` after the stations start; what
+#: follows is cut into episodes of consecutive 50 ms bins over 200 ms.
+S5_JOIN_S = 5.0
+
+
+def over_200_episodes_ms(res, t0: float, t1: float) -> list[float]:
+    """The lengths (ms) of the runs of consecutive 50 ms bins with an RTT over 200 ms in [t0, t1)."""
+    t, r = rtt_ms(res)
+    bad = (r[(t >= t0) & (t < t1)] > 200.0).astype(int)
+    d = np.diff(np.concatenate([[0], bad, [0]]))
+    return list((np.nonzero(d == -1)[0] - np.nonzero(d == 1)[0]) * 50.0)
+
+
+def s5_cause_rows(res, exp: str, label: str, n: int, runs: int) -> list[Row]:
+    """Where S5's time over 200 ms is (docs/algorithms/zhuge.md, S5): in the join transient, which
+    Zhuge shortens, and in short spikes afterwards, which no feedback loop can."""
+    rows: list[Row] = []
+    join_end, t1 = INTERFERE_S + S5_JOIN_S, INTERFERE_S + INTERFERE_LEN_S
+    for aqm in ("fifo", "codel", "zhuge"):
+        rr = [res[(exp, n, aqm, i)] for i in range(runs)]
+        join = float(np.mean([time_over_200(r, INTERFERE_S, join_end) for r in rr]))
+        eps = [e for r in rr for e in over_200_episodes_ms(r, join_end, t1)]
+        rows.append(Row(label, f"cause: gcc+{aqm} N={n}", f"time with RTT>200ms in the {S5_JOIN_S:g} s after the join (s)",
+                        join, ""))
+        rows.append(Row(label, f"cause: gcc+{aqm} N={n}", "episodes over 200 ms after the join, per run",
+                        len(eps) / runs, ""))
+        rows.append(Row(label, f"cause: gcc+{aqm} N={n}", "share of those episodes <= 150 ms",
+                        float(np.mean([e <= 150.0 for e in eps])) if eps else None, "",
+                        note=f"median {np.median(eps):.0f} ms" if eps else "no episode"))
+    return rows
 
 
 #: S3's cause variants for GCC (`s3_cause_rows`): Zhuge reporting AP drops as losses, and Zhuge
@@ -521,6 +557,8 @@ def build(runs: int = 10, only: set[str] | None = None) -> Reproduction:
                 if "zhuge-drops" in d:
                     rows.append(Row(label, f"gcc N={n}, AP drops reported as lost", "Zhuge vs best baseline",
                                     (d["zhuge-drops"] - best) / best if best > 0 else None, paper, better="lower"))
+                if exp.startswith("s5"):
+                    rows += s5_cause_rows(res, exp, label, n, runs)
         # S7a: the Fortune Teller's per-packet prediction against the packet's delay from the AP to
         # the end of its transmission, from the Zhuge runs above (summary.middleboxes[].metrics).
         acc_sets = []
