@@ -49,6 +49,10 @@ GAP_CAUSES = [
           f"iterations a distinct-state hold-out gives 0.965-0.997 at ≤ 200 leaves; fewer iterations leave every tree "
           f"further off), and reward-aware pruning is myopic under linear QoE (accuracy pruning 0.92-0.93) ({_DOC}, "
           f"'What the reproduction shows'; `rtclab repro metis`)"),
+    Cause(r"Debug: oversampling", "the oversampled tree's QoE follows the plain tree's (row 'Tree vs DNN … Metis "
+          "(reward-aware CCP)' of the same run): oversampling the missing bitrates is not what is short; the plain "
+          f"tree's gap is, and that is the hold-out and pruning above ({_DOC}, 'What the reproduction shows'; "
+          "`rtclab repro metis`)"),
 ]
 
 
