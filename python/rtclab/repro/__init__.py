@@ -103,7 +103,7 @@ class Row:
     #: None for a published behaviour, which is judged both ways.
     better: str | None = None
     #: For a row that is not reproduced or not measured: what explains it (the experiment, its
-    #: rows or doc section and the command) or `OPEN`; filled from the paper's `CAUSES` when left
+    #: rows or doc section and the command) or `OPEN`; filled from the paper's `GAP_CAUSES` when left
     #: None (`explain`).
     cause: str | None = None
 
