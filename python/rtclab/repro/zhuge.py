@@ -218,6 +218,9 @@ GAP_CAUSES = [
           f"first RTT after the drop take 2.5 s to serve, and a sender at its floor drains them at 0.1 Mbit/s, so FIFO "
           f"and Zhuge both stay over 200 ms for the whole 20 s window; only CoDel, which drops, recovers ({_DOC}, 'S3: "
           f"what the experiments show'; {_S3_CMD})", variant=r"(cause: )?gcc(-no-pushback)? k=50"),
+    Cause("S3 bandwidth drop", f"at k = 2 every frame-delay degradation is one to three 50 ms bins (0.10-0.15 s): the "
+          f"change is a single bin ({_S3_CMD}, rows 'frame delay>400ms duration')", variant=r"cause: gcc(-no-pushback)? k=2$",
+          metric=r".*frame delay"),
     Cause("S3 bandwidth drop", f"frames wait in the sender: Zhuge's early, deep cut leaves about 1 s of frames "
           f"encoded at the old rate in the pacer, which paces at 1.1 × the new target, so frame delay stays over 400 ms "
           f"for about 11 s while the network RTT recovers; the released simulator's sender does not pace ({_DOC}, 'S3: "
