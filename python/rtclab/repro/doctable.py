@@ -26,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -115,8 +116,6 @@ def published_table(rows: list[dict]) -> str:
     """A Markdown table of the rows that carry a published figure (a verdict), `ours` to three
     significant digits; "–" where ours is missing. Rows measured on the clock are left out
     (`MACHINE_DEPENDENT`)."""
-    import re
-
     lines = ["| experiment | variant | metric | ours | paper | verdict |", "|---|---|---|---|---|---|"]
     for r in rows:
         if not r.get("verdict") or re.search(MACHINE_DEPENDENT, r["metric"]):
@@ -136,8 +135,6 @@ def published_table(rows: list[dict]) -> str:
 
 def _split(line: str) -> list[str]:
     """The cells of a Markdown table line "| a | b \\| c |" (a "\\|" is part of a cell)."""
-    import re
-
     return re.split(r"(?<!\\)\|", line[1:-1])
 
 

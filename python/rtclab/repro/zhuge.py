@@ -344,15 +344,14 @@ def s3_cause_rows(res, cc: str, k: int, instants: list[float], d: dict) -> list[
     hidden = float(np.mean([res[("s3", cc, "zhuge", k, i)].summary["middleboxes"][0]["metrics"].get("drops_hidden", 0)
                             for i in range(n)]))
     rows.append(Row("S3 bandwidth drop", f"cause: {cc}+zhuge k={k}", "AP drops reported as received", hidden, ""))
+    shown = {aqm: mean(aqm, lambda r, _: r.summary["flows"][0]["media"]["frames_displayed"])
+             for aqm in ("fifo", "zhuge", *S3_GCC_CAUSES)}
     for aqm, label in S3_GCC_CAUSES.items():
         dv = mean(aqm, degradation_s)
         rows.append(Row("S3 bandwidth drop", f"cause: {cc}+{aqm} k={k}", "RTT>200ms duration (s)", dv, "",
                         note=label))
-        rr = [res[("s3", cc, aqm, k, i)] for i in range(n)]
-        shown = float(np.mean([r.summary["flows"][0]["media"]["frames_displayed"] for r in rr]))
-        rows.append(Row("S3 bandwidth drop", f"cause: {cc}+{aqm} k={k}", "frames displayed", shown, "",
-                        note=f"Zhuge {np.mean([res[('s3', cc, 'zhuge', k, i)].summary['flows'][0]['media']['frames_displayed'] for i in range(n)]):.0f}, "
-                             f"FIFO {np.mean([res[('s3', cc, 'fifo', k, i)].summary['flows'][0]['media']['frames_displayed'] for i in range(n)]):.0f}"))
+        rows.append(Row("S3 bandwidth drop", f"cause: {cc}+{aqm} k={k}", "frames displayed", shown[aqm], "",
+                        note=f"Zhuge {shown['zhuge']:.0f}, FIFO {shown['fifo']:.0f}"))
         rows.append(Row("S3 bandwidth drop", f"cause: {cc} k={k}, {label}", "Zhuge vs best baseline",
                         change(dv, min(d["fifo"], d["codel"])), "<= -50% (RTP, Fig 4.13)", better="lower"))
     return rows

@@ -303,13 +303,7 @@ impl Zhuge {
         // A media packet: structured (simulator) or RTP bytes (emulator); a flow already known
         // as TCP is not parsed again.
         let known_tcp = matches!(self.flows.get(&pkt.flow.0), Some(Tracked::Tcp(_)));
-        let wire_seq = match pkt.info {
-            PacketInfo::Payload { id } if !known_tcp => payloads
-                .get(id)
-                .and_then(|p| p.downcast_ref::<Vec<u8>>())
-                .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b)),
-            _ => None,
-        };
+        let wire_seq = if known_tcp { None } else { wire_seq(pkt, payloads) };
         let rtp = wire_seq.is_some()
             || matches!(pkt.info, PacketInfo::Media { .. } | PacketInfo::Padding);
         let p = self.teller.predict(now);
@@ -424,6 +418,16 @@ impl Zhuge {
     }
 }
 
+/// The transport-wide sequence number of a packet carried as RTP bytes (the emulator's
+/// packets); None for any other packet.
+fn wire_seq(pkt: &Packet, payloads: &rtclab_core::Payloads) -> Option<u16> {
+    let PacketInfo::Payload { id } = pkt.info else { return None };
+    payloads
+        .get(id)
+        .and_then(|p| p.downcast_ref::<Vec<u8>>())
+        .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b))
+}
+
 /// A transport-wide feedback message reporting packets `base..` with the AP's predicted
 /// arrival times (None: not seen).
 fn predicted_twcc(
@@ -493,15 +497,9 @@ impl NetElement for Zhuge {
             return;
         }
         let Some(Tracked::Rtp(r)) = self.flows.get_mut(&pkt.flow.0) else { return };
-        let seq = match pkt.info {
-            PacketInfo::Payload { id } => match payloads
-                .get(id)
-                .and_then(|p| p.downcast_ref::<Vec<u8>>())
-                .and_then(|b| crate::rtp_codec::transport_seq_of_ip(b))
-            {
-                Some(s) => r.seqs.unwrap(s),
-                None => return,
-            },
+        let seq = match (pkt.info, wire_seq(pkt, payloads)) {
+            (PacketInfo::Payload { .. }, Some(s)) => r.seqs.unwrap(s),
+            (PacketInfo::Payload { .. }, None) => return,
             _ => pkt.seq,
         };
         if r.queued.remove(&seq).is_some() || (self.cfg.report_drops && r.pending.forget(seq)) {
