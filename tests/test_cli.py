@@ -359,6 +359,14 @@ def test_repro_copa_writes_rows_and_report(repro_runs):
     assert {"dynamic flows, 100 Mbit/s", "RTT fairness, 20 flows 15-300 ms", "one flow, 12 Mbit/s"} <= exps
     assert any(e.startswith("100-flow cause") for e in exps)
     assert all(row["ours"] is not None for row in rows)
+    # The Jain gaps' experiments (issue 41): Linux receivers' delayed ACKs make CUBIC less fair,
+    # and Copa's slot-length rows cover 1 s down to 100 ms.
+    by = {(row["experiment"], row["variant"]): row["ours"] for row in rows}
+    assert by[("dynamic flows: receivers", "cubic, Linux receivers (delayed ACKs)")] < \
+        by[("dynamic flows, 100 Mbit/s (§5.1)", "cubic")] - 0.01
+    assert {v for e, v in by if e == "dynamic flows: slot length"} == {f"copa, {w} ms slots" for w in (1000, 500, 200, 100)}
+    assert by[("dynamic flows: slot length", "copa, 1000 ms slots")] == pytest.approx(
+        by[("dynamic flows, 100 Mbit/s (§5.1)", "copa")], abs=1e-9)
     html = (out / "report.html").read_text()
     assert "Jain CDF" in html and html.count("data:image/png;base64,") >= 8
 
