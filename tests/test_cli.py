@@ -533,6 +533,8 @@ def test_repro_metis_runs_in_full_on_the_shipped_data(repro_runs):
     from rtclab.repro.metis import FAMILIES
 
     assert resampling == {"norway", "all datasets", *FAMILIES}
+    noise = [x for x in rows if x["metric"].endswith("(noise)")]
+    assert {x["variant"] for x in noise} == {"norway", *FAMILIES} and all(x["ours"] >= 0 for x in noise)
     teachers = [x for x in rows if x["experiment"].startswith("Teachers and baselines on the 29 held-out")]
     assert len(teachers) == 3 and all(x["ours"] is not None for x in teachers)
 

@@ -44,6 +44,11 @@ def _pct_ratio(a: np.ndarray, b: np.ndarray, q: float) -> float:
 _DOC = "docs/algorithms/metis.md"
 #: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
 GAP_CAUSES = [
+    Cause(r"Resampling", "one conversion per dataset cannot settle it: uniform sampling on a second seed moves a "
+          "dataset's QoE as much as resampling does on 3 of 8 (rows 'Resampling cause'); beyond that noise the "
+          "critic's Eq. 5.1 helps on 2 and hurts on 3 (xu5g most), and the released code's proxy helps on fewer "
+          "still. The dissertation names neither its datasets nor its seeds; the share moves in steps of 1/8 "
+          f"here ({_DOC}, 'Resampling'; `rtclab repro metis`)"),
     Cause(r"(Tree vs DNN|Leaf-count|Pruning)", f"the released pipeline's hold-out draws 200 000 points with replacement "
           f"before its 80/20 split, so the pruning hold-out scores training states and the trees over-fit (at 30 DAgger "
           f"iterations a distinct-state hold-out gives 0.965-0.997 at ≤ 200 leaves; fewer iterations leave every tree "
@@ -134,21 +139,35 @@ def build(runs: int = 3) -> Reproduction:
         wz = datasets.locate("wireless-zhuge")
         for fam in FAMILIES:
             sets[fam] = load_traces(wz, prefix=fam + "_")
-        better = 0
+        tc = "Resampling cause: the released proxy and seed noise, per dataset"
+        better = better_gap = beyond_noise = 0
         for name, traces in sets.items():
             tr, te = _split(traces)
             e_tr, e_te = _env(tr), _env(te, "sequential")
             qd = q(pol["pensieve-sampled"], e_te).mean()
             res = {}
-            for how in ("uniform", "critic"):
-                r = conv(env=e_tr, resample=how, iterations=max(10, iterations // 2))
-                res[how] = q(tree_policy(r.tree), e_te).mean()
+            # The cause experiment (issue 41): the released code's proxy (`gap`), and uniform
+            # sampling again on another seed, whose difference is the noise a one-conversion
+            # comparison carries.
+            for how, seed in (("uniform", 0), ("critic", 0), ("gap", 0), ("uniform", 1)):
+                r = conv(env=e_tr, resample=how, iterations=max(10, iterations // 2), seed=seed)
+                res[how if seed == 0 else f"{how} seed {seed}"] = q(tree_policy(r.tree), e_te).mean()
             better += res["critic"] > res["uniform"]
-            rows.append(Row(t, name, "QoE critic-resampled − uniform", float(res["critic"] - res["uniform"]), "",
+            better_gap += res["gap"] > res["uniform"]
+            gain = res["critic"] - res["uniform"]
+            noise = abs(res["uniform seed 1"] - res["uniform"])
+            beyond_noise += abs(gain) > noise
+            rows.append(Row(t, name, "QoE critic-resampled − uniform", float(gain), "",
                             f"uniform {res['uniform']:.3f}, critic {res['critic']:.3f}, DNN {qd:.3f}; "
                             f"{len(tr)} train / {len(te)} test traces"))
+            rows.append(Row(tc, name, "QoE gap-resampled (released proxy) − uniform", float(res["gap"] - res["uniform"]),
+                            "–"))
+            rows.append(Row(tc, name, "|QoE uniform seed 1 − seed 0| (noise)", float(noise), "–"))
         rows.append(Row(t, "all datasets", "share of datasets where resampling helps", better / len(sets), "0.73",
                         better="higher"))
+        rows.append(Row(tc, "all datasets", "share where the released proxy helps", better_gap / len(sets), "–"))
+        rows.append(Row(tc, "all datasets", "share where |critic − uniform| exceeds the seed noise",
+                        beyond_noise / len(sets), "–"))
 
         # Debug case: missing bitrates and the oversampling fix.
         t = "Debug: the missing bitrates (share of decisions on the held-out Norway traces)"
