@@ -3,7 +3,7 @@
 import pytest
 
 from rtclab.repro import (BEYOND, DIRECTION, MISSED, OPEN, PAPERS, WITHIN, Cause, Row, explain, format_table, judge,
-                          kind_of, tally, tally_line)
+                          kind_of, note_follows, tally, tally_line)
 
 
 def test_judge_reads_values_bounds_and_ranges():
@@ -224,3 +224,19 @@ def test_gcc2013_trace_frame_groups_take_the_pacing_noise_away(capsys):
 
     bursts, frames = noise(["--groups", "burst"]), noise([])  # the 2013 variant groups by frame
     assert frames < bursts / 3, (frames, bursts)
+
+
+def test_rows_with_a_published_figure_say_whether_they_follow_the_text_or_the_code():
+    rows = [Row("S1", "a", "m", 1.0, "1.0"), Row("S1", "b", "m", 1.0, "", note="x"),
+            Row("S1", "c", "m", 1.0, "1.0", note="follows the text: own"), Row("S2", "d", "m", 1.0, "2.0", note="n")]
+    note_follows(rows, [Cause("S1", "follows the released code"), Cause("S2", "follows the text")])
+    assert [r.note for r in rows] == ["follows the released code", "x", "follows the text: own", "n; follows the text"]
+
+
+@pytest.mark.parametrize("paper", ["metis", "afr", "hairpin", "confucius", "zhuge"])
+def test_papers_with_released_code_say_what_their_rows_follow(paper):
+    import importlib
+
+    module = importlib.import_module(f"rtclab.repro.{paper}")
+    follows = [c.text for c in getattr(module, "TEXT_OR_CODE", [])] + [getattr(module, "FOLLOWS", "")]
+    assert any(t.startswith("follows ") for t in follows)

@@ -203,6 +203,20 @@ def explain(rows: list["Row"], causes: list[Cause]) -> list["Row"]:
     return rows
 
 
+def note_follows(rows: list["Row"], rules: list[Cause]) -> list["Row"]:
+    """Where a paper's text and its authors' released code disagree, says on each row that
+    carries a published figure which of the two the row follows: the first matching entry of
+    `rules` (a paper module's `TEXT_OR_CODE`; its `text` starts "follows ...") is added to the
+    row's note, unless the note already says what it follows. Returns the rows."""
+    for r in rows:
+        if not r.verdict or "follows " in r.note:
+            continue
+        rule = next((c for c in rules if c.matches(r)), None)
+        if rule is not None:
+            r.note = f"{r.note}; {rule.text}" if r.note else rule.text
+    return rows
+
+
 def is_open(cause: str | None) -> bool:
     """A cause that explains nothing: `OPEN`, or "open: <why it cannot be settled here>"."""
     return cause is None or cause == OPEN or cause.startswith(OPEN + ":")
@@ -350,7 +364,8 @@ def reproduce_paper(paper: str, runs: int = 10, jobs: int | None = None, only: s
     t0 = time.perf_counter()
     results = run_jobs(built.jobs, workers=jobs, progress=progress, store=str(store) if store is not None else None)
     wall = time.perf_counter() - t0
-    return Outcome(built, explain(built.evaluate(results), getattr(module, "GAP_CAUSES", [])), results, wall)
+    rows = note_follows(built.evaluate(results), getattr(module, "TEXT_OR_CODE", []))
+    return Outcome(built, explain(rows, getattr(module, "GAP_CAUSES", [])), results, wall)
 
 
 def _open_repro_store(store: Path, paper: str) -> None:

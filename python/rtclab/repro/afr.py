@@ -35,6 +35,14 @@ DEPLOYED = {"windows-wired": (54, 0.0111, 101, 0.0103), "windows-wifi": (64, 0.0
 
 _SYNTHETIC = ("open: the production decoder-queue traces are not public (spec §2), so the categories are synthetic "
               "clients (rtclab_media::afr::clients)")
+#: Where the dissertation and the released code (transys-project/afr) differ, which one the rows
+#: follow (spec §2.12; `rtclab.repro.note_follows`). The "Rules" rows run both.
+TEXT_OR_CODE = [
+    Cause("(Category|Calibration|Sweep|All)", "follows the released code: outlier = absolute decode time ≥ 50 ms (text: "
+          "a jump > 50 ms), Q1 16 ms and Q2 64 / 14 ms by RTT (text: 14 ms and a deadline formula), AFR-TX ρ 0.95 "
+          "(text 0.8), DropTail drops the arriving frame (text: flush and wait for a key frame); the text's rules are "
+          "the 'Rules' rows"),
+]
 #: What explains the rows that are not reproduced (`rtclab.repro.explain`).
 GAP_CAUSES = [
     Cause("Calibration", _SYNTHETIC + "; calibrated on the network and decode means, the queue mean follows from "
