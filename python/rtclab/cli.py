@@ -682,7 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "pion: go; chromium: Debian's chromium and chromium-driver)")
     rc.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
     rc.add_argument("scenario", nargs="?", default="step",
-                    help="a scenario file with one media flow, or a built-in: step, dip, wifi, fhmn2013-1m, fhmn2013-2m "
+                    help="a scenario file with one media flow, or a built-in: step, dip, wifi, fhmn2013-1m, fhmn2013-2m, vp8-floor "
                          "(default: %(default)s)")
     rc.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
     rc.add_argument("--out", help="write realclient.json, table.md and the scenario here")

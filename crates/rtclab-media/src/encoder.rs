@@ -18,7 +18,30 @@
 //! `max(2, target / reduce)` is skipped and the target lowered by the same share
 //! (`VideoStreamEncoder::UpdateTargetBitrate`).
 
+//!
+//! Two switches make it a real stack's encoder (issue 42, docs/algorithms/encoder.md):
+//! `model = EncoderModel::LibvpxVp8` replaces the lagged rate by libvpx VP8's CBR buffer,
+//! decimation and under-run drops over a frame-size floor (`libvpx_rate.rs`), and
+//! `bitrate_adjuster` puts libwebrtc's `EncoderBitrateAdjuster` between the allocation and
+//! the encoder (`bitrate_adjuster.rs`).
+
+use crate::bitrate_adjuster::BitrateAdjuster;
+use crate::libvpx_rate::{Decision, Vp8RateControl};
 use rtclab_core::{Rate, RngStream, Time, TimeDelta};
+
+/// How frames are sized against the target.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EncoderModel {
+    /// The output rate follows the target with a first-order lag and always meets it.
+    Ideal,
+    /// libvpx VP8's one-pass CBR rate control (`libvpx_rate.rs`): frames no smaller than
+    /// `min_bits_per_pixel` × pixels × `complexity`, frames dropped when the buffer runs down.
+    LibvpxVp8 { min_bits_per_pixel: f64, complexity: f64 },
+}
+
+/// libvpx VP8's smallest delta frame at quantizer 56, bits per pixel, for the canvas content
+/// Chromium sends in `rtclab realclient` (docs/algorithms/encoder.md says how it was measured).
+pub const VP8_MIN_BITS_PER_PIXEL: f64 = 0.060;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncoderConfig {
@@ -44,6 +67,12 @@ pub struct EncoderConfig {
     /// overhead and its protection reserve and scales by its bitrate adjuster (Chromium 156,
     /// measured through the emulator at 1 Mbit/s: 0.85 of the estimate).
     pub target_share: f64,
+    /// How frames are sized (default `Ideal`).
+    pub model: EncoderModel,
+    /// libwebrtc's encoder bitrate adjuster between the allocation and the encoder (default
+    /// off here; on in Chromium, whose field trial
+    /// `WebRTC-VideoRateControl/bitrate_adjuster:false/` turns it off).
+    pub bitrate_adjuster: bool,
 }
 
 impl Default for EncoderConfig {
@@ -62,6 +91,8 @@ impl Default for EncoderConfig {
             width: 1280,
             height: 720,
             target_share: 1.0,
+            model: EncoderModel::Ideal,
+            bitrate_adjuster: false,
         }
     }
 }
@@ -112,6 +143,12 @@ pub struct VideoEncoder {
     drop_interval: Option<u64>,
     drop_counter: u64,
     pub frames_dropped: u64,
+    adjuster: Option<BitrateAdjuster>,
+    vp8: Option<Vp8RateControl>,
+    /// Frames the rate control dropped (decimation, buffer under-run).
+    pub frames_dropped_by_rate_control: u64,
+    /// The rate the encoder was last given (after the adjuster).
+    given: Rate,
 }
 
 impl VideoEncoder {
@@ -122,7 +159,18 @@ impl VideoEncoder {
         } else {
             cfg.size_trace.iter().map(|&x| x as f64).sum::<f64>() / cfg.size_trace.len() as f64
         };
+        let adjuster = cfg.bitrate_adjuster.then(|| BitrateAdjuster::new(cfg.min_bitrate));
+        let vp8 = match cfg.model {
+            EncoderModel::Ideal => None,
+            EncoderModel::LibvpxVp8 { min_bits_per_pixel, complexity } => {
+                Some(Vp8RateControl::new(min_bits_per_pixel, complexity))
+            }
+        };
         VideoEncoder {
+            adjuster,
+            vp8,
+            frames_dropped_by_rate_control: 0,
+            given: start,
             fps: cfg.fps,
             paused: false,
             frames_skipped: 0,
@@ -208,6 +256,14 @@ impl VideoEncoder {
     pub fn output_rate(&self) -> Rate {
         Rate::from_bps(self.output_bps as u64)
     }
+    /// The rate the encoder was last given: the allocation after the bitrate adjuster.
+    pub fn given_rate(&self) -> Rate {
+        self.given
+    }
+    /// The bitrate adjuster's factor in force (1 without one).
+    pub fn adjuster_factor(&self) -> f64 {
+        self.adjuster.as_ref().map_or(1.0, |a| a.last_factor)
+    }
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next_frame.map(|t| t + self.cfg.encode_time)
     }
@@ -225,7 +281,12 @@ impl VideoEncoder {
         self.last_frame = Some(due);
         let tau = self.cfg.rate_time_constant.as_secs_f64();
         let k = if tau > 0.0 { 1.0 - (-dt.as_secs_f64() / tau).exp() } else { 1.0 };
-        self.output_bps += (self.target.as_bps() as f64 - self.output_bps) * k;
+        let given = match self.adjuster.as_mut() {
+            Some(a) => a.adjust(due, self.target, self.fps),
+            None => self.target,
+        };
+        self.given = given;
+        self.output_bps += (given.as_bps() as f64 - self.output_bps) * k;
         if self.paused {
             self.frames_skipped += 1;
             return None;
@@ -239,12 +300,34 @@ impl VideoEncoder {
             }
         }
         let key = self.key_requested || self.next_key.is_some_and(|t| due >= t);
+        // libvpx's rate control may drop the frame (a key frame stays pending).
+        let vp8 = match self.vp8.as_mut().filter(|_| self.cfg.size_trace.is_empty()) {
+            Some(rc) => match rc.decide(given.as_bps() as f64, self.fps, key) {
+                (Decision::Drop, _) => {
+                    self.frames_dropped_by_rate_control += 1;
+                    return None;
+                }
+                (Decision::Encode(budget), earned) => Some((budget, earned)),
+            },
+            None => None,
+        };
         if key {
             self.key_requested = false;
             self.key_frames += 1;
             self.next_key = self.cfg.key_frame_interval.map(|i| due + i);
         }
-        let size = if self.cfg.size_trace.is_empty() {
+        let size = if let (Some((budget, earned)), Some(rc)) = (vp8, self.vp8.as_mut()) {
+            // The budget missed by the rate control's error, never under the floor at the
+            // highest quantizer; the buffer pays a key frame's extra bytes.
+            let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
+            let pixels = f64::from(self.cfg.width) * f64::from(self.cfg.height);
+            let ratio = if key { self.cfg.key_frame_factor } else { 1.0 };
+            let size = (budget * ratio * (1.0 + self.cfg.size_jitter * u).max(0.1))
+                .max(rc.floor_bytes(pixels, key, self.cfg.key_frame_factor))
+                .max(1.0);
+            rc.encoded(size, earned, given.as_bps() as f64);
+            size
+        } else if self.cfg.size_trace.is_empty() {
             let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
             let base = self.output_bps / 8.0 / self.fps * (1.0 + self.cfg.size_jitter * u).max(0.1);
             if key {
@@ -274,6 +357,9 @@ impl VideoEncoder {
             encode_time: self.cfg.encode_time,
         };
         self.frame_id += 1;
+        if let Some(a) = self.adjuster.as_mut() {
+            a.on_frame(due, f.size);
+        }
         Some(f)
     }
 }

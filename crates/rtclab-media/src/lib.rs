@@ -26,6 +26,7 @@
 
 pub mod abc;
 pub mod afr;
+pub mod bitrate_adjuster;
 pub mod ccfb;
 pub mod decoder;
 pub mod encoder;
@@ -35,6 +36,7 @@ pub mod feedback_access;
 pub mod frames;
 pub mod history;
 pub mod jitter_estimator;
+pub mod libvpx_rate;
 pub mod middleboxes;
 pub mod pacer;
 pub mod packetizer;

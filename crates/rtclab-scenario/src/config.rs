@@ -511,6 +511,14 @@ pub struct MediaParams {
     pub key_frame_size: Option<f64>,
     /// Encoder: the share of the controller's target it is given and produces (default 1).
     pub encoder_target_share: Option<f64>,
+    /// Encoder: "ideal" (default; meets its target) or "libvpx_vp8" (libvpx VP8's CBR rate
+    /// control over a frame-size floor: overshoot and dropped frames at low rates).
+    pub encoder_model: Option<String>,
+    /// Encoder: content complexity, scaling the libvpx_vp8 frame-size floor (default 1).
+    pub content_complexity: Option<f64>,
+    /// libwebrtc's encoder bitrate adjuster between the allocation and the encoder (default
+    /// false; Chromium's is on, `WebRTC-VideoRateControl/bitrate_adjuster:false/` turns it off).
+    pub bitrate_adjuster: Option<bool>,
     /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the

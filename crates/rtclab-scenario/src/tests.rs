@@ -451,6 +451,18 @@ fn receiver_pipeline_settings_are_checked() {
         ("encoder_lag = \"20s\"", "flows[0].media.encoder_lag", "0..=10 s"),
         ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
         ("encoder_target_share = 1.2", "flows[0].media.encoder_target_share", "0.1..=1"),
+        ("encoder_model = \"x264\"", "flows[0].media.encoder_model", "libvpx_vp8"),
+        ("content_complexity = 2", "flows[0].media.content_complexity", "no frame-size floor"),
+        (
+            "encoder_model = \"libvpx_vp8\", content_complexity = 50",
+            "flows[0].media.content_complexity",
+            "0.05..=20",
+        ),
+        (
+            "encoder_model = \"libvpx_vp8\", frame_sizes = \"x.txt\"",
+            "flows[0].media.frame_sizes",
+            "one or the other",
+        ),
     ] {
         let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
         assert_eq!(e.path, path, "{e}");
@@ -477,6 +489,24 @@ fn receiver_pipeline_settings_are_checked() {
         (e.size_jitter, e.rate_time_constant, e.key_frame_factor, e.target_share),
         (0.4, TimeDelta::from_secs(2), 6.0, 0.85)
     );
+    assert_eq!(
+        (&e.model, e.bitrate_adjuster),
+        (&rtclab_media::encoder::EncoderModel::Ideal, false)
+    );
+    let vp8 = format!(
+        "{MEDIA}media = {{ encoder_model = \"libvpx_vp8\", content_complexity = 1.5, bitrate_adjuster = true }}\n"
+    );
+    let s = from_toml_str(&vp8, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    let e = &m.sender.encoder;
+    assert_eq!(
+        e.model,
+        rtclab_media::encoder::EncoderModel::LibvpxVp8 {
+            min_bits_per_pixel: rtclab_media::encoder::VP8_MIN_BITS_PER_PIXEL,
+            complexity: 1.5
+        }
+    );
+    assert!(e.bitrate_adjuster);
 }
 
 #[test]

@@ -94,6 +94,20 @@ cc = "gcc_paper"
 rtt = "50ms"
 """
 SCENARIOS.update({f"fhmn2013-{n}m": _FHMN2013.format(n=n) for n in (1, 2)})
+#: Where VP8's frame-size floor is measured (docs/algorithms/encoder.md): a constant low rate,
+#: none of the judged scenarios.
+SCENARIOS["vp8-floor"] = """
+name = "realclient-vp8-floor"
+description = "constant 0.15 Mbit/s, 300 ms buffer, 40 ms RTT: VP8's frame size at its floor"
+duration = "60s"
+[link]
+capacity = "0.15Mbps"
+queue = { limit = "300ms" }
+[[flows]]
+kind = "media"
+cc = "gcc_paper"
+rtt = "40ms"
+"""
 #: The Wi-Fi trace is scaled down into aiortc's range (its VP8 sender stops at 1.5 Mbit/s).
 WIFI_SCALE = 1 / 25
 

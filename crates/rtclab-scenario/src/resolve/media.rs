@@ -446,6 +446,39 @@ fn encoder_config(
     )? {
         encoder.target_share = s;
     }
+    let complexity = number(
+        p.and_then(|p| p.content_complexity),
+        0.05,
+        20.0,
+        "media.content_complexity",
+        "scales the libvpx_vp8 frame-size floor",
+    )?;
+    match p.and_then(|p| p.encoder_model.as_deref()) {
+        None | Some("ideal") => {
+            if complexity.is_some() {
+                return Err(ConfigError::new(
+                    at("media.content_complexity"),
+                    "applies to encoder_model = \"libvpx_vp8\" only (the ideal encoder has no \
+                     frame-size floor)",
+                ));
+            }
+        }
+        Some("libvpx_vp8") => {
+            encoder.model = rtclab_media::encoder::EncoderModel::LibvpxVp8 {
+                min_bits_per_pixel: rtclab_media::encoder::VP8_MIN_BITS_PER_PIXEL,
+                complexity: complexity.unwrap_or(1.0),
+            };
+        }
+        Some(other) => {
+            return Err(ConfigError::new(
+                at("media.encoder_model"),
+                format!("unknown encoder model {other:?}: accepted \"ideal\", \"libvpx_vp8\""),
+            ));
+        }
+    }
+    if let Some(b) = p.and_then(|p| p.bitrate_adjuster) {
+        encoder.bitrate_adjuster = b;
+    }
     if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
         let parsed = r.split_once(['x', 'X']).and_then(|(w, h)| {
             Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?))
@@ -465,6 +498,13 @@ fn encoder_config(
         }
     }
     if let Some(path) = p.and_then(|p| p.frame_sizes.as_deref()) {
+        if encoder.model != rtclab_media::encoder::EncoderModel::Ideal {
+            return Err(ConfigError::new(
+                at("media.frame_sizes"),
+                "replays frame sizes, which encoder_model = \"libvpx_vp8\" would size itself: \
+                 use one or the other",
+            ));
+        }
         encoder.size_trace = read_frame_sizes(base_dir, path, &at("media.frame_sizes"))?;
         encoder.size_trace_scaled = p.and_then(|p| p.frame_sizes_scaled).unwrap_or(true);
     } else if p.and_then(|p| p.frame_sizes_scaled).is_some() {
