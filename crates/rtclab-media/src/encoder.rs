@@ -17,7 +17,6 @@
 //! a drop ratio: with `reduce = min(target × ratio, target − min)`, one frame in
 //! `max(2, target / reduce)` is skipped and the target lowered by the same share
 //! (`VideoStreamEncoder::UpdateTargetBitrate`).
-
 //!
 //! Two switches make it a real stack's encoder (issue 42, docs/algorithms/encoder.md):
 //! `model = EncoderModel::LibvpxVp8` replaces the lagged rate by libvpx VP8's CBR buffer,
@@ -147,8 +146,6 @@ pub struct VideoEncoder {
     vp8: Option<Vp8RateControl>,
     /// Frames the rate control dropped (decimation, buffer under-run).
     pub frames_dropped_by_rate_control: u64,
-    /// The rate the encoder was last given (after the adjuster).
-    given: Rate,
 }
 
 impl VideoEncoder {
@@ -170,7 +167,6 @@ impl VideoEncoder {
             adjuster,
             vp8,
             frames_dropped_by_rate_control: 0,
-            given: start,
             fps: cfg.fps,
             paused: false,
             frames_skipped: 0,
@@ -256,14 +252,6 @@ impl VideoEncoder {
     pub fn output_rate(&self) -> Rate {
         Rate::from_bps(self.output_bps as u64)
     }
-    /// The rate the encoder was last given: the allocation after the bitrate adjuster.
-    pub fn given_rate(&self) -> Rate {
-        self.given
-    }
-    /// The bitrate adjuster's factor in force (1 without one).
-    pub fn adjuster_factor(&self) -> f64 {
-        self.adjuster.as_ref().map_or(1.0, |a| a.last_factor)
-    }
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next_frame.map(|t| t + self.cfg.encode_time)
     }
@@ -285,7 +273,6 @@ impl VideoEncoder {
             Some(a) => a.adjust(due, self.target, self.fps),
             None => self.target,
         };
-        self.given = given;
         self.output_bps += (given.as_bps() as f64 - self.output_bps) * k;
         if self.paused {
             self.frames_skipped += 1;

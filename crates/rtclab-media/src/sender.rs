@@ -177,8 +177,10 @@ impl MediaSender {
         self.encoder.frames_skipped
     }
 
+    /// Frames the encoder dropped: pushback's share, and libvpx's rate control (decimation,
+    /// buffer under-run) with `EncoderModel::LibvpxVp8`.
     pub fn frames_dropped(&self) -> u64 {
-        self.encoder.frames_dropped
+        self.encoder.frames_dropped + self.encoder.frames_dropped_by_rate_control
     }
 
     fn apply_target(&mut self) {

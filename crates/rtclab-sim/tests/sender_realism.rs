@@ -49,6 +49,12 @@ fn vp8_and_the_bitrate_adjuster_stall_after_a_dip_and_the_trial_releases_it() {
     assert!(s < 0.3, "{s}");
     assert!(fps < 8.0, "{fps}");
     assert!(r > 0.6 && i > 0.6, "{r} {i}");
+    // The rate control's drops count among the sender's dropped frames (the ideal encoder's
+    // are congestion-window pushback's alone).
+    let dropped = |o: &rtclab_sim::RunOutput| {
+        o.summary["flows"][0]["media"]["frames_dropped_by_sender"].as_u64().unwrap()
+    };
+    assert!(dropped(&stalled) > dropped(&ideal) + 300, "{} {}", dropped(&stalled), dropped(&ideal));
     // Before the dip all three fill the link alike.
     for out in [&stalled, &released, &ideal] {
         assert!(mean(out, "target_mbps", 10.0, 20.0) > 1.1);
