@@ -123,13 +123,13 @@ def page_rows(res, pages: list) -> list[Row]:
 
 
 _DOC = "docs/algorithms/confucius.md"
-#: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
 #: Where the dissertation and the released prototype differ, which one the rows follow (spec
 #: §4.16; `rtclab.repro.note_follows`).
 TEXT_OR_CODE = [
     Cause(".*", "follows the text for the timeline (video from 0 s, web burst at 10 s; prototype: 1 s and 14 s) and "
           "the prototype for re-weighting (every 10 ms; the kernel shifts every 250 ms)"),
 ]
+#: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
 GAP_CAUSES = [
     Cause(r"(Load|Size) sweep", f"the web flows graduate by their mean backlog since arrival into Q1, the video's "
           f"class, whose length then passes Q2's and Q3's targets, and the band check moves the whole class, the video "

@@ -107,7 +107,6 @@ _DOC = "docs/algorithms/hairpin.md"
 #: The cause of a reduction row whose baseline missed no deadline: there is nothing to reduce.
 NO_MISS = ("no deadline missed by the baseline on these sessions (DMR 0), so there is no reduction to compare; "
            "`rtclab repro hairpin --runs 3` runs more sessions")
-#: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
 #: Where the dissertation and the released code (hkust-spark/hairpin) differ, which one the rows
 #: follow (spec §3.12; `rtclab.repro.note_follows`).
 TEXT_OR_CODE = [
@@ -115,6 +114,7 @@ TEXT_OR_CODE = [
           "L = ⌊(left − RTT)/RTT⌋ with RTT = ⌈srtt + rttvar⌉ (text, eq. 7.3: one layer more, L = left/RTT), tables over L 1-15 × F 5-55 "
           "(text: 1-10 × 5-60), block-size optimisation off as shipped"),
 ]
+#: What explains the rows that are not reproduced (`rtclab.repro.explain`), first match wins.
 GAP_CAUSES = [
     Cause(r"Grid", f"Hairpin's frame delay is 6.8 ms below retransmission only: its FEC saves retransmission rounds; the "
           f"paper's +0.1-1.5 ms was measured against baselines that include FEC-heavy WebRTC ({_DOC}, 'Measured'; "
