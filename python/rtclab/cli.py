@@ -388,6 +388,37 @@ def cmd_realclient(args: argparse.Namespace) -> int:
     return 0
 
 
+def _real_client_args(p: argparse.ArgumentParser, scenario: str, files: str) -> None:
+    """The client, scenario and --runs arguments `realclient` and `calibrate` share."""
+    # (named here: rtclab.realclient loads numpy, which every command's start would then pay)
+    p.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
+    p.add_argument("scenario", nargs="?", default=scenario,
+                   help=f"{files}, or a built-in: step, dip, wifi, wifi1, 4g, fhmn2013-1m, fhmn2013-2m, vp8-floor "
+                        "(default: %(default)s)")
+    p.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from rtclab import calibrate
+    from rtclab.output import OutputError
+
+    out = args.out or str(Path("rtclab-out") / f"calibrate-{args.client}-{Path(args.scenario).stem}")
+    try:
+        twin = calibrate.parse_twin_settings(args.twin or [])
+        result = calibrate.calibrate(args.client, args.scenario, runs=args.runs, out=out, progress=not args.no_progress,
+                                     from_dir=args.from_dir, recorded=args.recorded, twin=twin, scale=args.scale,
+                                     duration_s=args.duration, buffer=args.buffer)
+    except (ValueError, RuntimeError, OutputError) as e:
+        raise UserError(str(e)) from e
+    if args.json:
+        print(json.dumps(calibrate._jsonable({k: v for k, v in result.items() if k != "per_second"}), indent=1))
+    else:
+        print(calibrate.report(result))
+        print(f"results in {out} (agreement.md, calibrate.png, per_second.csv, calibrate.json, twin.json, "
+              "scenario.toml, runN-sender.csv, runN-link.csv, runN-receiver.csv where the client logs one)")
+    return 0
+
+
 def cmd_classify(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -680,16 +711,31 @@ def build_parser() -> argparse.ArgumentParser:
     rc = sub.add_parser("realclient", help="a real WebRTC stack (aiortc, pion or Chromium) through the emulator, next to "
                                            "gcc_paper and gcc in the simulator (needs root; aiortc: `pip install aiortc`; "
                                            "pion: go; chromium: Debian's chromium and chromium-driver)")
-    rc.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
-    rc.add_argument("scenario", nargs="?", default="step",
-                    help="a scenario file with one media flow, or a built-in: step, dip, wifi, fhmn2013-1m, fhmn2013-2m, vp8-floor "
-                         "(default: %(default)s)")
-    rc.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
+    _real_client_args(rc, "step", "a scenario file with one media flow")
     rc.add_argument("--out", help="write realclient.json, table.md and the scenario here")
     rc.add_argument("--capture", action="store_true",
                     help="capture each run's sent packets and report their composition (media, rtx, fec, padding)")
     rc.add_argument("--no-progress", action="store_true", help="no progress lines")
     rc.set_defaults(func=cmd_realclient)
+
+    ca = sub.add_parser("calibrate", help="the simulator's twin of a real WebRTC sender (Chromium, pion, aiortc) judged "
+                                          "per second against the real one on the same link (needs root and the client, "
+                                          "or --recorded / --from)")
+    _real_client_args(ca, "dip", "a scenario file (.toml, one media flow), a capacity trace file (bandwidth or mahimahi)")
+    ca.add_argument("--out", help="output directory (default: rtclab-out/calibrate-<client>-<scenario>)")
+    ca.add_argument("--from", dest="from_dir", metavar="DIR",
+                    help="judge the real runs recorded in DIR (an earlier calibrate or realclient --out) instead of running the client")
+    ca.add_argument("--recorded", nargs="?", const=True, default=False, metavar="NAME",
+                    help="judge the runs recorded with rtclab instead (Chromium on step, dip, wifi, wifi1, 4g; NAME picks "
+                         "another recording of the scenario, e.g. dip-adjuster-off): no root, no client")
+    ca.add_argument("--twin", action="append", metavar="KEY=VALUE",
+                    help="a setting of the twin's flow, as in a scenario, e.g. media.bitrate_adjuster=false (repeatable)")
+    ca.add_argument("--scale", type=float, default=1.0, help="a bandwidth trace's rates times this (default: %(default)s)")
+    ca.add_argument("--duration", type=float, default=60.0, help="seconds, for a trace file (default: %(default)s)")
+    ca.add_argument("--buffer", default="300ms", help="the bottleneck queue's limit, for a trace file (default: %(default)s)")
+    ca.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    ca.add_argument("--no-progress", action="store_true", help="no progress lines")
+    ca.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("repro", help="reproduce a paper's experiments (ours vs published)")
     rp.add_argument("paper", choices=["gcc", "copa", "qlibra", "fairness", "zhuge", "confucius", "hairpin", "afr", "metis"],

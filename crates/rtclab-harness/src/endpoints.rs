@@ -184,11 +184,11 @@ pub fn media_endpoints(
             .with_key_frame_requests(
                 m.key_frame_requests.then_some(rtclab_media::receiver::KEY_FRAME_REQUEST_INTERVAL),
             )
-            .with_frame_wait(if m.sender.protection.retransmits() {
+            .with_frame_wait(m.frame_wait.unwrap_or(if m.sender.protection.retransmits() {
                 rtclab_media::frames::GIVE_UP
             } else {
                 TimeDelta::ZERO
-            }),
+            })),
     ))
 }
 

@@ -493,6 +493,10 @@ pub struct MediaParams {
     /// The receiver asks for a key frame (RTCP PLI) when a frame cannot be decoded, every
     /// 200 ms until one arrives (default true, as WebRTC receivers do).
     pub key_frame_requests: Option<bool>,
+    /// Receiver: how long complete frames wait behind a missing one (for its retransmission)
+    /// before it is given up and a key frame asked for; default 200 ms when the sender
+    /// retransmits, 0 when it does not. libwebrtc with NACK: 3 s (`kMaxWaitForFrame`).
+    pub frame_wait: Option<Duration>,
     /// Loss protection (FEC, retransmission), separate from congestion control.
     pub protection: Option<ProtectionConfig>,
     /// Receiver: hold each frame until capture time + this (a fixed playout delay); default

@@ -452,6 +452,7 @@ fn receiver_pipeline_settings_are_checked() {
         ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
         ("encoder_target_share = 1.2", "flows[0].media.encoder_target_share", "0.1..=1"),
         ("encoder_model = \"x264\"", "flows[0].media.encoder_model", "libvpx_vp8"),
+        ("frame_wait = \"11s\"", "flows[0].media.frame_wait", "0..=10 s"),
         ("content_complexity = 2", "flows[0].media.content_complexity", "no frame-size floor"),
         (
             "encoder_model = \"libvpx_vp8\", content_complexity = 50",
@@ -479,6 +480,7 @@ fn receiver_pipeline_settings_are_checked() {
     assert_eq!(m.sender.encoder.encode_time, TimeDelta::from_millis(4));
     assert_eq!((m.sender.encoder.width, m.sender.encoder.height), (1920, 1080));
     assert_eq!(m.frame_rate_control.as_deref(), Some("afr"));
+    assert_eq!(m.frame_wait, None); // the receiver's default (200 ms with retransmission)
     let enc = format!(
         "{MEDIA}media = {{ frame_size_jitter = 0.4, encoder_lag = \"2s\", key_frame_size = 6, encoder_target_share = 0.85 }}\n"
     );
@@ -507,6 +509,10 @@ fn receiver_pipeline_settings_are_checked() {
         }
     );
     assert!(e.bitrate_adjuster);
+    let wait = format!("{MEDIA}media = {{ frame_wait = \"3s\" }}\n");
+    let s = from_toml_str(&wait, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    assert_eq!(m.frame_wait, Some(TimeDelta::from_secs(3)));
 }
 
 #[test]

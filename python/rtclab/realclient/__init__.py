@@ -110,6 +110,34 @@ rtt = "40ms"
 """
 #: The Wi-Fi trace is scaled down into aiortc's range (its VP8 sender stops at 1.5 Mbit/s).
 WIFI_SCALE = 1 / 25
+#: Two capacity traces judged by `rtclab calibrate` and never used to set a parameter: another
+#: office Wi-Fi trace (scaled like `wifi`) and a 4G trace (abc4g_12 from the Zhuge release, its
+#: first 60 s average 1.75 Mbit/s, with fades to 0.06) at its own scale.
+def trace_scenario(name: str, description: str, trace: str, fmt: str = "bandwidth", buffer: str = "300ms",
+                   duration_s: float = 60.0, cc: str = "gcc_paper") -> str:
+    """A one-call scenario on a capacity trace (`fmt`: "bandwidth" or "mahimahi"), 40 ms RTT."""
+    return f"""
+name = "{name}"
+description = "{description}; {buffer} buffer, 40 ms RTT"
+duration = "{duration_s:g}s"
+[link]
+capacity = {{ trace = "{trace}", format = "{fmt}" }}
+queue = {{ limit = "{buffer}" }}
+[[flows]]
+kind = "media"
+cc = "{cc}"
+rtt = "40ms"
+"""
+
+
+SCENARIOS["wifi1"] = trace_scenario(
+    "realclient-wifi1", "office Wi-Fi bandwidth trace (pitree office-wifi_1) scaled by 1/25: mean 1.19 Mbit/s over 60 s",
+    "{trace}", buffer="100ms")
+SCENARIOS["4g"] = trace_scenario(
+    "realclient-4g", "4G bandwidth trace (pitree abc4g_12): mean 1.75 Mbit/s over 60 s, fades to 0.06", "{trace}")
+#: Built-in scenarios that replay a shipped trace: (file in rtclab/scenarios/traces, scale).
+TRACES = {"wifi": ("office-wifi_0.pitree-trace", WIFI_SCALE), "wifi1": ("office-wifi_1.pitree-trace", WIFI_SCALE),
+          "4g": ("abc4g_12.pitree-trace", 1.0)}
 
 
 def _phases(link) -> list[tuple[float, float, float]]:
@@ -316,6 +344,19 @@ def _scenario_text(scenario: str) -> str:
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 
 
+def with_trace(scenario: str, text: str, folder: Path) -> str:
+    """`text` with a built-in's `{trace}` replaced by a copy of its shipped trace, scaled, written
+    into `folder` (other scenarios unchanged)."""
+    if scenario not in TRACES:
+        return text
+    name, scale = TRACES[scenario]
+    src = Path(__file__).parent.parent / "scenarios" / "traces" / name
+    scaled = folder / f"{Path(name).stem}-scaled.trace"
+    lines = [ln.split() for ln in src.read_text().splitlines() if ln.strip()]
+    scaled.write_text("".join(f"{t} {float(r) * scale:.6f}\n" for t, r in lines))
+    return text.replace("{trace}", str(scaled))
+
+
 def _duration_s(text: str) -> float:
     """The scenario's `duration` in seconds (the units rtclab's scenarios accept)."""
     import re
@@ -350,7 +391,6 @@ def compare(client: str, scenario: str = "step", runs: int = 3, out: str | os.Pa
     import shutil
 
     import rtclab
-    from rtclab.shell import run_shell
 
     if client not in CLIENTS:
         raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
@@ -369,35 +409,19 @@ def compare(client: str, scenario: str = "step", runs: int = 3, out: str | os.Pa
     peer = _peer_command(client, progress)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rtclab-realclient-") as tmp:
-        if scenario == "wifi":
-            src = Path(__file__).parent.parent / "scenarios" / "traces" / "office-wifi_0.pitree-trace"
-            scaled = Path(tmp) / "office-wifi_0-scaled.trace"
-            lines = [ln.split() for ln in src.read_text().splitlines() if ln.strip()]
-            scaled.write_text("".join(f"{t} {float(r) * WIFI_SCALE:.6f}\n" for t, r in lines))
-            text = text.replace("{trace}", str(scaled))
+        text = with_trace(scenario, text, Path(tmp))
         scen = Path(tmp) / "scenario.toml"
         scen.write_text(text)
         kept: list[tuple[int, Path | None, Path]] = []
         curves: list[tuple[str, dict[str, np.ndarray], Any]] = []
-        for k in range(runs):
-            sig = Path(tmp) / f"run{k}"
-            sig.mkdir()
+        for k, sig, link in real_runs(client, peer, scen, duration, runs, Path(tmp), progress, capture):
+            series = _client_series(sig / "sender.csv")
+            curves.append((f"{client} run {k}", series, link))
+            rows += [{"client": client, "run": k, **r} for r in _metrics(series, link, duration)]
             pcap = sig / "sent.pcap" if capture else None
-            if progress:
-                print(f"{client} run {k + 1}/{runs} ({duration:.0f} s) ...", file=sys.stderr, flush=True)
-            rc, result = run_shell(str(scen), [*peer, "offer", str(sig), "--duration", str(duration - 1)],
-                                   receiver=" ".join([*peer, "answer", str(sig)]), seed=k + 1,
-                                   capture=str(pcap) if pcap else None, capture_sent=True)
-            log = sig / "sender.csv"
-            if rc != 0 or not log.exists():
-                raise RuntimeError(f"{client} run {k + 1} failed (exit {rc}); see the peers' output above")
-            series = _client_series(log)
-            curves.append((f"{client} run {k + 1}", series, result.link))
-            rows += [{"client": client, "run": k + 1, **r} for r in _metrics(series, result.link, duration)]
             if pcap is not None:
-                rows += [{"client": client, "run": k + 1, **r} for r in _composition(pcap, sig)]
-            result.link.to_csv(sig / "link.csv", index=False)
-            kept.append((k + 1, pcap, sig))
+                rows += [{"client": client, "run": k, **r} for r in _composition(pcap, sig)]
+            kept.append((k, pcap, sig))
         for cc in ("gcc_paper", "gcc"):
             res = rtclab.run(_with_cc(text, cc))
             series = _sim_series(res)
@@ -415,12 +439,37 @@ def compare(client: str, scenario: str = "step", runs: int = 3, out: str | os.Pa
                     shutil.copyfile(sig / "sender.csv", d / f"run{k}-sender.csv")
                     shutil.copyfile(sig / "link.csv", d / f"run{k}-link.csv")
                     shutil.copyfile(sig / "offer.json", d / f"run{k}-offer.json")
+                    if (sig / "receiver.csv").exists():  # Chromium's receiver log
+                        shutil.copyfile(sig / "receiver.csv", d / f"run{k}-receiver.csv")
                     if pcap is not None:
                         shutil.copyfile(pcap, d / f"run{k}-sent.pcap")
 
             inputs = [scenario] if Path(scenario).is_file() else []
             write_atomically(out, fill, inputs, kind="realclient")
     return rows
+
+
+def real_runs(client: str, peer: list[str], scenario: Path, duration: float, runs: int, tmp: Path,
+              progress: bool = True, capture: bool = False):
+    """Runs the real client `runs` times through the emulator on `scenario` (a file); yields
+    (run number from 1, the run's folder, the bottleneck's series) after each, the folder
+    holding the peers' logs (sender.csv; Chromium's receiver.csv), offer.json, link.csv and,
+    with `capture`, sent.pcap."""
+    from rtclab.shell import run_shell
+
+    for k in range(1, runs + 1):
+        sig = tmp / f"run{k}"
+        sig.mkdir()
+        pcap = sig / "sent.pcap" if capture else None
+        if progress:
+            print(f"{client} run {k}/{runs} ({duration:.0f} s) ...", file=sys.stderr, flush=True)
+        rc, result = run_shell(str(scenario), [*peer, "offer", str(sig), "--duration", str(duration - 1)],
+                               receiver=" ".join([*peer, "answer", str(sig)]), seed=k,
+                               capture=str(pcap) if pcap else None, capture_sent=True)
+        if rc != 0 or not (sig / "sender.csv").exists():
+            raise RuntimeError(f"{client} run {k} failed (exit {rc}); see the peers' output above")
+        result.link.to_csv(sig / "link.csv", index=False)
+        yield k, sig, result.link
 
 
 def plot(curves: list[tuple[str, dict[str, np.ndarray], Any]], path: Path, title: str) -> None:

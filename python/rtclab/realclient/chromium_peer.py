@@ -15,12 +15,17 @@ range (at 640x480 libwebrtc allows up to 1.7 Mbit/s; `RTCLAB_CHROMIUM_VIDEO=WxH`
 size, e.g. 320x240, where it allows 0.6; `RTCLAB_CHROMIUM_FLAGS` adds switches, e.g. field
 trials); `degradationPreference` is
 "maintain-resolution" so the encoder follows the bandwidth estimate with its quantizer and
-frame rate rather than by rescaling. Every 200 ms the sender reads `getStats()` and logs, on
+frame rate rather than by rescaling (`RTCLAB_CHROMIUM_DEGRADATION` picks another). Every
+200 ms the sender reads `getStats()` and logs, on
 the emulation's clock (`RTCLAB_START_MONOTONIC_NS`): the bandwidth estimate
 (`candidate-pair.availableOutgoingBitrate`: GCC's target, what `target_mbps` is for our
 controllers), RTP payload bytes sent, the encoder's target (`outbound-rtp.targetBitrate`),
 retransmitted bytes, frame width, frames per second, the quality limitation reason, and the
 encoder's counters (frames and key frames encoded, PLIs and NACKs received, huge frames sent).
+The receiver logs every 200 ms too (`receiver.csv`, `RECEIVER_HEADER`): the frames displayed
+and their delay from capture to the arrival of their last packet (`requestVideoFrameCallback`'s
+captureTime, the sender's clock mapped through RTCP sender reports, and receiveTime: both
+browsers read the one machine clock), and inbound-rtp's frame, jitter-buffer and freeze counters.
 
     python -m rtclab.realclient.chromium_peer answer DIR
     python -m rtclab.realclient.chromium_peer offer DIR --duration 59
@@ -42,6 +47,17 @@ CHROMIUM = os.environ.get("RTCLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RTCLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
 #: The canvas's size, WxH.
 VIDEO = os.environ.get("RTCLAB_CHROMIUM_VIDEO", "640x480")
+#: The sender's `degradationPreference`: "maintain-resolution" (rtclab's runs: the encoder
+#: follows the estimate with its quantizer and frame rate), "maintain-framerate", "balanced",
+#: or "default" (left unset: Chromium's own choice for a canvas track).
+DEGRADATION = os.environ.get("RTCLAB_CHROMIUM_DEGRADATION", "maintain-resolution")
+#: "0": the canvas's pattern stands still (only the noise patch changes each frame): a cause
+#: experiment for the frame-rate dips that follow the drifting pattern's cycle of about 3 s.
+DRIFT = os.environ.get("RTCLAB_CHROMIUM_DRIFT", "1") != "0"
+#: How often the page redraws the canvas, per second (30: as often as it is captured; a cause
+#: experiment for the frame-rate dips every ~3.3 s, the beat of the timer's 33 ms ticks, 30.3 a
+#: second, against the 30 fps capture).
+DRAW_HZ = os.environ.get("RTCLAB_CHROMIUM_DRAW_HZ", "30")
 #: More Chromium switches, space-separated (e.g. `--force-fieldtrials=...` for an experiment).
 EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
 #: "0": the answering peer removes generic NACK (`a=rtcp-fb:PT nack`, not `nack pli`) from the
@@ -65,7 +81,7 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
 PAGE = """<!doctype html><meta charset="utf-8"><title>rtclab chromium peer</title>
 <canvas id="c" width="@W@" height="@H@"></canvas><video id="v" autoplay muted playsinline></video>
 <script>
-window.rc = {pc: null, sender: null};
+window.rc = {pc: null, sender: null, frames: []};
 function gathered(pc) {
   return new Promise(r => {
     if (pc.iceGatheringState === "complete") return r();
@@ -87,8 +103,9 @@ function source() {
     i++;
     for (let y = 0; y < c.height; y += 40) {
       for (let x = 0; x < c.width; x += 40) {
-        const v = 127 + 100 * Math.sin((x + 4 * i) / 57) * Math.cos((y - 3 * i) / 83);
-        g.fillStyle = `rgb(${v | 0},${(255 - v) | 0},${((v * 7 + i) % 256) | 0})`;
+        const j = @DRIFT@ ? i : 0;
+        const v = 127 + 100 * Math.sin((x + 4 * j) / 57) * Math.cos((y - 3 * j) / 83);
+        g.fillStyle = `rgb(${v | 0},${(255 - v) | 0},${((v * 7 + j) % 256) | 0})`;
         g.fillRect(x, y, 40, 40);
       }
     }
@@ -97,7 +114,7 @@ function source() {
       noise.data[k] = k % 4 === 3 ? 255 : seed >> 23;
     }
     g.putImageData(noise, (c.width >> 1) - 24, (c.height >> 1) - 24);
-  }, 1000 / 30);
+  }, 1000 / @DRAW_HZ@);
   return c.captureStream(30);
 }
 async function offer() {
@@ -106,9 +123,11 @@ async function offer() {
   const track = source().getVideoTracks()[0];
   const tr = pc.addTransceiver(track, {direction: "sendonly"});
   rc.sender = tr.sender;
-  const p = tr.sender.getParameters();
-  p.degradationPreference = "maintain-resolution";
-  await tr.sender.setParameters(p);
+  if ("@DEGRADATION@" !== "default") {
+    const p = tr.sender.getParameters();
+    p.degradationPreference = "@DEGRADATION@";
+    await tr.sender.setParameters(p);
+  }
   await pc.setLocalDescription(await pc.createOffer());
   await gathered(pc);
   return {sdp: pc.localDescription.sdp, type: pc.localDescription.type};
@@ -116,7 +135,18 @@ async function offer() {
 async function answer(o) {
   await allowAllInterfaces();
   const pc = rc.pc = new RTCPeerConnection({iceServers: []});
-  pc.ontrack = e => { document.getElementById("v").srcObject = new MediaStream([e.track]); };
+  pc.ontrack = e => {
+    const v = document.getElementById("v");
+    v.srcObject = new MediaStream([e.track]);
+    // each displayed frame's capture time (the sender's, mapped to this page's clock through
+    // RTCP sender reports: both browsers read the one machine clock) and the arrival of its last
+    // packet, in performance.now() ms
+    const each = (_, m) => {
+      if (m.captureTime !== undefined && m.receiveTime !== undefined) rc.frames.push([m.captureTime, m.receiveTime]);
+      v.requestVideoFrameCallback(each);
+    };
+    v.requestVideoFrameCallback(each);
+  };
   await pc.setRemoteDescription(o);
   await pc.setLocalDescription(await pc.createAnswer());
   await gathered(pc);
@@ -136,6 +166,18 @@ async function stats() {
   });
   return out;
 }
+async function recvStats() {
+  const out = {state: rc.pc.connectionState, now: performance.now(), frames: rc.frames};
+  rc.frames = [];
+  (await rc.pc.getStats()).forEach(s => {
+    if (s.type === "inbound-rtp" && s.kind === "video") {
+      out.decoded = s.framesDecoded; out.fps = s.framesPerSecond; out.dropped = s.framesDropped;
+      out.jb = s.jitterBufferDelay; out.jbn = s.jitterBufferEmittedCount; out.proc = s.totalProcessingDelay;
+      out.freezes = s.freezeCount; out.frozen = s.totalFreezesDuration; out.bytes = s.bytesReceived;
+    }
+  });
+  return out;
+}
 </script>
 """
 
@@ -146,7 +188,13 @@ def _page() -> str:
     m = re.fullmatch(r"(\d{2,4})x(\d{2,4})", VIDEO)
     if not m:
         raise SystemExit(f"RTCLAB_CHROMIUM_VIDEO={VIDEO!r} is not a size like 640x480")
-    return PAGE.replace("@W@", m.group(1)).replace("@H@", m.group(2))
+    if not (DRAW_HZ.isdigit() and 1 <= int(DRAW_HZ) <= 240):
+        raise SystemExit(f"RTCLAB_CHROMIUM_DRAW_HZ={DRAW_HZ!r} is not a whole number of redraws a second in 1..240")
+    if DEGRADATION not in ("maintain-resolution", "maintain-framerate", "balanced", "default"):
+        raise SystemExit(f"RTCLAB_CHROMIUM_DEGRADATION={DEGRADATION!r}: one of maintain-resolution, "
+                         "maintain-framerate, balanced, default")
+    return PAGE.replace("@W@", m.group(1)).replace("@H@", m.group(2)).replace("@DEGRADATION@", DEGRADATION).replace(
+        "@DRIFT@", "true" if DRIFT else "false").replace("@DRAW_HZ@", DRAW_HZ)
 
 
 def stderr_path(role: str) -> Path | None:
@@ -246,10 +294,38 @@ def answer(folder: Path, scratch: Path) -> None:
         if not NACK:
             o["sdp"] = without_nack(o["sdp"])
         write_atomically(folder / "answer.json", _call(driver, "answer(arguments[0])", o))
+        rows = [RECEIVER_HEADER]
+        nxt = time.monotonic()
         while not stop["now"]:
-            time.sleep(0.1)
+            nxt += 0.2
+            time.sleep(max(0.0, nxt - time.monotonic()))
+            try:
+                s = _call(driver, "recvStats()")
+            except Exception:  # the browser going away as the shell ends the call
+                break
+            rows.append(receiver_row(now_s(), s))
+        tmp = folder / "receiver.csv.tmp"
+        tmp.write_text("\n".join(rows) + "\n")
+        tmp.replace(folder / "receiver.csv")
     finally:
         driver.quit()
+
+
+#: The receiver's log, every 200 ms (`receiver.csv`): displayed frames since the last row and
+#: their mean and largest frame delay (capture to the arrival of the frame's last packet, from
+#: `requestVideoFrameCallback`'s captureTime and receiveTime), and inbound-rtp's counters.
+RECEIVER_HEADER = ("time_s,frames_displayed,frame_delay_ms_mean,frame_delay_ms_max,frames_decoded,fps,frames_dropped,"
+                   "jitter_buffer_delay_s,jitter_buffer_emitted,processing_delay_s,freezes,freeze_s,bytes_received")
+
+
+def receiver_row(t: float, s: dict) -> str:
+    """One receiver.csv row from `recvStats()` at emulation time `t`."""
+    d = [b - a for a, b in s.get("frames", []) if a is not None and b is not None and b >= a]
+    mean = f"{sum(d) / len(d):.2f}" if d else "nan"
+    top = f"{max(d):.2f}" if d else "nan"
+    return (f"{t:.3f},{len(s.get('frames', []))},{mean},{top},{s.get('decoded', 0)},{s.get('fps', 'nan')},"
+            f"{s.get('dropped', 0)},{s.get('jb', 'nan')},{s.get('jbn', 0)},{s.get('proc', 'nan')},"
+            f"{s.get('freezes', 0)},{s.get('frozen', 0)},{s.get('bytes', 0)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,6 +75,15 @@ pub(super) fn media_spec(
     };
     let (playout, decode) = receiver_stages(p, at)?;
     let key_frame_requests = p.and_then(|p| p.key_frame_requests).unwrap_or(true);
+    let frame_wait = match p.and_then(|p| p.frame_wait.as_ref()) {
+        Some(d) if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(10) => {
+            return Err(ConfigError::new(
+                at("media.frame_wait"),
+                "must be within 0..=10 s (libwebrtc with NACK waits 3 s)",
+            ));
+        }
+        d => d.map(|d| d.0),
+    };
     let frame_rate_control = p.and_then(|p| p.frame_rate_control.clone());
     if let Some(name) = &frame_rate_control {
         rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)
@@ -87,6 +96,7 @@ pub(super) fn media_spec(
         playout,
         decode,
         key_frame_requests,
+        frame_wait,
         frame_rate_control,
     })))
 }

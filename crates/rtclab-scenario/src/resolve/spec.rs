@@ -170,6 +170,9 @@ pub struct MediaSpec {
     pub decode: rtclab_media::decoder::DecodeTime,
     /// The receiver asks for a key frame (RTCP PLI) when it cannot decode (default on).
     pub key_frame_requests: bool,
+    /// How long complete frames wait behind a missing one (`media.frame_wait`); None: the
+    /// default (`rtclab_media::frames::GIVE_UP` when the sender retransmits, else zero).
+    pub frame_wait: Option<rtclab_core::TimeDelta>,
     /// Frame-rate control at the receiver (AFR or a baseline, by name; checked).
     pub frame_rate_control: Option<String>,
 }

@@ -1,0 +1,619 @@
+"""`rtclab calibrate`: the simulator's twin of a real WebRTC sender, judged second by second.
+
+`rtclab realclient` puts a real stack (Chromium, pion, aiortc) through the emulator beside our
+controllers and compares per phase. `calibrate` asks the finer question a researcher asks before
+trusting the simulator with a controller meant for a browser: does the simulated sender, set up
+as the real one is (`TWINS`: Chromium is send-side `gcc` with a 640x480 VP8 encoder under
+libvpx's rate control, libwebrtc's encoder bitrate adjuster and libwebrtc's NACK/FEC protection,
+each a documented option with the libwebrtc/libvpx source it follows; docs/algorithms/encoder.md),
+do per second what the real one does on the same link?
+
+It runs the real client N times through the emulator (or reads runs recorded earlier: `--from`,
+or the recordings shipped with rtclab, `--recorded`), runs the twin in the simulator on the same
+scenario, and reports per second: sending rate, target, frame rate (frames completed at the
+receiver; Chromium: inbound-rtp's framesDecoded), frame delay (capture to the arrival of the
+frame's last packet; Chromium: `requestVideoFrameCallback`'s captureTime and receiveTime) and the
+bottleneck's queue delay. Then the agreement statistics (`AGREEMENT`), each beside the real
+client's own run-to-run spread (each run judged against the median of the others, the way the
+twin is judged against the median of all):
+
+- sending rate: the median over seconds of |twin - real| / the real client's mean rate;
+- frame rate: the median over seconds of |twin - real| in fps;
+- recovery after each rise of capacity (a schedule's step up): seconds until the target reaches
+  80 % of the new capacity, the twin's against the real runs' median (a run that never gets
+  there recovers "never", and two nevers agree).
+
+Frame and queue delay errors are reported (median |twin - real|, ms) but not judged.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rtclab import realclient
+
+#: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
+TWINS: dict[str, dict[str, Any]] = {
+    # Chromium's libwebrtc: send-side GCC; VP8 at the canvas's 640x480 under libvpx's one-pass
+    # CBR rate control; EncoderBitrateAdjuster on (Chromium's default); NACK with the hybrid
+    # NACK/FEC method (FEC only on loss); a receiver that waits 3 s behind a missing frame
+    # before it asks for a key frame (`kMaxWaitForFrame` with NACK's 1000 ms history).
+    "chromium": {"cc": "gcc", "media": {"resolution": "640x480", "encoder_model": "libvpx_vp8",
+                                        "bitrate_adjuster": True, "protection": {"kind": "webrtc", "rtx": True},
+                                        "frame_wait": "3s"}},
+    # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (an
+    # ideal encoder) behind pion's send-side GCC, which has no probing.
+    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False}, "key_frame_interval": "3s", "key_frame_size": 3}},
+    # aiortc: receive-side REMB (the paper's GCC) steering its VP8 encoder.
+    "aiortc": {"cc": "gcc_paper", "media": {}},
+}
+
+#: What `calibrate` calls agreement (issue 42): the sending rate's median absolute error at most
+#: 15 % of the real client's rate, the frame rate's at most 3 fps, each recovery within 20 %.
+AGREEMENT = {"send_rate_error": 0.15, "fps_error": 3.0, "recovery_error": 0.20}
+#: Recovery: the target back at this share of the new capacity.
+RECOVERY_SHARE = 0.8
+#: The recordings shipped with rtclab (`--recorded`): recorded/<client>/<scenario>/.
+RECORDED = Path(__file__).parent / "realclient" / "recorded"
+
+
+class CalibrateError(ValueError):
+    """A calibration that cannot run as asked (the message says why)."""
+
+
+# --- the scenario ----------------------------------------------------------------------------
+
+
+def _trace_format(path: Path) -> str:
+    """"bandwidth" (`<time s> <Mbit/s>` lines) or "mahimahi" (one millisecond per line)."""
+    for line in path.read_text(errors="replace").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return "bandwidth" if len(line.split()) == 2 else "mahimahi"
+    raise CalibrateError(f"{path}: the trace has no samples")
+
+
+def scenario_text(scenario: str, folder: Path, scale: float = 1.0, duration_s: float = 60.0,
+                  buffer: str = "300ms") -> str:
+    """The scenario to calibrate on, ready to run, its trace (if any) copied into `folder`: a
+    `realclient` built-in, a scenario file (.toml), or a capacity trace file (bandwidth or
+    mahimahi format; `scale` multiplies a bandwidth trace's rates) on a link with a `buffer`
+    queue and 40 ms RTT for `duration_s`."""
+    if scenario in realclient.SCENARIOS:
+        if scale != 1.0:
+            raise CalibrateError(f"--scale applies to a trace file, not to the built-in {scenario!r}")
+        return realclient.with_trace(scenario, realclient.SCENARIOS[scenario], folder)
+    p = Path(scenario)
+    if not p.is_file():
+        raise CalibrateError(f"no such scenario or trace {scenario!r}: give a built-in "
+                             f"({', '.join(realclient.SCENARIOS)}), a scenario file (.toml) or a capacity trace file")
+    if p.suffix == ".toml":
+        if scale != 1.0:
+            raise CalibrateError("--scale applies to a trace file; a scenario file sets its own capacity")
+        return p.read_text()
+    if not (scale > 0 and math.isfinite(scale)):
+        raise CalibrateError(f"--scale must be a positive number, got {scale}")
+    if not (duration_s >= 5 and math.isfinite(duration_s)):
+        raise CalibrateError(f"--duration must be at least 5 s, got {duration_s}")
+    fmt = _trace_format(p)
+    trace = p.resolve()
+    if fmt == "bandwidth" and scale != 1.0:
+        rows = []
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            f = line.split()
+            if not f or f[0].startswith("#"):
+                continue
+            try:
+                rows.append(f"{f[0]} {float(f[1]) * scale:.6f}\n")
+            except (ValueError, IndexError):
+                raise CalibrateError(f"{p}:{n}: expected \"<time s> <bandwidth Mbit/s>\", found {line!r}") from None
+        trace = folder / f"{p.stem}-scaled.trace"
+        trace.write_text("".join(rows))
+    elif scale != 1.0:
+        raise CalibrateError(f"{p} is a mahimahi trace (one delivery opportunity per line): --scale applies to "
+                             "bandwidth traces only")
+    what = f"{p.name}{f' scaled by {scale:g}' if scale != 1.0 else ''}"
+    return realclient.trace_scenario(f"calibrate-{p.stem}", what, str(trace), fmt, buffer, duration_s, cc="gcc")
+
+
+def parse_twin_settings(items: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` settings of the twin's flow (`media.bitrate_adjuster=false`, `cc="gcc"`), the
+    value a TOML value; returned as a nested dict."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CalibrateError(f"--twin {item!r}: expected KEY=VALUE, e.g. media.bitrate_adjuster=false")
+        try:
+            v = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            v = value.strip()  # a bare word: a string (encoder_model=ideal)
+        d = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            d = d.setdefault(part, {})
+            if not isinstance(d, dict):
+                raise CalibrateError(f"--twin {item!r}: {part} is set to a value and a table at once")
+        d[parts[-1]] = Whole(v) if isinstance(v, dict) else v
+    return out
+
+
+class Whole(dict):
+    """A table given whole (`media.protection={kind="none"}`): it replaces the twin's table
+    rather than merging into it, as dotted keys do."""
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        whole = isinstance(v, Whole) or not isinstance(v, dict) or not isinstance(out.get(k), dict)
+        out[k] = dict(v) if isinstance(v, Whole) else (v if whole else _merge(out[k], v))
+    return out
+
+
+def twin_scenario(text: str, client: str, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scenario as a dict with its one media flow set up as `client`'s twin (`TWINS`), plus
+    `settings`."""
+    d = tomllib.loads(text)
+    flows = d.get("flows", [])
+    if len(flows) != 1 or flows[0].get("kind") != "media":
+        raise CalibrateError("a calibration scenario has exactly one flow, of kind \"media\" (the call)")
+    flows[0] = _merge(_merge(flows[0], TWINS[client]), settings or {})
+    return d
+
+
+# --- per-second series -----------------------------------------------------------------------
+
+
+def _bin_mean(t: np.ndarray, v: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Mean of v over each second (s - 1, s], s = 1..n; NaN where no finite sample falls."""
+    out = np.full(n, np.nan)
+    idx = np.ceil(t - 1e-9).astype(int) - 1
+    w = np.ones_like(v) if weights is None else weights
+    ok = (idx >= 0) & (idx < n) & np.isfinite(v) & (w > 0)
+    num = np.bincount(idx[ok], weights=v[ok] * w[ok], minlength=n)[:n]
+    den = np.bincount(idx[ok], weights=w[ok], minlength=n)[:n]
+    out[den > 0] = num[den > 0] / den[den > 0]
+    return out
+
+
+def _per_second_counter(t: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
+    """A cumulative counter's increase over each second (s - 1, s], interpolated at the edges;
+    NaN for seconds the log does not cover."""
+    edges = np.arange(0, n + 1, dtype=float)
+    at = np.interp(edges, t, c, left=np.nan, right=np.nan)
+    return np.diff(at)
+
+
+def _csv(path: Path) -> dict[str, np.ndarray]:
+    rows = list(csv.DictReader(path.open()))
+    if not rows:
+        raise CalibrateError(f"{path}: no rows")
+    return {k: np.array([realclient._number(r[k]) for r in rows]) for k in rows[0]}
+
+
+#: Per-second series, in this order in per_second.csv (sim and real alike).
+SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms")
+
+
+def real_per_second(sender: Path, receiver: Path | None, link: Path, n: int) -> dict[str, np.ndarray]:
+    """One real run's per-second series from its logs (sender.csv, Chromium's receiver.csv,
+    the emulator's link.csv)."""
+    s = _csv(sender)
+    out = {"send_mbps": _per_second_counter(s["time_s"], s["bytes_sent"], n) * 8 / 1e6,
+           "target_mbps": _bin_mean(s["time_s"], s["target_bps"] / 1e6, n)}
+    if receiver is not None and receiver.exists():
+        r = _csv(receiver)
+        out["fps"] = _per_second_counter(r["time_s"], r["frames_decoded"], n)
+        out["frame_delay_ms"] = _bin_mean(r["time_s"], r["frame_delay_ms_mean"], n, r["frames_displayed"])
+    else:
+        out["fps"] = _bin_mean(s["time_s"], s["fps"], n) if "fps" in s else np.full(n, np.nan)
+        out["frame_delay_ms"] = np.full(n, np.nan)
+    lk = _csv(link)
+    out["queue_ms"] = _bin_mean(lk["time_s"], lk["queue_delay_ms_mean"], n)
+    return out
+
+
+def sim_per_second(result, n: int) -> dict[str, np.ndarray]:
+    """The twin's per-second series from a simulator run."""
+    f = result.timeseries
+    f = f[f["flow"] == 0]
+    t = f["time_s"].to_numpy(dtype=float)
+    fr = f["frame_rate"].to_numpy(dtype=float)
+    lk = result.link
+    return {"send_mbps": _bin_mean(t, f["sending_rate_mbps"].to_numpy(dtype=float), n),
+            "target_mbps": _bin_mean(t, f["target_mbps"].to_numpy(dtype=float), n),
+            "fps": _bin_mean(t, fr, n),
+            "frame_delay_ms": _bin_mean(t, f["frame_delay_ms_mean"].to_numpy(dtype=float), n, fr),
+            "queue_ms": _bin_mean(lk["time_s"].to_numpy(dtype=float), lk["queue_delay_ms_mean"].to_numpy(dtype=float), n)}
+
+
+def _fine_target(sender: Path) -> tuple[np.ndarray, np.ndarray]:
+    s = _csv(sender)
+    return s["time_s"], s["target_bps"] / 1e6
+
+
+# --- agreement -------------------------------------------------------------------------------
+
+
+def rises(link_t: np.ndarray, cap: np.ndarray) -> list[tuple[float, float]]:
+    """(time, new capacity) of each step up of a schedule (none for a trace: more than
+    `realclient.MAX_PHASES` phases)."""
+    c = np.round(cap, 4)
+    changes = [i for i in range(1, len(c)) if c[i] != c[i - 1]]
+    if len(changes) + 1 > realclient.MAX_PHASES:
+        return []
+    return [(float(link_t[i - 1]), float(c[i])) for i in changes if c[i] > c[i - 1]]
+
+
+def recovery_s(t: np.ndarray, target: np.ndarray, at: float, cap: float, end: float) -> float:
+    """Seconds from `at` until the target first reaches RECOVERY_SHARE of `cap`; inf if never
+    before `end`."""
+    hit = t[(t > at) & (t <= end) & (target >= RECOVERY_SHARE * cap)]
+    return float(hit[0] - at) if len(hit) else math.inf
+
+
+def _median_abs(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
+    ok = np.isfinite(a) & np.isfinite(b)
+    return (float(np.median(np.abs(a[ok] - b[ok]))) if ok.any() else math.nan), int(ok.sum())
+
+
+def _recovery_error(sim: float, ref: float) -> float:
+    """|sim - ref| / ref; 0 when both never recover, inf when only one does."""
+    if math.isinf(sim) and math.isinf(ref):
+        return 0.0
+    if math.isinf(sim) or math.isinf(ref):
+        return math.inf
+    return abs(sim - ref) / ref if ref > 0 else (0.0 if sim == 0 else math.inf)
+
+
+def agreement(candidate: dict[str, np.ndarray], reference: dict[str, np.ndarray],
+              cand_recovery: list[float], ref_recovery: list[float]) -> dict[str, Any]:
+    """The statistics of one candidate (the twin, or one real run) against a reference (the
+    real runs' median, or the other runs')."""
+    send_err, n = _median_abs(candidate["send_mbps"], reference["send_mbps"])
+    ok = np.isfinite(candidate["send_mbps"]) & np.isfinite(reference["send_mbps"])
+    ref_rate = float(np.mean(reference["send_mbps"][ok])) if ok.any() else math.nan
+    out: dict[str, Any] = {
+        "seconds": n,
+        "send_rate_error": send_err / ref_rate if ref_rate > 0 else math.nan,
+        "send_rate_error_mbps": send_err,
+        "target_error": _median_abs(candidate["target_mbps"], reference["target_mbps"])[0] / ref_rate
+        if ref_rate > 0 else math.nan,
+        "fps_error": _median_abs(candidate["fps"], reference["fps"])[0],
+        "frame_delay_error_ms": _median_abs(candidate["frame_delay_ms"], reference["frame_delay_ms"])[0],
+        "queue_error_ms": _median_abs(candidate["queue_ms"], reference["queue_ms"])[0],
+        "recovery_s": cand_recovery,
+        "reference_recovery_s": ref_recovery,
+        "recovery_error": [_recovery_error(a, b) for a, b in zip(cand_recovery, ref_recovery)],
+    }
+    return out
+
+
+def _median_series(runs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN second stays NaN
+        return {k: np.nanmedian(np.vstack([r[k] for r in runs]), axis=0) for k in SERIES}
+
+
+def verdict(stats: dict[str, Any]) -> dict[str, bool | None]:
+    """Which of `AGREEMENT`'s criteria the statistics meet (None: not measured)."""
+    def meets(v: float, limit: float) -> bool | None:
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v <= limit)
+
+    rec = stats["recovery_error"]
+    return {"send_rate": meets(stats["send_rate_error"], AGREEMENT["send_rate_error"]),
+            "fps": meets(stats["fps_error"], AGREEMENT["fps_error"]),
+            "recovery": None if not rec else all(e <= AGREEMENT["recovery_error"] for e in rec)}
+
+
+# --- the whole calibration -------------------------------------------------------------------
+
+
+def _run_files(folder: Path) -> list[int]:
+    ks = sorted(int(p.name[3:-len("-sender.csv")]) for p in folder.glob("run*-sender.csv")
+                if p.name[3:-len("-sender.csv")].isdigit())
+    return ks
+
+
+def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.PathLike | None = None,
+              progress: bool = True, from_dir: str | os.PathLike | None = None, recorded: bool | str = False,
+              twin: dict[str, Any] | None = None, scale: float = 1.0, duration_s: float = 60.0,
+              buffer: str = "300ms") -> dict[str, Any]:
+    """Calibrates the simulator's twin of `client` on `scenario` (module doc): the real runs
+    come from the emulator, from `from_dir`, or with `recorded` from rtclab's recordings
+    (`RECORDED`/client/scenario, or /client/<recorded> when it is a name); returns
+    {client, scenario, twin, runs, per_second, twin_stats, spread, verdict, ...} and, with `out`,
+    writes calibrate.json, per_second.csv, agreement.md, calibrate.png, scenario.toml and the
+    real runs' logs there."""
+    import shutil
+
+    import rtclab
+
+    if client not in realclient.CLIENTS:
+        raise CalibrateError(f"unknown client {client!r}: one of {', '.join(realclient.CLIENTS)}")
+    if from_dir is not None and recorded:
+        raise CalibrateError("--from and --recorded both name the real runs: give one")
+    if runs < 1:
+        raise CalibrateError(f"runs must be at least 1, got {runs}")
+    if recorded:
+        from_dir = RECORDED / client / (recorded if isinstance(recorded, str) else scenario)
+        if not from_dir.is_dir():
+            have = sorted(f"{p.parent.name}/{p.name}" for p in RECORDED.glob("*/*") if p.is_dir())
+            raise CalibrateError(f"no recording {from_dir.name!r} of {client} ships with rtclab; recorded: {', '.join(have)}")
+    if out is not None:
+        from rtclab.output import check_replaceable
+
+        inputs = [Path(scenario)] if Path(scenario).is_file() else []
+        if from_dir is not None:
+            inputs.append(Path(from_dir))
+        check_replaceable(Path(out).absolute(), str(out), inputs)
+    with tempfile.TemporaryDirectory(prefix="rtclab-calibrate-") as tmp_s:
+        tmp = Path(tmp_s)
+        text = scenario_text(scenario, tmp, scale, duration_s, buffer)
+        twin_dict = twin_scenario(text, client, twin)  # checks the scenario and the settings first
+        duration = realclient._duration_s(text)
+        n = int(math.floor(duration + 1e-9))
+        real_dir = tmp / "real"
+        real_dir.mkdir()
+        if from_dir is not None:
+            src = Path(from_dir)
+            ks = _run_files(src) if src.is_dir() else []
+            if not ks:
+                raise CalibrateError(f"--from {from_dir}: no runN-sender.csv there (a `rtclab calibrate` or "
+                                     "`rtclab realclient` result folder)")
+            for k in ks:
+                if not (src / f"run{k}-link.csv").exists():
+                    raise CalibrateError(f"--from {from_dir}: run{k}-sender.csv has no run{k}-link.csv beside it")
+                for kind in ("sender", "receiver", "link"):
+                    if (src / f"run{k}-{kind}.csv").exists():
+                        shutil.copyfile(src / f"run{k}-{kind}.csv", real_dir / f"run{k}-{kind}.csv")
+            meta = json.loads((src / "meta.json").read_text()) if (src / "meta.json").exists() else {}
+        else:
+            why = realclient.available(client)
+            if why:
+                raise RuntimeError(f"cannot run {client}: {why}")
+            scen = tmp / "scenario.toml"
+            scen.write_text(text)
+            peer = realclient._peer_command(client, progress)
+            ks = []
+            for k, sig, _link in realclient.real_runs(client, peer, scen, duration, runs, tmp, progress):
+                for kind in ("sender", "receiver", "link"):
+                    if (sig / f"{kind}.csv").exists():
+                        shutil.copyfile(sig / f"{kind}.csv", real_dir / f"run{k}-{kind}.csv")
+                ks.append(k)
+            meta = {"client": client, "scenario": scenario, "recorded": _today(), "version": _client_version(client),
+                    # the peers' settings from the environment (field trials, video size, ...)
+                    "environment": {k: v for k, v in sorted(os.environ.items())
+                                    if k.startswith(("RTCLAB_CHROMIUM_", "RTCLAB_PION_"))}}
+        real = [real_per_second(real_dir / f"run{k}-sender.csv", real_dir / f"run{k}-receiver.csv",
+                                real_dir / f"run{k}-link.csv", n) for k in ks]
+        if progress:
+            print(f"the {client} twin in the simulator ...", file=sys.stderr, flush=True)
+        res = rtclab.run(twin_dict)
+        sim = sim_per_second(res, n)
+        lt, cap = res.link["time_s"].to_numpy(dtype=float), res.link["capacity_mbps"].to_numpy(dtype=float)
+        ups = rises(lt, cap)
+        f0 = res.timeseries[res.timeseries["flow"] == 0]
+        st, sv = f0["time_s"].to_numpy(dtype=float), f0["target_mbps"].to_numpy(dtype=float)
+        sim_rec = [recovery_s(st, sv, a, c, duration) for a, c in ups]
+        run_rec = []
+        for k in ks:
+            t, v = _fine_target(real_dir / f"run{k}-sender.csv")
+            run_rec.append([recovery_s(t, v, a, c, duration) for a, c in ups])
+        ref = _median_series(real)
+        ref_rec = [float(np.median([r[i] for r in run_rec])) for i in range(len(ups))]
+        twin_stats = agreement(sim, ref, sim_rec, ref_rec)
+        spread = []
+        for i in range(len(ks)):
+            if len(ks) < 2:
+                break
+            others = [r for j, r in enumerate(real) if j != i]
+            o_rec = [float(np.median([r[m] for j, r in enumerate(run_rec) if j != i])) for m in range(len(ups))]
+            spread.append({"run": ks[i], **agreement(real[i], _median_series(others), run_rec[i], o_rec)})
+        capacity = _bin_mean(lt, cap, n)
+        per_second = {"time_s": np.arange(1, n + 1, dtype=float), "capacity_mbps": capacity}
+        for key in SERIES:
+            stack = np.vstack([r[key] for r in real])
+            per_second[f"real_{key}"] = ref[key]
+            with np.errstate(all="ignore"):
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    per_second[f"real_{key}_min"] = np.nanmin(stack, axis=0)
+                    per_second[f"real_{key}_max"] = np.nanmax(stack, axis=0)
+            per_second[f"twin_{key}"] = sim[key]
+        result = {"client": client, "scenario": scenario, "runs": ks, "twin": twin_dict["flows"][0],
+                  "twin_settings": twin or {}, "real": meta, "rises": [{"at_s": a, "capacity_mbps": c} for a, c in ups],
+                  "twin_stats": twin_stats, "spread": spread, "verdict": verdict(twin_stats),
+                  "agreement": AGREEMENT, "per_second": {k: v.tolist() for k, v in per_second.items()}}
+        if out is not None:
+            from rtclab.output import write_atomically
+
+            def fill(d: Path) -> None:
+                (d / "calibrate.json").write_text(json.dumps(_jsonable(result), indent=1))
+                (d / "meta.json").write_text(json.dumps(meta, indent=1))
+                (d / "scenario.toml").write_text(text)
+                (d / "twin.json").write_text(json.dumps(twin_dict, indent=1))
+                _write_per_second(d / "per_second.csv", per_second)
+                (d / "agreement.md").write_text(report(result) + "\n")
+                plot(result, real, d / "calibrate.png")
+                for p in real_dir.iterdir():
+                    shutil.copyfile(p, d / p.name)
+
+            inputs = [scenario] if Path(scenario).is_file() else []
+            if from_dir is not None:
+                inputs.append(str(from_dir))
+            write_atomically(out, fill, inputs, kind="calibrate")
+    return result
+
+
+def _today() -> str:
+    import datetime
+
+    return datetime.date.today().isoformat()
+
+
+def _client_version(client: str) -> str:
+    """The real stack's version, as far as it says."""
+    import subprocess
+
+    try:
+        if client == "chromium":
+            from rtclab.realclient.chromium_peer import CHROMIUM
+
+            return subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+        if client == "aiortc":
+            import aiortc
+
+            return f"aiortc {aiortc.__version__}"
+        return "pion/webrtc v4 (rtclab/realclient/pion_peer/go.sum)"
+    except Exception as e:  # the version is a label; a failure to read it is not a failed run
+        return f"unknown ({e})"
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _write_per_second(path: Path, cols: dict[str, np.ndarray]) -> None:
+    keys = list(cols)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for i in range(len(cols["time_s"])):
+            w.writerow([f"{cols[k][i]:.6g}" if math.isfinite(cols[k][i]) else "" for k in keys])
+
+
+# --- reporting -------------------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{100 * x:.0f} %"
+
+
+def _num(x: float, unit: str = "") -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.1f}{unit}"
+
+
+def _rec(xs: list[float]) -> str:
+    return ", ".join("never" if math.isinf(x) else f"{x:.1f} s" for x in xs) or "–"
+
+
+def _spread(spread: list[dict[str, Any]], key: str, fmt) -> str:
+    v = [s[key] for s in spread if s[key] is not None and math.isfinite(s[key])]
+    if not v:
+        return "–"
+    return f"{fmt(float(np.median(v)))} ({fmt(min(v))}-{fmt(max(v))})" if len(v) > 1 else fmt(v[0])
+
+
+def summary_row(result: dict[str, Any]) -> dict[str, str]:
+    """One line of the agreement table: the twin's statistics beside the real runs' spread."""
+    s, sp, v = result["twin_stats"], result["spread"], result["verdict"]
+
+    def mark(ok: bool | None) -> str:
+        return "" if ok is None else (" ✓" if ok else " ✗")
+
+    rec_sp = [max(e for e in x["recovery_error"]) for x in sp if x["recovery_error"]]
+    return {
+        "scenario": result["scenario"],
+        "runs": str(len(result["runs"])),
+        "send rate error (twin)": _pct(s["send_rate_error"]) + mark(v["send_rate"]),
+        "send rate error (runs)": _spread(sp, "send_rate_error", _pct),
+        "fps error (twin)": _num(s["fps_error"]) + mark(v["fps"]),
+        "fps error (runs)": _spread(sp, "fps_error", _num),
+        "recovery real / twin": (f"{_rec(s['reference_recovery_s'])} / {_rec(s['recovery_s'])}" + mark(v["recovery"])
+                                 if s["recovery_s"] else "–"),
+        "recovery error (runs)": (_pct(float(np.median(rec_sp))) if rec_sp else "–"),
+        "frame delay error ms (twin / runs)": f"{_num(s['frame_delay_error_ms'])} / {_spread(sp, 'frame_delay_error_ms', _num)}",
+        "queue error ms (twin / runs)": f"{_num(s['queue_error_ms'])} / {_spread(sp, 'queue_error_ms', _num)}",
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    """The agreement table of one calibration, and the criteria."""
+    from tabulate import tabulate
+
+    row = summary_row(result)
+    a = AGREEMENT
+    real = result.get("real") or {}
+    return (f"{result['client']} ({real.get('version', 'version not recorded')}, recorded {real.get('recorded', '?')}) "
+            f"vs its simulator twin on {result['scenario']}\n\n"
+            + tabulate([list(row.values())], headers=list(row), tablefmt="github")
+            + f"\n\nAgreement: send rate within {100 * a['send_rate_error']:.0f} % of the real rate (median over seconds), "
+            f"frame rate within {a['fps_error']:g} fps, each recovery (target at {100 * RECOVERY_SHARE:.0f} % of the new "
+            f"capacity) within {100 * a['recovery_error']:.0f} %. (runs): each real run against the median of the others, "
+            "median (range).")
+
+
+def plot(result: dict[str, Any], real: list[dict[str, np.ndarray]], path: Path) -> None:
+    """Per second: sending rate (and targets) on the capacity, frame rate, frame delay and queue
+    delay; each real run thin, their median and the twin bold."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ps = {k: np.asarray(v, dtype=float) for k, v in result["per_second"].items()}
+    t = ps["time_s"] - 0.5
+    fig, axes = plt.subplots(4, 1, figsize=(9, 9), sharex=True, height_ratios=[2, 1, 1, 1])
+    client = result["client"]
+    axes[0].step(ps["time_s"] - 1, ps["capacity_mbps"], where="post", color="black", lw=1.2, label="capacity")
+    panels = (("send_mbps", "send Mbit/s", False), ("fps", "frames/s", False), ("frame_delay_ms", "frame delay ms", True),
+              ("queue_ms", "queue ms", True))
+    for ax, (key, label, log) in zip(axes, panels):
+        for i, r in enumerate(real):
+            ax.plot(t, r[key], color="C0", lw=0.6, alpha=0.45, label=f"{client} runs" if i == 0 else None)
+        ax.plot(t, ps[f"real_{key}"], color="C0", lw=1.6, label=f"{client} median")
+        ax.plot(t, ps[f"twin_{key}"], color="C3", lw=1.6, label="simulator twin")
+        ax.set_ylabel(label)
+        top = np.nanmax([np.nanmax(np.append(r[key], 0.0)) for r in [*real, {key: ps[f"twin_{key}"]}]])
+        if log and top > 1000:  # an outage's delays are seconds
+            ax.set_yscale("symlog", linthresh=100)
+    axes[0].plot(t, ps["real_target_mbps"], color="C0", lw=1, ls="--", label=f"{client} target (median)")
+    axes[0].plot(t, ps["twin_target_mbps"], color="C3", lw=1, ls="--", label="twin target")
+    axes[0].legend(fontsize=7, ncol=3)
+    axes[-1].set_xlabel("time s")
+    s = result["twin_stats"]
+    axes[0].set_title(f"{client} vs its simulator twin: {result['scenario']} (send rate error {_pct(s['send_rate_error'])}, "
+                      f"fps error {_num(s['fps_error'])})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+#: The scenarios the agreement table judges (docs/realclient.md), in its order.
+JUDGED = ("step", "dip", "wifi", "wifi1", "4g")
+
+
+def recorded_table(client: str = "chromium", scenarios: tuple[str, ...] = JUDGED,
+                   twin: dict[str, Any] | None = None) -> str:
+    """The agreement table of the twin on rtclab's recordings of `client` (docs/realclient.md
+    holds Chromium's; `python -m rtclab.calibrate chromium` prints it)."""
+    from tabulate import tabulate
+
+    rows = [summary_row(calibrate(client, s, progress=False, recorded=True, twin=twin)) for s in scenarios]
+    return tabulate([list(r.values()) for r in rows], headers=list(rows[0]), tablefmt="github")
+
+
+if __name__ == "__main__":
+    print(recorded_table(sys.argv[1] if len(sys.argv) > 1 else "chromium"))
