@@ -89,16 +89,16 @@ def scenario_text(scenario: str, folder: Path, scale: float = 1.0, duration_s: f
     mahimahi format; `scale` multiplies a bandwidth trace's rates) on a link with a `buffer`
     queue and 40 ms RTT for `duration_s`."""
     if scenario in realclient.SCENARIOS:
-        if scale != 1.0:
-            raise CalibrateError(f"--scale applies to a trace file, not to the built-in {scenario!r}")
+        if scale != 1.0 or duration_s != 60.0 or buffer != "300ms":
+            raise CalibrateError(f"--scale, --duration and --buffer apply to a trace file, not to the built-in {scenario!r}")
         return realclient.with_trace(scenario, realclient.SCENARIOS[scenario], folder)
     p = Path(scenario)
     if not p.is_file():
         raise CalibrateError(f"no such scenario or trace {scenario!r}: give a built-in "
                              f"({', '.join(realclient.SCENARIOS)}), a scenario file (.toml) or a capacity trace file")
     if p.suffix == ".toml":
-        if scale != 1.0:
-            raise CalibrateError("--scale applies to a trace file; a scenario file sets its own capacity")
+        if scale != 1.0 or duration_s != 60.0 or buffer != "300ms":
+            raise CalibrateError("--scale, --duration and --buffer apply to a trace file; a scenario file sets its own")
         return p.read_text()
     if not (scale > 0 and math.isfinite(scale)):
         raise CalibrateError(f"--scale must be a positive number, got {scale}")

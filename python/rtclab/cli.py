@@ -388,14 +388,14 @@ def cmd_realclient(args: argparse.Namespace) -> int:
     return 0
 
 
-def _real_client_args(p: argparse.ArgumentParser, scenario: str, files: str) -> None:
+def _real_client_args(p: argparse.ArgumentParser, scenario: str, files: str, runs: int | None = 3) -> None:
     """The client, scenario and --runs arguments `realclient` and `calibrate` share."""
     # (named here: rtclab.realclient loads numpy, which every command's start would then pay)
     p.add_argument("client", choices=["aiortc", "pion", "chromium"], help="which real stack")
     p.add_argument("scenario", nargs="?", default=scenario,
                    help=f"{files}, or a built-in: step, dip, wifi, wifi1, 4g, fhmn2013-1m, fhmn2013-2m, vp8-floor "
                         "(default: %(default)s)")
-    p.add_argument("--runs", type=int, default=3, help="emulator runs of the real client (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=runs, help="emulator runs of the real client (default: 3)")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -403,9 +403,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from rtclab.output import OutputError
 
     out = args.out or str(Path("rtclab-out") / f"calibrate-{args.client}-{Path(args.scenario).stem}")
+    if args.runs is not None and (args.from_dir or args.recorded):
+        raise UserError("--runs is for runs made now; --from and --recorded judge the runs already recorded there")
     try:
         twin = calibrate.parse_twin_settings(args.twin or [])
-        result = calibrate.calibrate(args.client, args.scenario, runs=args.runs, out=out, progress=not args.no_progress,
+        result = calibrate.calibrate(args.client, args.scenario, runs=args.runs or 3, out=out, progress=not args.no_progress,
                                      from_dir=args.from_dir, recorded=args.recorded, twin=twin, scale=args.scale,
                                      duration_s=args.duration, buffer=args.buffer)
     except (ValueError, RuntimeError, OutputError) as e:
@@ -721,7 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
     ca = sub.add_parser("calibrate", help="the simulator's twin of a real WebRTC sender (Chromium, pion, aiortc) judged "
                                           "per second against the real one on the same link (needs root and the client, "
                                           "or --recorded / --from)")
-    _real_client_args(ca, "dip", "a scenario file (.toml, one media flow), a capacity trace file (bandwidth or mahimahi)")
+    _real_client_args(ca, "dip", "a scenario file (.toml, one media flow), a capacity trace file (bandwidth or mahimahi)",
+                      runs=None)
     ca.add_argument("--out", help="output directory (default: rtclab-out/calibrate-<client>-<scenario>)")
     ca.add_argument("--from", dest="from_dir", metavar="DIR",
                     help="judge the real runs recorded in DIR (an earlier calibrate or realclient --out) instead of running the client")
