@@ -51,12 +51,12 @@ VIDEO = os.environ.get("RTCLAB_CHROMIUM_VIDEO", "640x480")
 #: follows the estimate with its quantizer and frame rate), "maintain-framerate", "balanced",
 #: or "default" (left unset: Chromium's own choice for a canvas track).
 DEGRADATION = os.environ.get("RTCLAB_CHROMIUM_DEGRADATION", "maintain-resolution")
-#: "0": the canvas's pattern stands still (only the noise patch changes each frame): a cause
-#: experiment for the frame-rate dips that follow the drifting pattern's cycle of about 3 s.
+#: "0": the canvas's pattern stands still (only the noise patch changes each frame): the cause
+#: experiment that ruled out the pattern's cycle for Chromium's frame-rate dips every ~3.3 s.
 DRIFT = os.environ.get("RTCLAB_CHROMIUM_DRIFT", "1") != "0"
-#: How often the page redraws the canvas, per second (30: as often as it is captured; a cause
-#: experiment for the frame-rate dips every ~3.3 s, the beat of the timer's 33 ms ticks, 30.3 a
-#: second, against the 30 fps capture).
+#: How often the page redraws the canvas, per second (30, the rate the recordings were made at).
+#: At 30 the timer's 33 ms ticks (30.3 a second) beat against the 30 fps capture every ~3.3 s and
+#: Chromium encodes 15-20 fps for about a second each time; at 60 it holds 30 (docs/realclient.md).
 DRAW_HZ = os.environ.get("RTCLAB_CHROMIUM_DRAW_HZ", "30")
 #: More Chromium switches, space-separated (e.g. `--force-fieldtrials=...` for an experiment).
 EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
