@@ -107,6 +107,9 @@ def test_cli_without_the_client_says_so_and_exits_2(tmp_path):
     assert not (tmp_path / "o").exists()
     r = rtclab_cli("calibrate", "chromium", "dip", "--from", str(tmp_path), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "no runN-sender.csv" in r.stderr
+    r = rtclab_cli("calibrate", "chromium", "step", "--from", str(cal.RECORDED / "chromium" / "dip"),
+                   "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "chromium runs on 'dip', not chromium on 'step'" in r.stderr
     r = rtclab_cli("calibrate", "chromium", "dip", "--recorded", "--runs", "5", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "--runs is for runs made now" in r.stderr
     r = rtclab_cli("calibrate", "chromium", "dip", "--recorded", "--buffer", "50ms", "--out", str(tmp_path / "o"))

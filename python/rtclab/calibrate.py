@@ -381,6 +381,9 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
                     if (src / f"run{k}-{kind}.csv").exists():
                         shutil.copyfile(src / f"run{k}-{kind}.csv", real_dir / f"run{k}-{kind}.csv")
             meta = json.loads((src / "meta.json").read_text()) if (src / "meta.json").exists() else {}
+            if meta.get("scenario") not in (None, scenario) or meta.get("client") not in (None, client):
+                raise CalibrateError(f"--from {from_dir}: these are {meta.get('client')} runs on {meta.get('scenario')!r}, "
+                                     f"not {client} on {scenario!r}")
         else:
             why = realclient.available(client)
             if why:
