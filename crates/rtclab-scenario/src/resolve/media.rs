@@ -75,15 +75,9 @@ pub(super) fn media_spec(
     };
     let (playout, decode) = receiver_stages(p, at)?;
     let key_frame_requests = p.and_then(|p| p.key_frame_requests).unwrap_or(true);
-    let frame_wait = match p.and_then(|p| p.frame_wait.as_ref()) {
-        Some(d) if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(10) => {
-            return Err(ConfigError::new(
-                at("media.frame_wait"),
-                "must be within 0..=10 s (libwebrtc with NACK waits 3 s)",
-            ));
-        }
-        d => d.map(|d| d.0),
-    };
+    // libwebrtc with NACK waits 3 s
+    let frame_wait =
+        seconds_within(p.and_then(|p| p.frame_wait.as_ref()), 10, "media.frame_wait", at)?;
     let frame_rate_control = p.and_then(|p| p.frame_rate_control.clone());
     if let Some(name) = &frame_rate_control {
         rtclab_media::afr::controller::FrameRatePolicy::by_name(name, 2.0, 0.95, false)
@@ -388,6 +382,21 @@ fn gcc_paper_spec(
     ))
 }
 
+/// A duration key within 0..=`max_s` seconds.
+fn seconds_within(
+    d: Option<&crate::units::Duration>,
+    max_s: i64,
+    key: &str,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Option<TimeDelta>, ConfigError> {
+    match d {
+        Some(d) if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(max_s) => {
+            Err(ConfigError::new(at(key), format!("must be within 0..={max_s} s")))
+        }
+        d => Ok(d.map(|d| d.0)),
+    }
+}
+
 /// The encoder: frame rate, rate range, key frames, encode time and lag, frame sizes.
 fn encoder_config(
     p: Option<&MediaParams>,
@@ -410,13 +419,7 @@ fn encoder_config(
         ..EncoderConfig::default()
     };
     let mut encoder = encoder;
-    // A duration key within 0..=`max_s` seconds, a number key within `lo..=hi`.
-    let seconds = |d: Option<&crate::units::Duration>, max_s: i64, key: &str| match d {
-        Some(d) if d.0 < TimeDelta::ZERO || d.0 > TimeDelta::from_secs(max_s) => {
-            Err(ConfigError::new(at(key), format!("must be within 0..={max_s} s")))
-        }
-        d => Ok(d.map(|d| d.0)),
-    };
+    // A number key within `lo..=hi`.
     let number = |v: Option<f64>, lo: f64, hi: f64, key: &str, meaning: &str| match v {
         Some(v) if !(lo..=hi).contains(&v) => Err(ConfigError::new(
             at(key),
@@ -424,10 +427,14 @@ fn encoder_config(
         )),
         v => Ok(v),
     };
-    if let Some(d) = seconds(p.and_then(|p| p.encode_time.as_ref()), 1, "media.encode_time")? {
+    if let Some(d) =
+        seconds_within(p.and_then(|p| p.encode_time.as_ref()), 1, "media.encode_time", at)?
+    {
         encoder.encode_time = d;
     }
-    if let Some(d) = seconds(p.and_then(|p| p.encoder_lag.as_ref()), 10, "media.encoder_lag")? {
+    if let Some(d) =
+        seconds_within(p.and_then(|p| p.encoder_lag.as_ref()), 10, "media.encoder_lag", at)?
+    {
         encoder.rate_time_constant = d;
     }
     let jitter = p.and_then(|p| p.frame_size_jitter);
