@@ -177,3 +177,10 @@ def test_the_cli_names_every_client_and_built_in():
         flat = " ".join(r.stdout.split())
         for name in (*realclient.CLIENTS, *realclient.SCENARIOS):
             assert name in flat, (cmd, name)
+
+
+def test_a_malformed_trace_line_is_named(tmp_path):
+    bad = tmp_path / "bad.trace"
+    bad.write_text("0 1.0\n0.5 fast\n")
+    with pytest.raises(cal.CalibrateError, match=r"bad.trace:2: expected"):
+        cal.scenario_text(str(bad), tmp_path, scale=0.5)

@@ -107,17 +107,10 @@ def scenario_text(scenario: str, folder: Path, scale: float = 1.0, duration_s: f
     fmt = _trace_format(p)
     trace = p.resolve()
     if fmt == "bandwidth" and scale != 1.0:
-        rows = []
-        for n, line in enumerate(p.read_text().splitlines(), 1):
-            f = line.split()
-            if not f or f[0].startswith("#"):
-                continue
-            try:
-                rows.append(f"{f[0]} {float(f[1]) * scale:.6f}\n")
-            except (ValueError, IndexError):
-                raise CalibrateError(f"{p}:{n}: expected \"<time s> <bandwidth Mbit/s>\", found {line!r}") from None
-        trace = folder / f"{p.stem}-scaled.trace"
-        trace.write_text("".join(rows))
+        try:
+            trace = realclient.scaled_trace(p, scale, folder)
+        except ValueError as e:
+            raise CalibrateError(str(e)) from None
     elif scale != 1.0:
         raise CalibrateError(f"{p} is a mahimahi trace (one delivery opportunity per line): --scale applies to "
                              "bandwidth traces only")

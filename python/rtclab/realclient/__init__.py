@@ -350,11 +350,26 @@ def with_trace(scenario: str, text: str, folder: Path) -> str:
     if scenario not in TRACES:
         return text
     name, scale = TRACES[scenario]
-    src = Path(__file__).parent.parent / "scenarios" / "traces" / name
-    scaled = folder / f"{Path(name).stem}-scaled.trace"
-    lines = [ln.split() for ln in src.read_text().splitlines() if ln.strip()]
-    scaled.write_text("".join(f"{t} {float(r) * scale:.6f}\n" for t, r in lines))
+    scaled = scaled_trace(Path(__file__).parent.parent / "scenarios" / "traces" / name, scale, folder)
     return text.replace("{trace}", str(scaled))
+
+
+def scaled_trace(src: Path, scale: float, folder: Path) -> Path:
+    """A copy of the bandwidth trace `src` (`<time s> <Mbit/s>` lines, `#` comments) with every
+    rate times `scale`, written into `folder` as <stem>-scaled.trace; a malformed line is a
+    ValueError naming the file and line."""
+    rows = []
+    for n, line in enumerate(src.read_text().splitlines(), 1):
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        try:
+            rows.append(f"{f[0]} {float(f[1]) * scale:.6f}\n")
+        except (ValueError, IndexError):
+            raise ValueError(f"{src}:{n}: expected \"<time s> <bandwidth Mbit/s>\", found {line!r}") from None
+    out = folder / f"{src.stem}-scaled.trace"
+    out.write_text("".join(rows))
+    return out
 
 
 def _duration_s(text: str) -> float:
