@@ -199,10 +199,9 @@ def _csv(path: Path) -> dict[str, np.ndarray]:
 SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms")
 
 
-def real_per_second(sender: Path, receiver: Path | None, link: Path, n: int) -> dict[str, np.ndarray]:
-    """One real run's per-second series from its logs (sender.csv, Chromium's receiver.csv,
-    the emulator's link.csv)."""
-    s = _csv(sender)
+def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path, n: int) -> dict[str, np.ndarray]:
+    """One real run's per-second series from its logs (sender.csv as read by `_csv`, Chromium's
+    receiver.csv, the emulator's link.csv)."""
     out = {"send_mbps": _per_second_counter(s["time_s"], s["bytes_sent"], n) * 8 / 1e6,
            "target_mbps": _bin_mean(s["time_s"], s["target_bps"] / 1e6, n)}
     if receiver is not None and receiver.exists():
@@ -229,11 +228,6 @@ def sim_per_second(result, n: int) -> dict[str, np.ndarray]:
             "fps": _bin_mean(t, fr, n),
             "frame_delay_ms": _bin_mean(t, f["frame_delay_ms_mean"].to_numpy(dtype=float), n, fr),
             "queue_ms": _bin_mean(lk["time_s"].to_numpy(dtype=float), lk["queue_delay_ms_mean"].to_numpy(dtype=float), n)}
-
-
-def _fine_target(sender: Path) -> tuple[np.ndarray, np.ndarray]:
-    s = _csv(sender)
-    return s["time_s"], s["target_bps"] / 1e6
 
 
 # --- agreement -------------------------------------------------------------------------------
@@ -293,12 +287,17 @@ def agreement(candidate: dict[str, np.ndarray], reference: dict[str, np.ndarray]
     return out
 
 
-def _median_series(runs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def _over_runs(reduce, runs: list[dict[str, np.ndarray]], key: str) -> np.ndarray:
+    """`reduce` (np.nanmedian, np.nanmin, ...) across the runs, second by second."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN second stays NaN
-        return {k: np.nanmedian(np.vstack([r[k] for r in runs]), axis=0) for k in SERIES}
+        return reduce(np.vstack([r[key] for r in runs]), axis=0)
+
+
+def _median_series(runs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {k: _over_runs(np.nanmedian, runs, k) for k in SERIES}
 
 
 def verdict(stats: dict[str, Any]) -> dict[str, bool | None]:
@@ -394,8 +393,9 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
                     # the peers' settings from the environment (field trials, video size, ...)
                     "environment": {k: v for k, v in sorted(os.environ.items())
                                     if k.startswith(("RTCLAB_CHROMIUM_", "RTCLAB_PION_"))}}
-        real = [real_per_second(real_dir / f"run{k}-sender.csv", real_dir / f"run{k}-receiver.csv",
-                                real_dir / f"run{k}-link.csv", n) for k in ks]
+        senders = [_csv(real_dir / f"run{k}-sender.csv") for k in ks]
+        real = [real_per_second(sd, real_dir / f"run{k}-receiver.csv", real_dir / f"run{k}-link.csv", n)
+                for k, sd in zip(ks, senders)]
         if progress:
             print(f"the {client} twin in the simulator ...", file=sys.stderr, flush=True)
         res = rtclab.run(twin_dict)
@@ -405,10 +405,8 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
         f0 = res.timeseries[res.timeseries["flow"] == 0]
         st, sv = f0["time_s"].to_numpy(dtype=float), f0["target_mbps"].to_numpy(dtype=float)
         sim_rec = [recovery_s(st, sv, a, c, duration) for a, c in ups]
-        run_rec = []
-        for k in ks:
-            t, v = _fine_target(real_dir / f"run{k}-sender.csv")
-            run_rec.append([recovery_s(t, v, a, c, duration) for a, c in ups])
+        run_rec = [[recovery_s(sd["time_s"], sd["target_bps"] / 1e6, a, c, duration) for a, c in ups]
+                   for sd in senders]
         ref = _median_series(real)
         ref_rec = [float(np.median([r[i] for r in run_rec])) for i in range(len(ups))]
         twin_stats = agreement(sim, ref, sim_rec, ref_rec)
@@ -422,15 +420,9 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
         capacity = _bin_mean(lt, cap, n)
         per_second = {"time_s": np.arange(1, n + 1, dtype=float), "capacity_mbps": capacity}
         for key in SERIES:
-            stack = np.vstack([r[key] for r in real])
             per_second[f"real_{key}"] = ref[key]
-            with np.errstate(all="ignore"):
-                import warnings
-
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    per_second[f"real_{key}_min"] = np.nanmin(stack, axis=0)
-                    per_second[f"real_{key}_max"] = np.nanmax(stack, axis=0)
+            per_second[f"real_{key}_min"] = _over_runs(np.nanmin, real, key)
+            per_second[f"real_{key}_max"] = _over_runs(np.nanmax, real, key)
             per_second[f"twin_{key}"] = sim[key]
         result = {"client": client, "scenario": scenario, "runs": ks, "twin": twin_dict["flows"][0],
                   "twin_settings": twin or {}, "real": meta, "rises": [{"at_s": a, "capacity_mbps": c} for a, c in ups],
