@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from rtclab import __version__, _core, timings
@@ -507,6 +508,96 @@ def cmd_metis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _learn_missing(e: ImportError) -> UserError:
+    return UserError(f"this command needs the `learn` extra ({e.name or e} is not installed): "
+                     f"pip install 'rtclab[learn]' (jax, optax, networkx)")
+
+
+def _load_range(text: str) -> tuple[float, float]:
+    lo, sep, hi = text.partition(",")
+    try:
+        a = float(lo)
+        b = float(hi) if sep else a
+    except ValueError:
+        raise UserError(f"--load {text!r}: expected LO,HI (e.g. 0.3,0.9) or one number") from None
+    return a, b
+
+
+def cmd_metis_dataset(args: argparse.Namespace) -> int:
+    from rtclab.metis.netdata import DatasetError, DatasetSpec, generate, read_samples
+
+    spec = DatasetSpec([t.strip() for t in args.topology.split(",") if t.strip()], args.samples, args.k,
+                       _load_range(args.load), args.duration, args.seed)
+    try:
+        t0 = time.perf_counter()
+        out = generate(spec, args.out, workers=args.workers, resume=args.resume)
+        n = len(read_samples(out))
+    except ImportError as e:
+        raise _learn_missing(e) from e
+    except (ValueError, DatasetError, OSError) as e:
+        raise UserError(str(e)) from e
+    print(f"{n} samples in {out} ({time.perf_counter() - t0:.0f} s): dataset.json, samples.jsonl")
+    return 0
+
+
+def cmd_metis_routenet(args: argparse.Namespace) -> int:
+    from rtclab.metis.globalsys import routenet_run
+    from rtclab.metis.netdata import DatasetError
+    from rtclab.output import OutputError
+
+    try:
+        s = routenet_run(args.train, args.test, args.out, model_path=args.model, epochs=args.epochs, seed=args.seed,
+                         batch_size=args.batch_size, verbose=not args.quiet)
+    except ImportError as e:
+        raise _learn_missing(e) from e
+    except (ValueError, DatasetError, OutputError) as e:
+        raise UserError(str(e)) from e
+    print("relative error of the predicted mean delay per path (held out = a topology not trained on):")
+    for name, r in s["relative_error"].items():
+        print(f"  {name:12s} {r['samples']:4d} samples, {r['paths']:6d} paths: median {r['median']:.1%}, "
+              f"p90 {r['p90']:.1%}, mean {r['mean']:.1%}{'  (held out)' if r['held_out_topology'] else ''}")
+    print(f"results in {s['out']}  (model.npz, routenet.json, errors.png)")
+    return 0
+
+
+def cmd_metis_explain(args: argparse.Namespace) -> int:
+    from rtclab.metis.globalsys import explain_run
+    from rtclab.output import OutputError
+
+    try:
+        s = explain_run(args.model, args.out, args.topology, k=args.k, routing_seed=args.routing_seed,
+                        traffic_seed=args.traffic_seed, load=_load_range(args.load), seeds=args.seeds, steps=args.steps,
+                        top=args.top, duration_s=args.duration, verbose=not args.quiet)
+    except ImportError as e:
+        raise _learn_missing(e) from e
+    except (ValueError, OutputError) as e:
+        raise UserError(str(e)) from e
+    print(f"{s['topology']}: {s['connections']} (link, path) connections, load {s['load']:.2f}; "
+          f"mask mean {s['mask']['mean']:.2f}, {s['mask']['share_above_0.5']:.0%} kept above 0.5")
+    for k, v in s["loss"].items():
+        print(f"  {k}: loss {v['first']:.3f} -> {v['last']:.3f} (fidelity MSE {v['last_fidelity']:.4f})")
+    print(f"top {len(s['top'])} connections (mean over seeds):")
+    for c in s["top"]:
+        print(f"  link {c['link']:8s} in path {'-'.join(map(str, c['path']))}: mask {c['mask']:.3f}")
+    print(f"top-{len(s['top'])} overlap between seeds: {s['top_overlap']['mean']:.0%}")
+    a = s["adjustment"]
+    print(f"adjustment: path {a['pair'][0]}->{a['pair'][1]} (slowest by the model) "
+          f"{'-'.join(map(str, a['old_route']))}")
+    b = a["before"]
+    for name in ("mask", "load"):
+        e = a[name]
+        if not e["changed"]:
+            print(f"  rerouted by {name} weights: the same route")
+            continue
+        print(f"  rerouted by {name} weights {'-'.join(map(str, e['new_route']))}: path delay "
+              f"predicted {b['predicted']['path_ms']:.2f} -> {e['predicted']['path_ms']:.2f} ms, "
+              f"simulated {b['simulated']['path_ms']:.2f} -> {e['simulated']['path_ms']:.2f} ms; network mean "
+              f"predicted {b['predicted']['mean_ms']:.2f} -> {e['predicted']['mean_ms']:.2f}, simulated "
+              f"{b['simulated']['mean_ms']:.2f} -> {e['simulated']['mean_ms']:.2f} ms")
+    print(f"results in {s['out']}  (explain.json, connections.csv, mask_loss.png, topology.png)")
+    return 0
+
+
 def _print_metis(s: dict) -> None:
     print(f"converted in {s['conversion_seconds']:.1f} s: {s['leaves']} leaves, depth {s['depth']} "
           f"(iteration {s['selected_iteration'] + 1} of {s['iterations']})")
@@ -775,7 +866,8 @@ def build_parser() -> argparse.ArgumentParser:
     hc.add_argument("--packets", type=int, required=True, help="data packets outstanding, 1 to 55")
     hc.set_defaults(func=cmd_hairpin)
 
-    mp = sub.add_parser("metis", help="Metis: convert a learned policy (Pensieve) into a decision tree")
+    mp = sub.add_parser("metis", help="Metis: convert a learned policy into a decision tree; interpret a global "
+                                      "system (RouteNet) by its hypergraph")
     mp_sub = mp.add_subparsers(dest="action", metavar="ACTION", required=True)
     mc = mp_sub.add_parser("convert", help="Pensieve's released actor -> tree.json (+ SVG/HTML view)")
     mc.add_argument("--traces", metavar="DIR", help="trace folder in <seconds> <Mbit/s> format (default: the Norway set "
@@ -810,6 +902,46 @@ def build_parser() -> argparse.ArgumentParser:
     mr.add_argument("--seed", type=int, default=_RTC.seed)
     mr.add_argument("--out", help="output directory (default: rtclab-out/metis-rtc)")
     mr.set_defaults(func=cmd_metis)
+
+    md = mp_sub.add_parser("dataset", help="a data set of simulator runs for a learned network model: per-path delay "
+                                           "of Poisson traffic over a topology, routing and traffic matrix per sample")
+    md.add_argument("--topology", default="nsfnet", help="comma-separated: nsfnet, geant2, synthN-SEED (a random "
+                                                         "graph of N nodes); samples alternate (default: %(default)s)")
+    md.add_argument("--samples", type=int, default=100, help="samples (simulation runs) (default: %(default)s)")
+    md.add_argument("--k", type=int, default=3, help="each path is one of its pair's k shortest (default: %(default)s)")
+    md.add_argument("--load", default="0.3,0.9", help="busiest link's load, drawn from LO,HI (default: %(default)s)")
+    md.add_argument("--duration", type=float, default=10.0, help="simulated seconds per sample (default: %(default)s)")
+    md.add_argument("--seed", type=int, default=1)
+    md.add_argument("--workers", type=int, help="parallel runs (default: one per core)")
+    md.add_argument("--resume", action="store_true", help="complete an interrupted data set in --out")
+    md.add_argument("--out", required=True, help="data set folder (new, or the same data set with --resume)")
+    md.set_defaults(func=cmd_metis_dataset)
+    mn = mp_sub.add_parser("routenet", help="train a RouteNet-style delay model (JAX) on a data set and measure its "
+                                            "relative error on another (held-out topologies)")
+    mn.add_argument("--train", metavar="DATASET", help="data set to train on")
+    mn.add_argument("--model", metavar="FILE", help="evaluate this model.npz instead of training one")
+    mn.add_argument("--test", metavar="DATASET", required=True, help="data set to measure the error on")
+    mn.add_argument("--epochs", type=int, default=20, help="(default: %(default)s)")
+    mn.add_argument("--batch-size", type=int, default=16, help="(default: %(default)s)")
+    mn.add_argument("--seed", type=int, default=1)
+    mn.add_argument("--quiet", action="store_true", help="no per-epoch lines")
+    mn.add_argument("--out", default="rtclab-out/metis-routenet", help="output directory (default: %(default)s)")
+    mn.set_defaults(func=cmd_metis_routenet)
+    me = mp_sub.add_parser("explain", help="Metis' hypergraph interpretation of a RouteNet model: critical (link, "
+                                           "path) connections, link importance, and a reroute checked in the simulator")
+    me.add_argument("--model", required=True, metavar="FILE", help="model.npz of `rtclab metis routenet`")
+    me.add_argument("--topology", default="nsfnet", help="(default: %(default)s)")
+    me.add_argument("--k", type=int, default=1, help="routing from the k shortest paths (default: %(default)s: shortest)")
+    me.add_argument("--routing-seed", type=int, default=1)
+    me.add_argument("--traffic-seed", type=int, default=1)
+    me.add_argument("--load", default="0.7", help="busiest link's load, or LO,HI to draw it (default: %(default)s)")
+    me.add_argument("--seeds", type=int, default=3, help="mask fits with different dropout seeds (default: %(default)s)")
+    me.add_argument("--steps", type=int, default=2000, help="Adam steps per fit (default: %(default)s, B.5)")
+    me.add_argument("--top", type=int, default=5, help="critical connections to report (default: %(default)s)")
+    me.add_argument("--duration", type=float, default=20.0, help="simulated seconds per check (default: %(default)s)")
+    me.add_argument("--quiet", action="store_true")
+    me.add_argument("--out", default="rtclab-out/metis-explain", help="output directory (default: %(default)s)")
+    me.set_defaults(func=cmd_metis_explain)
 
     da = sub.add_parser("data", help="the third-party data shipped with rtclab (models, traces, tables)")
     da.add_argument("action", choices=["list", "verify"],

@@ -27,7 +27,7 @@ macro_rules! register {
 /// Edge game streaming with a choice of loss recovery (several kinds from one module).
 pub mod edge_stream;
 
-register! { onoff }
+register! { onoff, poisson }
 
 /// A boxed endpoint of a registered kind.
 pub type BoxedEndpoint = Box<dyn Endpoint + Send + Sync>;

@@ -1,0 +1,179 @@
+"""Metis' global-system half: topologies, the Poisson data-set generator, the RouteNet-style model
+and the hypergraph interpretation (spec zhuge-metis.md B.5; docs/algorithms/metis.md)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rtclab.metis import netdata
+from rtclab.metis.topologies import TopologyError, dijkstra_path, routing, synthetic, topology
+from rtclab.runner import run
+
+
+def test_built_in_topologies_have_the_published_sizes():
+    for name, nodes, edges in (("nsfnet", 14, 21), ("geant2", 24, 37)):
+        t = topology(name)
+        assert (t.nodes, len(t.edges), len(t.links)) == (nodes, edges, 2 * edges)
+        assert len(t.pairs()) == nodes * (nodes - 1)
+
+
+def test_routing_shortest_paths_and_k_variants():
+    import networkx as nx
+
+    t = topology("nsfnet")
+    g = t.graph()
+    sp = routing(t, 1, 0)
+    for (s, d), p in zip(t.pairs(), sp):
+        assert t.links[p[0]][0] == s and t.links[p[-1]][1] == d
+        assert all(t.links[a][1] == t.links[b][0] for a, b in zip(p, p[1:]))  # contiguous
+        assert len(p) == nx.shortest_path_length(g, s, d)
+    k3 = routing(t, 3, 5)
+    assert k3 == routing(t, 3, 5)  # deterministic
+    assert k3 != sp and sum(map(len, k3)) > sum(map(len, sp))
+
+
+def test_synthetic_graphs_are_connected_and_repeatable_and_bad_names_are_named():
+    a, b = synthetic(20, 3), synthetic(20, 3)
+    assert a.edges == b.edges and a.edges != synthetic(20, 4).edges
+    assert topology("synth20-3").edges == a.edges
+    for bad in ("ring", "synthX", "synth2-1"):
+        with pytest.raises(TopologyError, match="topology|3 nodes"):
+            topology(bad)
+
+
+def test_dijkstra_follows_the_weights():
+    t = topology("nsfnet")
+    w = [1.0] * len(t.links)
+    direct = dijkstra_path(t, 0, 1, w)
+    assert direct == [t.index[(0, 1)]]
+    w[t.index[(0, 1)]] = 100.0
+    assert t.index[(0, 1)] not in dijkstra_path(t, 0, 1, w)
+
+
+def test_poisson_source_through_one_link_matches_md1_queueing():
+    # 8 Mbit/s of 1000-byte Poisson datagrams into 10 Mbit/s: rho = 0.8, service 0.8 ms. M/D/1's
+    # mean wait rho / (2 mu (1 - rho)) = 1.6 ms; plus transmission 0.8 ms and propagation 0.1 ms.
+    scn = {"duration": "120s", "links": [{"name": "a", "capacity": "10Mbps", "delay": "0.1ms",
+                                          "queue": {"kind": "droptail", "limit": "1000pkt"}}],
+           "flows": [{"kind": "poisson", "path": ["a"], "packet_size": "1000B", "params": {"rate_mbps": 8}}]}
+    f = run(scn, progress=False).summary["flows"][0]
+    assert f["sending_rate_mbps"] == pytest.approx(8.0, rel=0.02)
+    assert f["queuing_delay_ms"]["mean"] == pytest.approx(1.6, rel=0.08)
+    assert f["one_way_delay_ms"]["mean"] == pytest.approx(2.5, rel=0.06)
+
+
+def test_sample_plans_are_deterministic_and_load_scaled():
+    spec = netdata.DatasetSpec(["nsfnet"], 3, 3, (0.5, 0.5), 2.0, 7)
+    a, b = netdata.sample_plan(spec, 1), netdata.sample_plan(spec, 1)
+    assert a == b and a != netdata.sample_plan(spec, 2)
+    loads = np.zeros(len(a["capacity_mbps"]))
+    for r, p in zip(a["rate_mbps"], a["paths"]):
+        loads[p] += r
+    assert max(loads / np.array(a["capacity_mbps"])) == pytest.approx(0.5)
+    assert a["capacity_mbps"][0::2] == a["capacity_mbps"][1::2]  # both directions of an edge
+
+
+def test_dataset_generation_resume_and_refusals(tmp_path):
+    out = tmp_path / "ds"
+    spec = netdata.DatasetSpec(["nsfnet"], 2, 2, (0.4, 0.6), 1.0, 1)
+    netdata.generate(spec, out, workers=1, progress=False)
+    first = netdata.read_samples(out)
+    assert [s["index"] for s in first] == [0, 1]
+    assert all(d is None or d > 0 for d in first[0]["delay_ms"]) and len(first[0]["delay_ms"]) == 182
+    with pytest.raises(netdata.DatasetError, match="already holds"):
+        netdata.generate(spec, out, workers=1, progress=False)
+    # An interrupted write leaves a cut line: reading ignores it, resuming replaces it.
+    with open(out / "samples.jsonl", "a") as f:
+        f.write('{"index": 2, "topol')
+    assert len(netdata.read_samples(out)) == 2
+    spec.samples = 3
+    netdata.generate(spec, out, workers=1, resume=True, progress=False)
+    again = netdata.read_samples(out)
+    assert [s["index"] for s in again] == [0, 1, 2] and again[:2] == first
+    with pytest.raises(netdata.DatasetError, match="different data set"):
+        netdata.generate(netdata.DatasetSpec(["geant2"], 3, 2, (0.4, 0.6), 1.0, 1), out, resume=True, progress=False)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(netdata.DatasetError, match="not an rtclab metis data set"):
+        netdata.generate(spec, mine, progress=False)
+    assert (mine / "notes.txt").read_text() == "mine"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    d = tmp_path_factory.mktemp("metis-global")
+    netdata.generate(netdata.DatasetSpec(["nsfnet"], 4, 2, (0.3, 0.8), 2.0, 3), d / "ds", workers=1, progress=False)
+    return d
+
+
+def test_routenet_trains_saves_and_masks_consistently(tiny):
+    from rtclab.metis import routenet as rn
+
+    batches = rn.batches_of(netdata.read_samples(tiny / "ds"))
+    (b,) = batches
+    assert b.idx.shape == (4, 182, b.idx.shape[2]) and b.valid.sum() == sum(len(p) for s in netdata.read_samples(tiny / "ds") for p in s["paths"])
+    losses = []
+    model = rn.train(batches, epochs=12, batch_size=4, on_epoch=lambda e, v: losses.append(v))
+    assert np.mean(losses[-3:]) < losses[0]
+    # A mask of ones is the unmasked model.
+    assert np.allclose(model.predict(b), model.predict(b, np.ones(b.idx.shape, np.float32)))
+    model.save(tiny / "m.npz")
+    again = rn.Model.load(tiny / "m.npz")
+    assert np.allclose(again.predict(b), model.predict(b)) and again.norm == model.norm
+    (tiny / "bad.npz").write_bytes(b"not a model")
+    with pytest.raises(rn.ModelError, match="not an rtclab RouteNet model"):
+        rn.Model.load(tiny / "bad.npz")
+
+
+def test_mask_of_an_input_the_model_ignores_falls(tiny):
+    """With the path GRU's input weights zeroed, no connection changes the output: the fidelity
+    term is flat and the size and entropy terms push every mask below 0.5."""
+    import jax
+
+    from rtclab.metis import hypergraph as hg
+    from rtclab.metis import routenet as rn
+
+    (b,) = rn.batches_of(netdata.read_samples(tiny / "ds"))
+    params = rn.init_params(3)
+    params["path_gru"]["x"]["w"] = jax.numpy.zeros_like(params["path_gru"]["x"]["w"])
+    model = rn.Model(params, rn.Norm(5.0, 2.0))
+    e = hg.explain(model, b.take(slice(0, 1)), steps=150, seed=1)
+    m = e.mask[e.valid]
+    assert m.max() < 0.5 and e.losses[-1][1] < e.losses[0][1]
+    assert e.losses[-1][2] < 1e-4  # fidelity: only the readout's dropout noise (the input is ignored)
+    total, mean = e.link_weight(42)
+    assert total.sum() == pytest.approx(m.sum()) and np.nanmax(mean) < 0.5
+
+
+def test_cli_routenet_and_explain_end_to_end(tiny, tmp_path):
+    cli = [sys.executable, "-m", "rtclab.cli"]
+    r = subprocess.run(cli + ["metis", "routenet", "--test", str(tiny / "ds"), "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "either --train" in r.stderr
+    r = subprocess.run(cli + ["metis", "routenet", "--train", str(tiny / "ds"), "--test", str(tiny / "ds"), "--epochs", "1",
+                              "--quiet", "--out", str(tmp_path / "rn")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "rn" / "routenet.json").read_text())
+    assert s["relative_error"]["nsfnet"]["held_out_topology"] is False and (tmp_path / "rn" / "errors.png").exists()
+    r = subprocess.run(cli + ["metis", "explain", "--model", str(tmp_path / "rn" / "model.npz"), "--steps", "20",
+                              "--seeds", "2", "--duration", "1", "--quiet", "--out", str(tmp_path / "ex")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ex = json.loads((tmp_path / "ex" / "explain.json").read_text())
+    assert ex["connections"] == sum(len(p) for p in routing(topology("nsfnet"), 1, 1))
+    assert len(ex["top"]) == 5 and len(ex["top_overlap"]["overlap"]) == 1
+    assert ex["adjustment"]["before"]["simulated"]["mean_ms"] > 0
+    for f in ("connections.csv", "mask_loss.png", "topology.png"):
+        assert (tmp_path / "ex" / f).exists()
+    # Nothing of the user's is replaced.
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "keep.txt").write_text("x")
+    r = subprocess.run(cli + ["metis", "explain", "--model", str(tmp_path / "rn" / "model.npz"), "--steps", "2",
+                              "--seeds", "1", "--duration", "1", "--quiet", "--out", str(tmp_path / "user")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "not written by rtclab" in r.stderr
+    assert (tmp_path / "user" / "keep.txt").read_text() == "x"
