@@ -177,3 +177,55 @@ def test_cli_routenet_and_explain_end_to_end(tiny, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and "not written by rtclab" in r.stderr
     assert (tmp_path / "user" / "keep.txt").read_text() == "x"
+
+
+def test_fused_lasso_limits_and_mixture_recovers_two_lines():
+    from rtclab.metis import baselines as bl
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    beta = np.array([0.5, 1.0, 2.0, -1.0, 0.0])
+    y = beta[0] + X @ beta[1:] + rng.normal(scale=0.01, size=400)
+    w = np.ones(400)
+    D = bl._difference_matrix(4, [range(0, 4)])
+    # No penalty: least squares.
+    assert np.allclose(bl.fused_lasso(X, y, w, D, lam=0.0, iters=50), beta, atol=0.01)
+    # A heavy fused penalty ties the group's coefficients together (their mean, 0.5).
+    tied = bl.fused_lasso(X, y, w, D, lam=1e4, iters=300)
+    assert np.ptp(tied[1:]) < 0.05 and tied[1:].mean() == pytest.approx(0.5, abs=0.05)
+    # Two regimes, y = 2x or y = -2x: the mixture finds both slopes.
+    x = rng.uniform(-1, 1, size=(600, 1))
+    side = rng.random(600) < 0.5
+    y2 = np.where(side, 2 * x[:, 0], -2 * x[:, 0]) + rng.normal(scale=0.02, size=600)
+    m = bl.MixtureFusedLasso(components=2, lam=0.0, iters=30, seed=1).fit(x, y2)
+    assert sorted(np.round(m.beta[:, 1])) == [-2.0, 2.0]
+    assert m.predict_at(np.array([0.5]), 1.0) == pytest.approx(1.0, abs=0.05)
+
+
+def test_fidelity_and_pensieve_feature_cells():
+    from rtclab import _core
+    from rtclab.metis import baselines as bl
+
+    f = bl.fidelity(np.array([0, 1, 2, 5]), np.array([0, 1, 3, 3]))
+    assert f.error_rate == 0.5 and f.rmse == pytest.approx(np.sqrt((1 + 4) / 4))
+    rng = np.random.default_rng(2)
+    base = rng.random((6, 8))
+    F = rng.random((3, 25))
+    S = np.ascontiguousarray(bl.pensieve_states(F, base))
+    back = np.empty((3, 25))
+    _core.abr_features(S, back)
+    assert np.allclose(back, F)
+    assert np.all(S[:, 4, 6:] == base[4, 6:])  # the cell the actor reads beyond the features
+
+
+def test_kmeans_stand_ins_fit_a_piecewise_policy():
+    from rtclab.metis import baselines as bl
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(600, 3))
+    act = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)  # three actions, axis-aligned
+    P = np.eye(3)[act] * 0.9 + 0.1 / 3
+    lin = bl.KMeansLinear(20, seed=0).fit(X[:400], P[:400])
+    assert bl.fidelity(lin.predict(X[400:]), act[400:]).error_rate < 0.2
+    lem = bl.KMeansLemna(10, [range(0, 3)], components=2, lam=0.001, seed=0).fit(X[:400], P[:400])
+    assert bl.fidelity(lem.predict(X[400:]), act[400:]).error_rate < 0.25

@@ -51,6 +51,16 @@ class Explanation:
     losses: list[tuple[int, float, float, float, float]]  # (step, total, fidelity, size, entropy)
     seconds: float
 
+    def convergence(self) -> float:
+        """Relative change of the mean total loss between the last 10 % of the logged points and
+        the 10 % before them: near 0 once the fit has converged (spec B.9, acceptance test 4)."""
+        v = np.array([x[1] for x in self.losses])
+        n = max(1, len(v) // 10)
+        if len(v) < 2 * n or len(v) < 2:
+            return float("nan")
+        last, before = v[-n:].mean(), v[-2 * n:-n].mean()
+        return float(abs(last - before) / abs(last))
+
     def connections(self) -> list[tuple[float, int, int, int]]:
         """(mask, path, hop, link) for every connection, most critical first."""
         P, H = self.valid.shape
