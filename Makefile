@@ -18,7 +18,7 @@ $(DEPS): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
 	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5" \
-	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9" "jax>=0.4.30" "optax>=0.2" "networkx>=3.2"
+	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9" "jax>=0.4.30" "optax>=0.2" "networkx>=3.2" "lime>=0.2"
 	touch $@
 
 $(CORE): $(DEPS) $(RUST_SOURCES)

@@ -145,6 +145,8 @@ def test_mask_of_an_input_the_model_ignores_falls(tiny):
     m = e.mask[e.valid]
     assert m.max() < 0.5 and e.losses[-1][1] < e.losses[0][1]
     assert e.losses[-1][2] < 1e-4  # fidelity: only the readout's dropout noise (the input is ignored)
+    # Every mask started at 0.5 and fell: no decision is "kept" at 90 % of the steps or after.
+    assert e.decision_flips() == 0.0 and np.isfinite(e.convergence())
     total, mean = e.link_weight(42)
     assert total.sum() == pytest.approx(m.sum()) and np.nanmax(mean) < 0.5
 

@@ -59,6 +59,12 @@ def test_metric_kinds_set_the_tolerance():
     assert kind_of("tree / DNN mean QoE").name == kind_of("tree-O / DNN p75 QoE").name == "QoE ratio"
     assert Row("e", "v", "tree-O / DNN mean QoE", 0.889, "1.01").verdict == MISSED
     assert Row("e", "v", "tree-O / DNN mean QoE", 0.99, "1.01").verdict == WITHIN
+    # A baseline's error over Metis' against a published range: ± 0.05 absolute (15 % of 3.2
+    # would pass a baseline more faithful than Metis); passing the range is "beyond published".
+    assert kind_of("baseline / Metis RMSE").name == kind_of("baseline / Metis error rate").name == "fidelity ratio"
+    assert Row("e", "v", "baseline / Metis RMSE", 0.82, "1.2-3.2", better="higher").verdict == MISSED
+    assert Row("e", "v", "baseline / Metis RMSE", 1.16, "1.2-3.2", better="higher").verdict == WITHIN
+    assert Row("e", "v", "baseline / Metis error rate", 1.78, "1.2-1.7", better="higher").verdict == BEYOND
     # Absolute QoE and everything else: 15 % relative; a row's own tolerance wins over its kind's.
     assert kind_of("mean QoE") is None and kind_of("sending rate kbit/s") is None
     assert Row("e", "v", "Jain", 0.80, "0.938", tol=0.15).verdict == WITHIN

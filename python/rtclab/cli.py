@@ -510,7 +510,7 @@ def cmd_metis(args: argparse.Namespace) -> int:
 
 def _learn_missing(e: ImportError) -> UserError:
     return UserError(f"this command needs the `learn` extra ({e.name or e} is not installed): "
-                     f"pip install 'rtclab[learn]' (jax, optax, networkx)")
+                     f"pip install 'rtclab[learn]' (jax, optax, networkx, lime)")
 
 
 def _load_range(text: str) -> tuple[float, float]:
@@ -579,6 +579,8 @@ def cmd_metis_explain(args: argparse.Namespace) -> int:
     print(f"top {len(s['top'])} connections (mean over seeds):")
     for c in s["top"]:
         print(f"  link {c['link']:8s} in path {'-'.join(map(str, c['path']))}: mask {c['mask']:.3f}")
+    print(f"loss change over the last 10 % of steps {s['convergence']:.1%}; kept/dropped decisions changed there "
+          f"{s['decision_flips']:.1%} (largest over seeds)")
     print(f"top-{len(s['top'])} overlap between seeds: {s['top_overlap']['mean']:.0%}")
     a = s["adjustment"]
     print(f"adjustment: path {a['pair'][0]}->{a['pair'][1]} (slowest by the model) "

@@ -59,6 +59,10 @@ class KMeansLinear:
                        for c in range(self.clusters)]
         return self
 
+    def size(self) -> int:
+        """Numbers the stand-in holds: centres and each cluster's coefficients and intercepts."""
+        return int(self.km.cluster_centers_.size + sum(m.coef_.size + m.intercept_.size for m in self.models if m))
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         labels = self.km.predict(X)
         out = np.zeros(len(X), int)
@@ -90,6 +94,9 @@ class KMeansLemna:
             self.models.append([MixtureFusedLasso(k, self.lam, self.groups, seed=self.seed).fit(Z[sel], P[sel, a])
                                 for a in range(P.shape[1])] if sel.any() else None)
         return self
+
+    def size(self) -> int:
+        return int(self.km.cluster_centers_.size + sum(m.beta.size + 2 * m.K for ms in self.models if ms for m in ms))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         Z = (X - self.mu) / self.sd
@@ -134,6 +141,9 @@ class LimeCentres:
                     w[a, j] = v
             self.models.append((np.array([e.intercept[a] for a in range(n_actions)]), w))
         return self
+
+    def size(self) -> int:
+        return int(self.km.cluster_centers_.size + sum(b.size + w.size for b, w in self.models))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         labels = self.km.predict(X)
@@ -289,9 +299,12 @@ def pensieve_states(F: np.ndarray, base: np.ndarray) -> np.ndarray:
     return S
 
 
-def _best(name: str, fitted: list, X: np.ndarray, dnn: np.ndarray) -> dict[str, Fidelity]:
-    """The cluster count whose stand-in errs least on the test states (kindest to the baseline)."""
+def _best(name: str, fitted: list, X: np.ndarray, dnn: np.ndarray, sweep: dict) -> dict[str, Fidelity]:
+    """The cluster count whose stand-in errs least on the test states (kindest to the baseline);
+    every count's figure and size go to `sweep[(name, k)]`."""
     scored = [(k, fidelity(m.predict(X), dnn)) for k, m in fitted]
+    for (k, f), (_, m) in zip(scored, fitted):
+        sweep[(name, k)] = (f, m.size())
     k, f = min(scored, key=lambda kf: kf[1].error_rate)
     return {f"{name}_{k}": f}
 
@@ -303,18 +316,14 @@ def compare(P_train: np.ndarray, P_test: np.ndarray, local_train: LocalProba, lo
     probabilities on the states whose features are `X_*`; the local methods on the first
     `local_states` test states, Metis scored on the same subset beside its full figure)."""
     dnn = np.argmax(P_test, axis=1)
-    out = {"metis": fidelity(tree_predict(X_test), dnn)}
-    best = None
-    for k in clusters:
-        if k <= len(X_train):
-            f = fidelity(KMeansLinear(k, seed).fit(X_train, P_train).predict(X_test), dnn)
-            if best is None or f.error_rate < best[1].error_rate:
-                best = (k, f)
-    out[f"lime_kmeans_{best[0]}"] = best[1]
-    out.update(_best("lemna_kmeans", [(k, KMeansLemna(k, groups, seed=seed).fit(X_train, P_train)) for k in clusters
-                                      if k <= len(X_train)], X_test, dnn))
-    out.update(_best("lime_centres", [(k, LimeCentres(k, seed=seed).fit(X_train, local_train)) for k in clusters
-                                      if k <= len(X_train)], X_test, dnn))
+    out: dict = {"metis": fidelity(tree_predict(X_test), dnn), "sweep": {}}
+    ks = [k for k in clusters if k <= len(X_train)]
+    out.update(_best("lime_kmeans", [(k, KMeansLinear(k, seed).fit(X_train, P_train)) for k in ks], X_test, dnn,
+                     out["sweep"]))
+    out.update(_best("lemna_kmeans", [(k, KMeansLemna(k, groups, seed=seed).fit(X_train, P_train)) for k in ks],
+                     X_test, dnn, out["sweep"]))
+    out.update(_best("lime_centres", [(k, LimeCentres(k, seed=seed).fit(X_train, local_train)) for k in ks],
+                     X_test, dnn, out["sweep"]))
     sub = X_test[:local_states]
     out["metis_local_subset"] = fidelity(tree_predict(sub), dnn[:local_states])
     out["lime"] = fidelity(lime_actions(local, X_train, sub, seed=seed), dnn[:local_states])

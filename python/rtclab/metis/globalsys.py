@@ -203,6 +203,7 @@ def explain_run(model_path: str, out: str, topo_name: str = "nsfnet", k: int = 1
                                   "last_fidelity": e.losses[-1][2]} for s, e in enumerate(runs)},
         "seconds_per_seed": [round(e.seconds, 1) for e in runs],
         "convergence": max(e.convergence() for e in runs),
+        "decision_flips": max(e.decision_flips() for e in runs),
         "top": [{"link": _link(topo, li), "path": _nodes(topo, plan["paths"][p]), "mask": m, "hop": h}
                 for m, p, h, li in conns[:top]],
         "top_overlap": {"pairs": [f"{a + 1}-{b + 1}" for a, b in pairs], "overlap": stability,

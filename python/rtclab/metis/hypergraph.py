@@ -50,6 +50,16 @@ class Explanation:
     idx: np.ndarray  # [P, H] link of each connection
     losses: list[tuple[int, float, float, float, float]]  # (step, total, fidelity, size, entropy)
     seconds: float
+    #: The mask after 90 % of the steps: `decision_flips` compares the end with it.
+    mask_at_90: np.ndarray | None = None
+
+    def decision_flips(self) -> float:
+        """Share of connections whose decision (kept: M > 0.5) changed over the last 10 % of the
+        steps: 0 once the interpretation has settled, whatever the entropy term still gains."""
+        if self.mask_at_90 is None:
+            return float("nan")
+        v = self.valid
+        return float(np.mean((self.mask[v] > 0.5) != (self.mask_at_90[v] > 0.5)))
 
     def convergence(self) -> float:
         """Relative change of the mean total loss between the last 10 % of the logged points and
@@ -116,15 +126,18 @@ def explain(model: Model, sample: Batch, steps: int = STEPS, seed: int = 1, lr: 
     key = jax.random.PRNGKey(seed)
     losses = []
     t0 = time.perf_counter()
+    at_90 = None
     for i in range(1, steps + 1):
         key, sub = jax.random.split(key)
         w, state, val, (fid, size, ent) = step(w, state, sub)
+        if i == max(1, (9 * steps) // 10):
+            at_90 = np.asarray(jax.nn.sigmoid(w * vf)) * np.asarray(valid)
         if i == 1 or i % log_every == 0 or i == steps:
             losses.append((i, float(val), float(fid), float(size), float(ent)))
             if on_step is not None:
                 on_step(i, float(val))
     mask = np.asarray(jax.nn.sigmoid(w * vf)) * np.asarray(valid)
-    return Explanation(mask, np.asarray(valid), np.asarray(idx), losses, time.perf_counter() - t0)
+    return Explanation(mask, np.asarray(valid), np.asarray(idx), losses, time.perf_counter() - t0, at_90)
 
 
 def overlap(a: list, b: list) -> float:
