@@ -131,6 +131,42 @@ def metis_rtc(out: str | os.PathLike | None = None, **options) -> dict[str, Any]
     return _metis("rtc", out, options)
 
 
+def metis_dataset(out: str | os.PathLike, topologies: list[str] | tuple[str, ...] = ("nsfnet",), samples: int = 100,
+                  k: int = 3, load: tuple[float, float] = (0.3, 0.9), duration_s: float = 10.0, seed: int = 1,
+                  workers: Optional[int] = None, resume: bool = False) -> Path:
+    """`rtclab metis dataset`: simulator runs as a data set for a learned network model (one run
+    per sample: topology, k-shortest-path routing, Poisson traffic matrix; each path's delay) in
+    the folder `out` (`--resume` completes one). DatasetError (a ValueError) on a bad request or
+    a folder holding something else."""
+    from rtclab.metis.netdata import DatasetSpec, generate
+
+    return generate(DatasetSpec(list(topologies), samples, k, tuple(load), duration_s, seed), out, workers=workers,
+                    resume=resume)
+
+
+def metis_routenet(test: str | os.PathLike, out: str | os.PathLike = "rtclab-out/metis-routenet",
+                   train: str | os.PathLike | None = None, model: str | os.PathLike | None = None, epochs: int = 20,
+                   seed: int = 1, batch_size: int = 16, verbose: bool = False) -> dict[str, Any]:
+    """`rtclab metis routenet`: trains the RouteNet-style delay model on the data set `train` (or
+    loads `model`), measures its relative error per topology on `test`; writes model.npz,
+    routenet.json and errors.png to `out` and returns the summary."""
+    from rtclab.metis.globalsys import routenet_run
+
+    return routenet_run(None if train is None else str(train), str(test), str(out),
+                        model_path=None if model is None else str(model), epochs=epochs, seed=seed,
+                        batch_size=batch_size, verbose=verbose)
+
+
+def metis_explain(model: str | os.PathLike, out: str | os.PathLike = "rtclab-out/metis-explain", **options) -> dict[str, Any]:
+    """`rtclab metis explain`: Metis' hypergraph interpretation of a RouteNet model and the reroute
+    it suggests, evaluated by the model and in the simulator; writes explain.json,
+    connections.csv, mask_loss.png and topology.png to `out`. Options: topo_name, k,
+    routing_seed, traffic_seed, load, seeds, steps, top, duration_s, verbose."""
+    from rtclab.metis.globalsys import explain_run
+
+    return explain_run(str(model), str(out), **options)
+
+
 def report(result: RunResult, out: str | os.PathLike) -> Path:
     """Writes only the plots and report.html of a result into the folder `out`; returns the
     report's path."""

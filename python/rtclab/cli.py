@@ -524,13 +524,13 @@ def _load_range(text: str) -> tuple[float, float]:
 
 
 def cmd_metis_dataset(args: argparse.Namespace) -> int:
-    from rtclab.metis.netdata import DatasetError, DatasetSpec, generate, read_samples
+    from rtclab.api import metis_dataset
+    from rtclab.metis.netdata import DatasetError, read_samples
 
-    spec = DatasetSpec([t.strip() for t in args.topology.split(",") if t.strip()], args.samples, args.k,
-                       _load_range(args.load), args.duration, args.seed)
     try:
         t0 = time.perf_counter()
-        out = generate(spec, args.out, workers=args.workers, resume=args.resume)
+        out = metis_dataset(args.out, [t.strip() for t in args.topology.split(",") if t.strip()], args.samples, args.k,
+                            _load_range(args.load), args.duration, args.seed, workers=args.workers, resume=args.resume)
         n = len(read_samples(out))
     except ImportError as e:
         raise _learn_missing(e) from e
@@ -541,13 +541,13 @@ def cmd_metis_dataset(args: argparse.Namespace) -> int:
 
 
 def cmd_metis_routenet(args: argparse.Namespace) -> int:
-    from rtclab.metis.globalsys import routenet_run
+    from rtclab.api import metis_routenet
     from rtclab.metis.netdata import DatasetError
     from rtclab.output import OutputError
 
     try:
-        s = routenet_run(args.train, args.test, args.out, model_path=args.model, epochs=args.epochs, seed=args.seed,
-                         batch_size=args.batch_size, verbose=not args.quiet)
+        s = metis_routenet(args.test, args.out, train=args.train, model=args.model, epochs=args.epochs, seed=args.seed,
+                           batch_size=args.batch_size, verbose=not args.quiet)
     except ImportError as e:
         raise _learn_missing(e) from e
     except (ValueError, DatasetError, OutputError) as e:
@@ -561,13 +561,13 @@ def cmd_metis_routenet(args: argparse.Namespace) -> int:
 
 
 def cmd_metis_explain(args: argparse.Namespace) -> int:
-    from rtclab.metis.globalsys import explain_run
+    from rtclab.api import metis_explain
     from rtclab.output import OutputError
 
     try:
-        s = explain_run(args.model, args.out, args.topology, k=args.k, routing_seed=args.routing_seed,
-                        traffic_seed=args.traffic_seed, load=_load_range(args.load), seeds=args.seeds, steps=args.steps,
-                        top=args.top, duration_s=args.duration, verbose=not args.quiet)
+        s = metis_explain(args.model, args.out, topo_name=args.topology, k=args.k, routing_seed=args.routing_seed,
+                          traffic_seed=args.traffic_seed, load=_load_range(args.load), seeds=args.seeds,
+                          steps=args.steps, top=args.top, duration_s=args.duration, verbose=not args.quiet)
     except ImportError as e:
         raise _learn_missing(e) from e
     except (ValueError, OutputError) as e:
