@@ -179,8 +179,10 @@ def explain_run(model_path: str, out: str, topo_name: str = "nsfnet", k: int = 1
     _progress_line(verbose, f"  simulated the original routing ({duration_s:g} s)")
     adjust["before"] = {"predicted": _stats(pred, worst), "simulated": _stats(sim_before, worst)}
     for name, w in (("mask", weight), ("load", util)):
-        # Dijkstra wants positive weights; an unused link costs as little as the least used.
-        w = np.where(np.isfinite(w) & (w > 0), w, max(1e-6, float(np.nanmin(np.where(w > 0, w, np.inf)))))
+        # Dijkstra wants positive weights; an unused link costs as little as the least used one
+        # (or 1 when no link has a positive weight).
+        positive = w[np.isfinite(w) & (w > 0)]
+        w = np.where(np.isfinite(w) & (w > 0), w, float(positive.min()) if positive.size else 1.0)
         new_path = dijkstra_path(topo, src, dst, list(w))
         new_plan = dict(plan, paths=[list(p) for p in plan["paths"]])
         new_plan["paths"][worst] = new_path
