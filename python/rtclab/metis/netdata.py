@@ -8,7 +8,7 @@ label is each path's measured mean one-way delay, its median, 95th percentile an
 taken from the run's summary. This is how RouteNet's own data sets were made (Rusek et al., IEEE
 JSAC 2020, §V: OMNeT++ runs over NSFNet, GEANT2 and synthetic graphs, shortest-path variants,
 random traffic matrices at varied intensity), here with rtclab's packet-level simulator — which
-also lets a change the model suggests be run for real (`rtclab metis routenet`).
+also lets a change the model suggests be run for real (`rtclab metis explain`).
 
 Traffic matrices: each pair's rate is U(0.1, 1) times a scale chosen so the busiest link runs at
 a load ρ drawn from U(`load`) of its capacity (RouteNet varies its "traffic intensity" the same
