@@ -146,6 +146,8 @@ def explain_run(model_path: str, out: str, topo_name: str = "nsfnet", k: int = 1
         raise ValueError("--seeds, --steps and --top must be at least 1")
     if not 0.5 <= duration_s <= 3600:
         raise ValueError(f"--duration must be in 0.5..=3600 s, got {duration_s}")
+    if not 0.01 <= load[0] <= load[1] <= 1.5:
+        raise ValueError(f"--load must be one number or LO,HI with 0.01 <= LO <= HI <= 1.5, got {load[0]},{load[1]}")
     model = rn.Model.load(model_path)
     topo = topology(topo_name)
     plan = network_state(topo_name, k, routing_seed, traffic_seed, load)
