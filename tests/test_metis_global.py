@@ -231,3 +231,22 @@ def test_kmeans_stand_ins_fit_a_piecewise_policy():
     assert bl.fidelity(lin.predict(X[400:]), act[400:]).error_rate < 0.2
     lem = bl.KMeansLemna(10, [range(0, 3)], components=2, lam=0.001, seed=0).fit(X[:400], P[:400])
     assert bl.fidelity(lem.predict(X[400:]), act[400:]).error_rate < 0.25
+
+
+def test_lime_local_prediction_matches_the_packages_own():
+    from lime.lime_tabular import LimeTabularExplainer
+
+    from rtclab.metis.baselines import local_prediction
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+
+    def proba(Z):
+        z = np.stack([Z[:, 0] + Z[:, 1], -Z[:, 0], 0.5 * Z[:, 2]], axis=1)
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    exp = LimeTabularExplainer(X, mode="classification", random_state=0)
+    for label in range(3):
+        e = exp.explain_instance(X[3], proba, labels=(label,), num_features=4, num_samples=300)
+        assert local_prediction(e, label) == pytest.approx(float(np.ravel(e.local_pred)[0]))
