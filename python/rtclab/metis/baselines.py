@@ -313,8 +313,10 @@ def compare(P_train: np.ndarray, P_test: np.ndarray, local_train: LocalProba, lo
             X_train: np.ndarray, X_test: np.ndarray, groups: list[range], local_states: int = 200,
             clusters: tuple[int, ...] = (1, 5, 10, 20, 40), seed: int = 0) -> dict[str, Fidelity]:
     """Fidelity of Metis' tree and of the baselines on the test states (`P_*` the DNN's action
-    probabilities on the states whose features are `X_*`; the local methods on the first
-    `local_states` test states, Metis scored on the same subset beside its full figure)."""
+    probabilities on the states whose features are `X_*`; `local_train` / `local` the DNN around
+    a training / test state, for LIME's explanations; the local methods on the first
+    `local_states` test states, Metis scored on the same subset beside its full figure; each
+    KMeans stand-in at every count of `clusters`, in `out["sweep"]`, the kindest reported)."""
     dnn = np.argmax(P_test, axis=1)
     out: dict = {"metis": fidelity(tree_predict(X_test), dnn), "sweep": {}}
     ks = [k for k in clusters if k <= len(X_train)]
