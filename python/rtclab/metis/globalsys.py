@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from rtclab.metis.netdata import read_samples, traffic_plan
+from rtclab.metis.netdata import check_load_and_duration, link_loads, read_samples, traffic_plan
 from rtclab.metis.topologies import Topology, dijkstra_path, routing, topology
 
 
@@ -144,10 +144,7 @@ def explain_run(model_path: str, out: str, topo_name: str = "nsfnet", k: int = 1
 
     if seeds < 1 or steps < 1 or top < 1:
         raise ValueError("--seeds, --steps and --top must be at least 1")
-    if not 0.5 <= duration_s <= 3600:
-        raise ValueError(f"--duration must be in 0.5..=3600 s, got {duration_s}")
-    if not 0.01 <= load[0] <= load[1] <= 1.5:
-        raise ValueError(f"--load must be one number or LO,HI with 0.01 <= LO <= HI <= 1.5, got {load[0]},{load[1]}")
+    check_load_and_duration(load, duration_s)
     model = rn.Model.load(model_path)
     topo = topology(topo_name)
     plan = network_state(topo_name, k, routing_seed, traffic_seed, load)
@@ -172,10 +169,7 @@ def explain_run(model_path: str, out: str, topo_name: str = "nsfnet", k: int = 1
     # The ad-hoc adjustment: reroute the path the model thinks slowest.
     worst = int(np.nanargmax(pred))
     src, dst = topo.pairs()[worst]
-    loads = np.zeros(len(topo.links))
-    for r, p in zip(plan["rate_mbps"], plan["paths"]):
-        loads[p] += r
-    util = loads / np.array(plan["capacity_mbps"])
+    util = np.array(link_loads(plan["paths"], plan["rate_mbps"], len(topo.links))) / np.array(plan["capacity_mbps"])
     adjust = {"path": worst, "pair": [src, dst], "old_route": _nodes(topo, plan["paths"][worst])}
     sim_before = simulate(plan, duration_s)
     _progress_line(verbose, f"  simulated the original routing ({duration_s:g} s)")

@@ -63,15 +63,30 @@ class DatasetSpec:
             raise DatasetError(f"samples must be 1 or more, got {self.samples}")
         if not 1 <= self.k <= 20:
             raise DatasetError(f"k must be in 1..=20, got {self.k}")
-        lo, hi = self.load
-        if not 0.01 <= lo <= hi <= 1.5:
-            raise DatasetError(f"load must be LO,HI with 0.01 <= LO <= HI <= 1.5, got {lo},{hi}")
-        if not 0.5 <= self.duration_s <= 3600:
-            raise DatasetError(f"duration must be in 0.5..=3600 s, got {self.duration_s}")
+        check_load_and_duration(self.load, self.duration_s)
         if not self.topologies:
             raise DatasetError("name at least one topology")
         for t in self.topologies:
             topology(t)  # raises TopologyError (a ValueError) naming the accepted forms
+
+
+def check_load_and_duration(load: tuple[float, float], duration_s: float) -> None:
+    """The busiest link's load range and the simulated seconds a network state may be run with
+    (the data set's samples and `rtclab metis explain`'s checks alike)."""
+    lo, hi = load
+    if not 0.01 <= lo <= hi <= 1.5:
+        raise DatasetError(f"load must be one number or LO,HI with 0.01 <= LO <= HI <= 1.5, got {lo},{hi}")
+    if not 0.5 <= duration_s <= 3600:
+        raise DatasetError(f"duration must be in 0.5..=3600 s, got {duration_s}")
+
+
+def link_loads(paths: list[list[int]], rates: list[float], n_links: int) -> list[float]:
+    """Offered traffic per directed link: the sum of the rates of the paths crossing it."""
+    loads = [0.0] * n_links
+    for r, p in zip(rates, paths):
+        for link in p:
+            loads[link] += r
+    return loads
 
 
 def sample_plan(spec: DatasetSpec, i: int) -> dict[str, Any]:
@@ -88,10 +103,7 @@ def traffic_plan(topo: Topology, paths: list[list[int]], rng: random.Random, loa
     caps_edge = [rng.choice(CAPACITIES_MBPS) for _ in topo.edges]
     caps = [c for c in caps_edge for _ in (0, 1)]  # both directions of an edge
     raw = [rng.uniform(0.1, 1.0) for _ in paths]
-    loads = [0.0] * len(topo.links)
-    for r, p in zip(raw, paths):
-        for link in p:
-            loads[link] += r
+    loads = link_loads(paths, raw, len(topo.links))
     rho = rng.uniform(*load)
     scale = rho / max(ld / c for ld, c in zip(loads, caps) if ld > 0)
     return {
