@@ -130,6 +130,102 @@ def test_emu_kernel_tcp_with_ecn_is_marked_by_the_emulated_queue(cli, tmp_path):
     assert s["link"]["utilization"] > 0.8
 
 
+KERNEL_BULK = """
+name = "emu-bulk"
+duration = "{d}s"
+[link]
+capacity = "{rate}"
+queue = {{ limit = "1bdp", bdp_rtt = "20ms" }}
+[metrics]
+warmup = "1s"
+[[flows]]
+kind = "tcp"
+cc = "cubic"
+rtt = "20ms"
+"""
+
+
+def _ones_sum(b: bytes) -> int:
+    import struct
+
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s > 0xFFFF:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def _pcap_packets(path):
+    """The packets of a nanosecond pcap with raw-IP link type (the emulator's captures)."""
+    import struct
+
+    data = path.read_bytes()
+    assert struct.unpack("<I", data[:4])[0] == 0xA1B23C4D and struct.unpack("<I", data[20:24])[0] == 101
+    at = 24
+    while at < len(data):
+        caplen, = struct.unpack("<I", data[at + 8:at + 12])
+        yield data[at + 16:at + 16 + caplen]
+        at += 16 + caplen
+
+
+@needs_root
+def test_emu_offloads_carry_super_packets_and_leave_the_model_mtu_packets(cli, tmp_path):
+    """With the TUN offloads (the default) the sender host's TCP hands the emulator
+    super-packets, which it cuts into MTU packets for the model and joins again on the way
+    out: at 1 Gbit/s reads bring several packets each, writes carry several, and the flow
+    still fills the link. A capture holds the MTU packets, each with whole, valid checksums."""
+    scn = tmp_path / "bulk.toml"
+    scn.write_text(KERNEL_BULK.format(d=4, rate="1Gbps"))
+    out = tmp_path / "fast"
+    r = cli("run", scn, "--engine", "emu", "--out", out, "--no-progress", "--no-plots", timeout=120)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    e = s["emulator"]
+    fwd = e["device_io"][0]
+    assert e["tun_offload"] and fwd["super_packets"] > 0, e
+    assert fwd["packets_per_read"] > 2 and fwd["packets_per_write"] > 1, fwd
+    assert s["link"]["utilization"] > 0.8 and s["flows"][0]["kernel_tcp"]["total_retrans"] < 1000
+
+    scn.write_text(KERNEL_BULK.format(d=3, rate="40Mbps"))
+    out = tmp_path / "cap"
+    r = cli("run", scn, "--engine", "emu", "--out", out, "--no-progress", "--no-plots", "--capture",
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "summary.json").read_text())["emulator"]["device_io"][0]["super_packets"] > 0
+    n = 0
+    for ip in _pcap_packets(out / "bottleneck.pcap"):
+        if ip[0] >> 4 != 4 or ip[9] != 6:
+            continue
+        ihl = (ip[0] & 15) * 4
+        assert len(ip) <= 1500 and int.from_bytes(ip[2:4], "big") == len(ip)
+        assert _ones_sum(ip[:ihl]) == 0xFFFF, "IPv4 header checksum"
+        pseudo = ip[12:20] + bytes([0, 6]) + (len(ip) - ihl).to_bytes(2, "big")
+        assert _ones_sum(pseudo + ip[ihl:]) == 0xFFFF, "TCP checksum"
+        n += 1
+        if n == 3000:
+            break
+    assert n > 1000
+
+
+@needs_root
+def test_emu_offloads_can_be_switched_off():
+    """RTCLAB_EMU_OFFLOAD=0: one MTU packet per device read and write, as before offloads."""
+    env = {**os.environ, "RTCLAB_EMU_OFFLOAD": "0"}
+    code = (
+        "import json, rtclab.runner as r, sys; "
+        "s = r.run(sys.argv[1], progress=False, engine='emu').summary; "
+        "print(json.dumps(s['emulator']))"
+    )
+    p = subprocess.run([sys.executable, "-c", code, KERNEL_BULK.format(d=3, rate="200Mbps")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    e = json.loads(p.stdout.strip().splitlines()[-1])
+    assert not e["tun_offload"]
+    assert e["device_io"][0]["super_packets"] == 0
+    assert e["device_io"][0]["packets_per_read"] == 1 and e["device_io"][0]["packets_per_write"] == 1
+
+
 L4S = """
 name = "emu-l4s"
 duration = "10s"

@@ -19,6 +19,7 @@ pub mod capture;
 pub mod codec;
 pub mod engine;
 pub mod netns;
+pub mod offload;
 pub mod path;
 pub mod series;
 pub mod sys;
@@ -33,7 +34,7 @@ use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 pub use rtclab_harness::measure::Columns;
 use rtclab_harness::summarize::RunFacts;
 use rtclab_harness::summary::{
-    self as hs, EmulatorSummary, EngineCounters, KernelTcp, ReleaseError, Summary,
+    self as hs, DeviceIo, EmulatorSummary, EngineCounters, KernelTcp, ReleaseError, Summary,
 };
 use rtclab_harness::Network;
 use rtclab_scenario::{FlowKindSpec, Scenario};
@@ -226,7 +227,8 @@ impl Emulation {
             check_scenario(&scenario)?;
         }
         static NEXT_TAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let topology = Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed))?;
+        let topology =
+            Topology::create(NEXT_TAG.fetch_add(1, Ordering::Relaxed), offload::enabled_by_env())?;
         let kernel_ecn = scenario.flows.iter().any(|f| {
             kernel_tcp(f).is_some() && matches!(f.kind, FlowKindSpec::Tcp { ecn: true, .. })
         });
@@ -290,6 +292,7 @@ impl Emulation {
                 },
                 capture: [0, 1].map(|d| if reads[d] { sinks[d].take() } else { None }),
                 capture_sent: capture.as_ref().is_some_and(|c| c.sent),
+                offload: topology.offload,
             };
             let stop_f = stop.clone();
             let name = if one_loop { "emu-forwarder".into() } else { format!("emu-forwarder-{i}") };
@@ -430,9 +433,11 @@ impl Emulation {
                 }
             }
         }
+        let offload = self.topology.as_ref().is_some_and(|t| t.offload);
         self.topology = None; // removes the namespaces
         let loops = joined.into_iter().map(|r| r.and_then(|l| l)).collect::<Result<Vec<_>, _>>()?;
-        let stats = EngineStats::merge(loops)?;
+        let mut stats = EngineStats::merge(loops)?;
+        stats.offload = offload;
         if let Some((spec, parts)) = self.capture.take() {
             capture::merge(&parts, &spec.path, spec.snaplen)
                 .map_err(|e| EmuError::Io(format!("capture {}: {e}", spec.path.display())))?;
@@ -539,6 +544,20 @@ fn summarize(
         host_steal_percent,
         non_ip_packets: st.dirs[0].non_ipv4 + st.dirs[1].non_ipv4,
         shell_tcp_cc: None,
+        tun_offload: st.offload,
+        device_io: [0, 1].map(|d| {
+            let dir = &st.dirs[d];
+            let per = |n: u64, calls: u64| (calls > 0).then(|| n as f64 / calls as f64);
+            let taken_in = dir.flows.iter().map(|c| c.in_packets).sum::<u64>() + dir.non_ipv4;
+            let out = dir.flows.iter().map(|c| c.out_packets).sum();
+            DeviceIo {
+                reads: dir.reads,
+                super_packets: dir.super_packets,
+                writes: dir.writes,
+                packets_per_read: per(taken_in, dir.reads),
+                packets_per_write: per(out, dir.writes),
+            }
+        }),
     });
     out.middleboxes = rtclab_harness::summary::MiddleboxSummary::all(s, |i| {
         st.dirs[0].middleboxes.get(i).cloned().flatten()

@@ -114,6 +114,9 @@ pub struct Topology {
     pub receiver_ns: String,
     pub tun_sender: OwnedFd,
     pub tun_receiver: OwnedFd,
+    /// Whether both devices were opened with offloads (`offload.rs`): asked for unless
+    /// `RTCLAB_EMU_OFFLOAD=0`, and dropped for both when a kernel refuses them for either.
+    pub offload: bool,
     created: Vec<String>,
 }
 
@@ -124,8 +127,9 @@ impl Topology {
         sysctl(&self.sender_ns, "net.ipv4.tcp_ecn", "1")
     }
 
-    /// `tag` distinguishes several topologies of one process.
-    pub fn create(tag: u32) -> Result<Self, EmuError> {
+    /// `tag` distinguishes several topologies of one process; `offload` asks for the TUN
+    /// offloads.
+    pub fn create(tag: u32, offload: bool) -> Result<Self, EmuError> {
         check_requirements()?;
         sweep_stale();
         let pid = std::process::id();
@@ -139,6 +143,7 @@ impl Topology {
             tun_receiver: std::fs::File::open("/dev/null")
                 .map_err(|e| EmuError::Setup(e.to_string()))?
                 .into(),
+            offload,
             created: Vec::new(),
         };
         for (ns, side, addr) in
@@ -147,7 +152,16 @@ impl Topology {
             ip(&["netns", "add", &ns])?;
             t.created.push(ns.clone());
             let dev = format!("rtc{pid}{tag}{side}");
-            let fd = sys::tun_open(&dev).map_err(|e| EmuError::Setup(format!("TUN {dev}: {e}")))?;
+            let fd = match sys::tun_open(&dev, t.offload) {
+                Ok(fd) => fd,
+                Err(_) if t.offload && side == 's' => {
+                    // A kernel without TUN offloads: both devices go without.
+                    t.offload = false;
+                    sys::tun_open(&dev, false)
+                        .map_err(|e| EmuError::Setup(format!("TUN {dev}: {e}")))?
+                }
+                Err(e) => return Err(EmuError::Setup(format!("TUN {dev}: {e}"))),
+            };
             ip(&["link", "set", &dev, "netns", &ns])?;
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
             ip(&["-n", &ns, "link", "set", &dev, "mtu", "1500", "txqueuelen", "10000", "up"])?;

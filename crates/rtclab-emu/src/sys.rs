@@ -96,10 +96,18 @@ struct IfReq {
 }
 
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+/// `_IOW('T', 208, unsigned int)`: which offloads this end of the device takes.
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const IFF_VNET_HDR: libc::c_int = 0x4000;
+const TUN_F_CSUM: libc::c_ulong = 0x01;
+const TUN_F_TSO4: libc::c_ulong = 0x02;
 
 /// Opens a new non-persistent TUN device (IFF_TUN | IFF_NO_PI, non-blocking): raw IP packets.
-/// It disappears when the returned descriptor is closed.
-pub fn tun_open(name: &str) -> io::Result<OwnedFd> {
+/// It disappears when the returned descriptor is closed. With `offload`, every packet read or
+/// written starts with a `virtio_net_hdr` (`IFF_VNET_HDR`) and the device takes checksum
+/// offload and TCP/IPv4 segmentation (`TUN_F_CSUM | TUN_F_TSO4`): the host's TCP hands it
+/// super-packets of up to 64 KiB and leaves checksums partial (`offload.rs`).
+pub fn tun_open(name: &str, offload: bool) -> io::Result<OwnedFd> {
     let path = CString::new("/dev/net/tun").expect("no NUL");
     // SAFETY: a valid C string; the result is checked.
     let fd = check(
@@ -108,9 +116,10 @@ pub fn tun_open(name: &str) -> io::Result<OwnedFd> {
     )?;
     // SAFETY: fd was just returned by open and is owned here.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let vnet = if offload { IFF_VNET_HDR } else { 0 };
     let mut req = IfReq {
         name: [0; libc::IFNAMSIZ],
-        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI | vnet) as libc::c_short,
         _pad: [0; 22],
     };
     for (dst, src) in req.name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
@@ -118,6 +127,13 @@ pub fn tun_open(name: &str) -> io::Result<OwnedFd> {
     }
     // SAFETY: TUNSETIFF reads and writes one ifreq we own.
     check(unsafe { libc::ioctl(fd, TUNSETIFF as _, &mut req) }, "ioctl(TUNSETIFF)")?;
+    if offload {
+        // SAFETY: TUNSETOFFLOAD takes its flags by value.
+        check(
+            unsafe { libc::ioctl(fd, TUNSETOFFLOAD as _, TUN_F_CSUM | TUN_F_TSO4) },
+            "ioctl(TUNSETOFFLOAD)",
+        )?;
+    }
     Ok(owned)
 }
 
@@ -136,6 +152,22 @@ pub fn read_packet(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
 pub fn write_packet(fd: RawFd, pkt: &[u8]) -> io::Result<bool> {
     // SAFETY: pkt is valid for pkt.len() bytes.
     let n = unsafe { libc::write(fd, pkt.as_ptr().cast(), pkt.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::ENOBUFS) => Ok(false),
+            _ => Err(e),
+        };
+    }
+    Ok(true)
+}
+
+/// Writes one packet gathered from `parts` (one `writev`: a vnet header, a packet's header,
+/// the payloads of the MTU packets a super-packet is coalesced from); a full device queue
+/// counts as a drop (`Ok(false)`), as in `write_packet`.
+pub fn write_gathered(fd: RawFd, parts: &[std::io::IoSlice<'_>]) -> io::Result<bool> {
+    // SAFETY: IoSlice is ABI-compatible with struct iovec on Unix; parts outlive the call.
+    let n = unsafe { libc::writev(fd, parts.as_ptr().cast(), parts.len() as libc::c_int) };
     if n < 0 {
         let e = io::Error::last_os_error();
         return match e.raw_os_error() {
@@ -251,6 +283,67 @@ pub fn set_tcp_congestion(fd: RawFd, name: &str) -> io::Result<()> {
         &format!("setsockopt(TCP_CONGESTION={name})"),
     )
     .map(|_| ())
+}
+
+/// An anonymous in-memory file (`memfd_create`) holding `len` bytes of `fill`: what a bulk
+/// sender hands the kernel with `sendfile`, so its data reaches the socket's buffers as
+/// page references instead of copies (as `iperf3 --zerocopy` sends).
+pub fn memfd_filled(name: &str, len: usize, fill: u8) -> io::Result<File> {
+    let cname = CString::new(name).map_err(|_| io::Error::other("NUL in memfd name"))?;
+    // SAFETY: a valid C string; the result is checked.
+    let fd =
+        check(unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) }, "memfd_create")?;
+    // SAFETY: a fresh descriptor owned here.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    std::io::Write::write_all(&mut f, &vec![fill; len])?;
+    Ok(f)
+}
+
+/// `sendfile(out, in, &offset, count)`: bytes sent, `Ok(0)` when the socket's buffer stayed
+/// full until its send timeout (EAGAIN).
+pub fn sendfile(out: RawFd, input: RawFd, offset: i64, count: usize) -> io::Result<usize> {
+    let mut off = offset as libc::off_t;
+    // SAFETY: plain descriptors and an offset we own.
+    let n = unsafe { libc::sendfile(out, input, &mut off, count) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+    }
+    Ok(n as usize)
+}
+
+/// A pipe (`pipe2`, close-on-exec) with room for `size` bytes (`F_SETPIPE_SZ`, best effort):
+/// (read end, write end).
+pub fn pipe(size: usize) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, "pipe2")?;
+    // SAFETY: fresh descriptors owned here.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: F_SETPIPE_SZ takes an int; a refusal keeps the default size.
+    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, size as libc::c_int) };
+    Ok((r, w))
+}
+
+/// `splice(from, to, count, SPLICE_F_MOVE)`: bytes moved without copying them; `Ok(None)`
+/// when nothing came before the source's receive timeout (EAGAIN), `Ok(Some(0))` at its end.
+pub fn splice(from: RawFd, to: RawFd, count: usize) -> io::Result<Option<usize>> {
+    // SAFETY: plain descriptors, no offsets.
+    let n = unsafe {
+        libc::splice(
+            from,
+            std::ptr::null_mut(),
+            to,
+            std::ptr::null_mut(),
+            count,
+            libc::SPLICE_F_MOVE,
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+    }
+    Ok(Some(n as usize))
 }
 
 /// A blocking IPv4 TCP socket (close-on-exec).

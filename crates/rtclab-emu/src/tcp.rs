@@ -88,27 +88,13 @@ impl TcpFlow {
                 rec.connected = true;
                 let _ = conn.set_nonblocking(false);
                 let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));
-                let mut buf = vec![0u8; 256 * 1024];
-                while !stop_r.load(Ordering::Relaxed) {
-                    match conn.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            let now = sys::now_at(t0);
-                            let ev = EndpointEvent::Delivered { goodput_bytes: n as u64 };
-                            rec.meter.on_event(now, &ev);
-                        }
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                            ) =>
-                        {
-                            if sys::monotonic_ns() > end + 2_000_000_000 {
-                                break;
-                            }
-                        }
-                        Err(e) => return Err(EmuError::Io(format!("read: {e}"))),
-                    }
+                let mut on_read = |n: usize| {
+                    let ev = EndpointEvent::Delivered { goodput_bytes: n as u64 };
+                    rec.meter.on_event(sys::now_at(t0), &ev);
+                };
+                let timed_out = || sys::monotonic_ns() > end + 2_000_000_000;
+                if !drain_spliced(&conn, &stop_r, &mut on_read, &timed_out)? {
+                    drain_copied(&mut conn, &stop_r, &mut on_read, &timed_out)?;
                 }
                 Ok(rec)
             },
@@ -131,17 +117,9 @@ impl TcpFlow {
                 let sock = socket_with_cc(&cc)?;
                 let mut s = connect(sock, addr)?;
                 let _ = s.set_write_timeout(Some(Duration::from_millis(50)));
-                let chunk = vec![0x5au8; 128 * 1024];
-                while !stop.load(Ordering::Relaxed) && sys::monotonic_ns() < end {
-                    match s.write(&chunk) {
-                        Ok(_) => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                            ) => {}
-                        Err(e) => return Err(EmuError::Io(format!("write: {e}"))),
-                    }
+                let sending = || !stop.load(Ordering::Relaxed) && sys::monotonic_ns() < end;
+                if !send_spliced(&s, &sending)? {
+                    send_copied(&mut s, &sending)?;
                 }
                 let info = sys::tcp_info(s.as_raw_fd()).ok();
                 let _ = s.shutdown(Shutdown::Both);
@@ -161,6 +139,120 @@ impl TcpFlow {
             r
         })
     }
+}
+
+/// What the bulk sender sends and the receiver takes at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Sends until `sending` says stop, from an in-memory file with `sendfile`: the kernel takes
+/// the file's pages by reference, so this host spends no CPU copying the application's bytes
+/// (`iperf3 --zerocopy`). False, having sent nothing, where the kernel refuses `sendfile`
+/// on this socket.
+fn send_spliced(s: &TcpStream, sending: &dyn Fn() -> bool) -> Result<bool, EmuError> {
+    let Ok(file) = sys::memfd_filled("rtclab-bulk", CHUNK, 0x5a) else { return Ok(false) };
+    let mut first = true;
+    while sending() {
+        match sys::sendfile(s.as_raw_fd(), file.as_raw_fd(), 0, CHUNK) {
+            Ok(_) => first = false,
+            Err(e) if first && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                return Ok(false)
+            }
+            Err(e) => return Err(EmuError::Io(format!("sendfile: {e}"))),
+        }
+    }
+    Ok(true)
+}
+
+/// Sends until `sending` says stop, writing from a buffer.
+fn send_copied(s: &mut TcpStream, sending: &dyn Fn() -> bool) -> Result<(), EmuError> {
+    let chunk = vec![0x5au8; CHUNK];
+    while sending() {
+        match s.write(&chunk) {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(EmuError::Io(format!("write: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Takes what arrives until the end of the stream, `stop`, or `timed_out` after a quiet
+/// read, moving it through a pipe to /dev/null with `splice`: the application's count of
+/// bytes (`on_read`) without copying them out of the kernel. False, having taken nothing,
+/// where the kernel refuses to splice this socket.
+fn drain_spliced(
+    conn: &TcpStream,
+    stop: &AtomicBool,
+    on_read: &mut dyn FnMut(usize),
+    timed_out: &dyn Fn() -> bool,
+) -> Result<bool, EmuError> {
+    let (Ok((pr, pw)), Ok(null)) =
+        (sys::pipe(CHUNK), std::fs::OpenOptions::new().write(true).open("/dev/null"))
+    else {
+        return Ok(false);
+    };
+    let mut first = true;
+    while !stop.load(Ordering::Relaxed) {
+        match sys::splice(conn.as_raw_fd(), pw.as_raw_fd(), CHUNK) {
+            Ok(Some(0)) => break,
+            Ok(Some(n)) => {
+                first = false;
+                let mut left = n;
+                while left > 0 {
+                    match sys::splice(pr.as_raw_fd(), null.as_raw_fd(), left) {
+                        Ok(Some(m)) if m > 0 => left -= m,
+                        Ok(_) => {
+                            return Err(EmuError::Io("splice to /dev/null moved nothing".into()))
+                        }
+                        Err(e) => return Err(EmuError::Io(format!("splice to /dev/null: {e}"))),
+                    }
+                }
+                on_read(n);
+            }
+            Ok(None) => {
+                if timed_out() {
+                    break;
+                }
+            }
+            Err(e) if first && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                return Ok(false)
+            }
+            Err(e) => return Err(EmuError::Io(format!("splice: {e}"))),
+        }
+    }
+    Ok(true)
+}
+
+/// Takes what arrives as `drain_spliced` does, reading it into a buffer.
+fn drain_copied(
+    conn: &mut TcpStream,
+    stop: &AtomicBool,
+    on_read: &mut dyn FnMut(usize),
+    timed_out: &dyn Fn() -> bool,
+) -> Result<(), EmuError> {
+    let mut buf = vec![0u8; 256 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => on_read(n),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if timed_out() {
+                    break;
+                }
+            }
+            Err(e) => return Err(EmuError::Io(format!("read: {e}"))),
+        }
+    }
+    Ok(())
 }
 
 /// A blocking IPv4 TCP socket with `TCP_CONGESTION` set.

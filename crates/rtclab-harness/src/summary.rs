@@ -466,6 +466,28 @@ pub struct EmulatorSummary {
     /// `emu shell`: the kernel TCP congestion control the user's programs ran with (the front
     /// end fills it; null for a scenario run).
     pub shell_tcp_cc: Option<String>,
+    /// Whether the TUN devices were read and written with offloads (vnet headers, TCP
+    /// super-packets cut into MTU packets on the way in and coalesced on the way out);
+    /// off with `RTCLAB_EMU_OFFLOAD=0` or where the kernel refuses them.
+    pub tun_offload: bool,
+    /// The devices' system calls per direction: [forward (sender host's packets), reverse].
+    pub device_io: [DeviceIo; 2],
+}
+
+/// One direction's device reads and writes in the emulator: how many MTU packets each
+/// system call carried.
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct DeviceIo {
+    /// Reads that brought a packet.
+    pub reads: u64,
+    /// Of them, TCP super-packets (with offloads).
+    pub super_packets: u64,
+    /// Writes that carried packets.
+    pub writes: u64,
+    /// MTU packets taken in per read.
+    pub packets_per_read: Option<f64>,
+    /// MTU packets delivered per write.
+    pub packets_per_write: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
