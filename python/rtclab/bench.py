@@ -382,6 +382,89 @@ def zhuge_overhead(progress: bool | None = None, duration_s: int = 20) -> dict:
     return out
 
 
+def veth_ceiling(seconds: float = 8.0, warmup: float = 2.0) -> dict:
+    """This machine's ceiling for the throughput run, without the emulator: one kernel CUBIC
+    connection between two fresh network namespaces joined by a veth pair (packets passed by
+    reference, no delay, no model), the sender writing and the receiver reading 256 KiB at a
+    time, both in threads of this process. Root only; the namespaces are removed afterwards."""
+    import ctypes
+    import socket
+    import subprocess
+    import threading
+    import time
+
+    tag = f"rtclab-veth-{os.getpid()}"
+    ns = (f"{tag}-a", f"{tag}-b")
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def enter(name: str) -> None:
+        fd = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+        try:
+            if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+                raise OSError(ctypes.get_errno(), f"setns {name}")
+        finally:
+            os.close(fd)
+
+    got = [0]
+    errors: list[BaseException] = []
+    ready = threading.Event()
+
+    def receive() -> None:
+        try:
+            enter(ns[1])
+            with socket.socket() as lst:
+                lst.bind(("10.78.0.2", 5001))
+                lst.listen(1)
+                ready.set()
+                conn, _ = lst.accept()
+                buf = memoryview(bytearray(256 * 1024))
+                t0 = time.monotonic()
+                with conn:
+                    while n := conn.recv_into(buf):
+                        if time.monotonic() - t0 >= warmup:
+                            got[0] += n
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            ready.set()
+
+    def send() -> None:
+        try:
+            enter(ns[0])
+            chunk = b"\x5a" * (256 * 1024)
+            with socket.create_connection(("10.78.0.2", 5001)) as s:
+                end = time.monotonic() + warmup + seconds
+                while time.monotonic() < end:
+                    s.sendall(chunk)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    try:
+        for n in ns:
+            ip("netns", "add", n)
+        ip("link", "add", f"{tag[-8:]}a", "netns", ns[0], "type", "veth", "peer", "name", f"{tag[-8:]}b",
+           "netns", ns[1])
+        for n, dev, addr in ((ns[0], f"{tag[-8:]}a", "10.78.0.1/24"), (ns[1], f"{tag[-8:]}b", "10.78.0.2/24")):
+            ip("-n", n, "addr", "add", addr, "dev", dev)
+            ip("-n", n, "link", "set", dev, "up")
+        r = threading.Thread(target=receive)
+        r.start()
+        ready.wait(10)
+        snd = threading.Thread(target=send)
+        snd.start()
+        snd.join()
+        r.join(30)
+    finally:
+        for n in ns:
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    if errors:
+        raise RuntimeError(f"veth ceiling: {errors[0]}")
+    return {"throughput_gbps": got[0] * 8 / seconds / 1e9, "seconds": seconds}
+
+
 def _emu_throughput(cc: str, offload: bool) -> dict:
     """One throughput run (EMU_THROUGHPUT) with the TUN offloads on or off
     (`RTCLAB_EMU_OFFLOAD`, read when the emulation starts)."""
@@ -423,7 +506,7 @@ def bench_emu(progress: bool | None = None) -> dict:
     from rtclab.progress import Stages
     from rtclab.runner import run
 
-    st = Stages("bench emu", 5, enabled=progress)
+    st = Stages("bench emu", 6, enabled=progress)
     tput = {}
     for cc in ("cubic", "bbr"):
         st.stage(f"throughput, kernel {cc.upper()} through a 10 Gbit/s link, 20 s")
@@ -431,6 +514,8 @@ def bench_emu(progress: bool | None = None) -> dict:
     st.stage("throughput without TUN offloads, kernel CUBIC, 20 s")
     plain = _emu_throughput("cubic", offload=False)
     best = max(tput.values(), key=lambda r: r["throughput_gbps"])
+    st.stage("the machine's ceiling: kernel CUBIC over a veth pair, no emulator, 10 s")
+    ceiling = veth_ceiling()
     st.stage("release timing at 100 Mbit/s, 60 s")
     t = run(EMU_TIMING, progress=False, engine="emu").summary
     err = t["emulator"]["release_error_us"]
@@ -450,6 +535,9 @@ def bench_emu(progress: bool | None = None) -> dict:
         "release_error_us_max": err["max"],
         "throughput_by_cc": tput,
         "throughput_without_offload": plain,
+        "veth_ceiling_gbps": ceiling["throughput_gbps"],
+        "share_of_veth_ceiling": best["throughput_gbps"] / ceiling["throughput_gbps"]
+        if ceiling["throughput_gbps"] else None,
         "offload_speedup_cubic": tput["cubic"]["throughput_gbps"] / plain["throughput_gbps"]
         if plain["throughput_gbps"] else None,
         "throughput_vs_mahimahi": [best["throughput_gbps"] / g for g in MAHIMAHI_GBPS],

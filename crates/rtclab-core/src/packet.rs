@@ -139,6 +139,10 @@ pub enum PacketInfo {
     /// emulator sends real RTCP bytes instead).
     /// The packet's content is in the engine's `Payloads` under this id.
     Payload { id: u32 },
+    /// The packet's bytes are held by the engine itself under this handle, where elements
+    /// cannot read them (the emulator's segments of a TCP super-packet: `slot` names the
+    /// super-packet, `tag` the segment and the slot's generation).
+    Held { slot: u32, tag: u32 },
 }
 
 /// 72 bytes; it is copied through queues and delay lines, so keep it small.

@@ -8,7 +8,8 @@
 //! network is written at once and its release error — write completion minus the ideal
 //! release time the path computed — is recorded.
 
-use crate::offload::{self, Segment, SuperPacket, VnetHdr};
+use crate::held::{Handle, Held};
+use crate::offload::{self, SuperPacket, VnetHdr};
 use crate::path::Path;
 use crate::sys;
 use crate::EmuError;
@@ -19,7 +20,6 @@ use rtclab_harness::flow_meter::{FlowMeter, MeterWindow};
 use std::io::IoSlice;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::Arc;
 
 /// Pool buffer size: at least the devices' MTU (1500, `netns.rs`).
 const MAX_PACKET: usize = 2048;
@@ -213,41 +213,53 @@ impl Forwarder {
         &mut self,
         st: &mut DirStats,
         dir: Direction,
-        payload: Payload,
+        mut payload: Payload,
         at: Time,
         pools: &mut Pools,
         scratch: &mut Vec<u8>,
     ) -> Result<(), EmuError> {
-        // A segment is classified by its super-packet's header.
-        let (head, len) = match payload.downcast_ref::<Segment>() {
-            Some(seg) => (seg.sp.ip(), seg.sp.segment_len(seg.k as usize)),
-            None => (bytes_ref(&payload), bytes_ref(&payload).len()),
-        };
-        let Some(flow) = self.classifier.classify(head, dir) else {
+        let buf = bytes_of(&mut payload);
+        let Some(flow) = self.classifier.classify(buf, dir) else {
             st.non_ipv4 += 1;
             pools.recycle(payload);
             return Ok(());
         };
-        let ecn = Ecn::from_bits(head[1]);
+        let (len, ecn) = (buf.len() as u32, Ecn::from_bits(buf[1]));
         if let Some(cap) = self.capture[dir.index()].as_mut().filter(|_| self.capture_sent) {
-            record(cap, at, &payload, self.offload, scratch)?;
+            capture_whole(cap, at, buf, self.offload, scratch)?;
         }
+        let info = PacketInfo::Payload { id: self.path.payloads().insert(payload) };
+        self.inject(st, dir, flow, len, ecn, info, at);
+        Ok(())
+    }
+
+    /// A packet of `flow`, `len` bytes on the wire, into the network at `at`, counted.
+    #[allow(clippy::too_many_arguments)]
+    fn inject(
+        &mut self,
+        st: &mut DirStats,
+        dir: Direction,
+        flow: FlowId,
+        len: u32,
+        ecn: Ecn,
+        info: PacketInfo,
+        at: Time,
+    ) {
         let c = &mut st.flows[flow.0 as usize];
         c.in_packets += 1;
         c.in_bytes += len as u64;
         if dir == Direction::Forward {
-            st.flow_meters[flow.0 as usize].on_send(at, len as u32);
+            st.flow_meters[flow.0 as usize].on_send(at, len);
         }
-        let mut p = Packet::data(flow, 0, len as u32, at);
+        let mut p = Packet::data(flow, 0, len, at);
         p.dir = dir;
         if dir == Direction::Reverse {
             p.kind = PacketKind::Ack; // feedback: TCP ACKs, RTCP
         }
-        p.info = PacketInfo::Payload { id: self.path.payloads().insert(payload) };
+        p.info = info;
         p.queue_delay = TimeDelta::ZERO;
         p.set_ecn(ecn);
         self.path.inject(at, p);
-        Ok(())
     }
 
     /// Runs until `end` or until `stop` is set; returns each direction's counters.
@@ -288,7 +300,8 @@ impl Forwarder {
         let mut ready = Vec::new();
         let mut armed: Option<Time> = None;
         // Packets leaving the network this round: (ideal release time, packet, its bytes).
-        let mut out: Vec<(Time, Packet, Payload)> = Vec::new();
+        let mut out: Vec<(Time, Packet, Bytes)> = Vec::new();
+        let mut held = Held::default();
         // A coalesced write's header; a capture's copy with whole checksums; one read.
         let (mut hdr, mut scratch) = (Vec::new(), Vec::new());
         let mut big = if self.offload { vec![0u8; MAX_READ] } else { Vec::new() };
@@ -317,7 +330,9 @@ impl Forwarder {
                 // Counted when sent: the bin and window the packet belonged to.
                 let m = &mut stats[dr.pkt.dir.index()].flow_meters[dr.pkt.flow.0 as usize];
                 m.on_drop(dr.pkt.sent_at, dr.pkt.dir, dr.reason);
-                if let Some(p) = self.path.take_payload(&dr.pkt) {
+                if let PacketInfo::Held { slot, tag } = dr.pkt.info {
+                    held.finish(Handle { slot, tag });
+                } else if let Some(p) = self.path.take_payload(&dr.pkt) {
                     pools.recycle(p);
                 }
             }
@@ -327,31 +342,39 @@ impl Forwarder {
                 stats[d.index()].flow_meters[m.pkt.flow.0 as usize].on_mark(m.pkt.sent_at, d);
             }
             let released = std::mem::take(&mut self.path.released);
-            // In passes, so the loads of packets that have gone cold in the network (their
-            // payload slots, then their boxes) overlap instead of waiting one by one.
             for &(ideal, p) in &released {
-                match self.path.take_payload(&p) {
-                    Some(payload) => out.push((ideal, p, payload)),
-                    None => stats[p.dir.index()].write_drops += 1, // an element took the bytes
-                }
-            }
-            for (_, p, payload) in out.iter_mut() {
-                if let Some(seg) = payload.downcast_ref::<Segment>() {
-                    // A segment a queue marked CE leaves on its own, made whole.
-                    if Ecn::from_bits(seg.tos) != p.ecn() {
-                        let mut whole = pools.mtu();
-                        seg.sp.write_segment(seg.k as usize, bytes_of(&mut whole));
-                        pools.recycle(std::mem::replace(payload, whole));
+                let bytes = match p.info {
+                    PacketInfo::Held { slot, tag } => {
+                        let h = Handle { slot, tag };
+                        match held.get(h) {
+                            // A segment a queue marked CE leaves on its own, made whole.
+                            Some((sp, tos)) if Ecn::from_bits(tos) != p.ecn() => {
+                                let mut whole = pools.mtu();
+                                sp.write_segment(h.segment(), bytes_of(&mut whole));
+                                held.finish(h);
+                                Some(Bytes::Owned(whole))
+                            }
+                            Some(_) => Some(Bytes::Held(h)),
+                            None => None,
+                        }
                     }
-                }
-                if let Some(bytes) = payload.downcast_mut::<Vec<u8>>() {
-                    set_ecn(bytes, p.ecn());
+                    _ => self.path.take_payload(&p).map(Bytes::Owned),
+                };
+                let Some(mut bytes) = bytes else {
+                    // An element took the packet's bytes (or handed one packet back twice).
+                    stats[p.dir.index()].write_drops += 1;
+                    continue;
+                };
+                if let Bytes::Owned(payload) = &mut bytes {
+                    let b = bytes_of(payload);
+                    set_ecn(b, p.ecn());
                     if p.dir == Direction::Forward {
                         // Ground truth for the receiver's latency breakdown (rtclab RTP only).
                         let qd = p.queue_delay.as_nanos().max(0) as u64;
-                        rtclab_media::rtp_codec::stamp_queue_delay(bytes, qd);
+                        rtclab_media::rtp_codec::stamp_queue_delay(b, qd);
                     }
                 }
+                out.push((ideal, p, bytes));
             }
             self.path.released = released;
             // Keeps the allocation.
@@ -362,16 +385,20 @@ impl Forwarder {
             while i < out.len() {
                 let d = out[i].1.dir.index();
                 let same_dir = out[i..].iter().take_while(|o| o.1.dir.index() == d);
-                let n = match (self.offload, out[i].2.downcast_ref::<Segment>()) {
+                let n = match (self.offload, &out[i].2) {
                     (false, _) => 1,
-                    (true, Some(first)) => segment_run(first, same_dir.map(|o| &o.2)),
-                    (true, None) => offload::run_length(
-                        same_dir.map_while(|o| o.2.downcast_ref::<Vec<u8>>().map(Vec::as_slice)),
-                    ),
+                    (true, Bytes::Held(first)) => segment_run(*first, same_dir.map(|o| &o.2)),
+                    (true, Bytes::Owned(_)) => {
+                        offload::run_length(same_dir.map_while(|o| match &o.2 {
+                            Bytes::Owned(p) => p.downcast_ref::<Vec<u8>>().map(Vec::as_slice),
+                            Bytes::Held(_) => None,
+                        }))
+                    }
                 }
                 .max(1);
                 let run = &mut out[i..i + n];
-                let ok = write_run(self.fds[1 - d], self.offload, run, &mut hdr).map_err(io)?;
+                let ok =
+                    write_run(self.fds[1 - d], self.offload, run, &held, &mut hdr).map_err(io)?;
                 let done = sys::now_at(self.t0);
                 let st = &mut stats[d];
                 st.writes += ok as u64;
@@ -385,7 +412,7 @@ impl Forwarder {
                         continue;
                     }
                     if let Some(cap) = self.capture[d].as_mut().filter(|_| !self.capture_sent) {
-                        record(cap, ideal, payload, self.offload, &mut scratch)?;
+                        record(cap, ideal, payload, &held, self.offload, &mut scratch)?;
                     }
                     c.out_packets += 1;
                     c.out_bytes += p.size as u64;
@@ -397,7 +424,12 @@ impl Forwarder {
                 i += n;
             }
             for o in out.drain(..) {
-                pools.recycle(o.2);
+                match o.2 {
+                    Bytes::Owned(p) => pools.recycle(p),
+                    Bytes::Held(h) => {
+                        held.finish(h);
+                    }
+                }
             }
             // 2. Take in what each host sent: straight into pool buffers, or with offloads
             // through one large buffer, a super-packet cut into the MTU packets its sender
@@ -443,9 +475,10 @@ impl Forwarder {
                         continue;
                     }
                     // The super-packet keeps the read buffer; the next read gets another.
-                    let bytes = std::mem::replace(&mut big, pools.read_buffer());
+                    let spare = held.spare_buffer().unwrap_or_else(|| vec![0u8; MAX_READ]);
+                    let bytes = std::mem::replace(&mut big, spare);
                     let sp = match SuperPacket::parse(bytes, ip, vh) {
-                        Ok(sp) => Arc::new(sp),
+                        Ok(sp) => sp,
                         Err((_, bytes)) => {
                             stats[d].non_ipv4 += 1; // a GSO kind the devices do not offer
                             big = bytes;
@@ -455,9 +488,49 @@ impl Forwarder {
                     let count = sp.count();
                     stats[d].super_packets += 1;
                     stats[d].segments += count as u64;
-                    for k in 0..count {
-                        let payload = pools.segment(&sp, k);
-                        self.take_in(&mut stats[d], dir, payload, at, &mut pools, &mut scratch)?;
+                    // Classified once: its segments share the header.
+                    let flow = self.classifier.classify(sp.ip(), dir);
+                    if self.capture_sent {
+                        for k in 0..count {
+                            sp.write_segment(k, &mut scratch);
+                            offload::complete_checksum(&mut scratch);
+                            if let Some(cap) = self.capture[d].as_mut() {
+                                cap.record(at, &scratch).map_err(io)?;
+                            }
+                        }
+                    }
+                    let lens: Vec<u32> = (0..count).map(|k| sp.segment_len(k) as u32).collect();
+                    let ecn = Ecn::from_bits(sp.ip()[1]);
+                    match (flow, held.insert(sp)) {
+                        (Some(flow), Ok(first)) => {
+                            for (k, &len) in lens.iter().enumerate() {
+                                let h = Held::handle(first, k);
+                                let info = PacketInfo::Held { slot: h.slot, tag: h.tag };
+                                self.inject(&mut stats[d], dir, flow, len, ecn, info, at);
+                            }
+                        }
+                        (_, Err(sp)) => {
+                            // Too many segments to hold as one: each becomes a packet of its own.
+                            for k in 0..count {
+                                let mut payload = pools.mtu();
+                                sp.write_segment(k, bytes_of(&mut payload));
+                                self.take_in(
+                                    &mut stats[d],
+                                    dir,
+                                    payload,
+                                    at,
+                                    &mut pools,
+                                    &mut scratch,
+                                )?;
+                            }
+                            big = sp.into_bytes();
+                        }
+                        (None, Ok(first)) => {
+                            stats[d].non_ipv4 += count as u64;
+                            for k in 0..count {
+                                held.finish(Held::handle(first, k));
+                            }
+                        }
                     }
                     taken += count;
                 }
@@ -498,29 +571,33 @@ fn bytes_ref(p: &Payload) -> &[u8] {
 fn write_run(
     fd: RawFd,
     offload: bool,
-    run: &mut [(Time, Packet, Payload)],
+    run: &mut [(Time, Packet, Bytes)],
+    held: &Held,
     hdr: &mut Vec<u8>,
 ) -> std::io::Result<bool> {
-    if !offload {
-        return sys::write_packet(fd, bytes_of(&mut run[0].2));
-    }
-    if let Some(seg) = run[0].2.downcast_ref::<Segment>() {
-        let k0 = seg.k as usize;
-        let vh = seg.sp.range_header(k0, k0 + run.len(), hdr).to_bytes();
-        let payload = seg.sp.payload(k0, k0 + run.len());
+    if let Bytes::Held(first) = run[0].2 {
+        let Some((sp, _)) = held.get(first) else { return Ok(false) };
+        let k0 = first.segment();
+        let vh = sp.range_header(k0, k0 + run.len(), hdr).to_bytes();
+        let payload = sp.payload(k0, k0 + run.len());
         return sys::write_gathered(
             fd,
             &[IoSlice::new(&vh), IoSlice::new(hdr), IoSlice::new(payload)],
         );
     }
+    if !offload {
+        return sys::write_packet(fd, owned(&mut run[0].2));
+    }
     if let [(_, _, one)] = run {
-        let b = bytes_of(one);
+        let b = owned(one);
         let vh = offload::partial_checksum(b).to_bytes();
         return sys::write_gathered(fd, &[IoSlice::new(&vh), IoSlice::new(b)]);
     }
     let mut refs: [&[u8]; offload::MAX_RUN] = [&[]; offload::MAX_RUN];
     for (r, o) in refs.iter_mut().zip(run.iter()) {
-        *r = bytes_ref(&o.2);
+        if let Bytes::Owned(p) = &o.2 {
+            *r = bytes_ref(p);
+        }
     }
     let pkts = &refs[..run.len()];
     let vh = offload::coalesced_header(pkts, hdr);
@@ -534,100 +611,86 @@ fn write_run(
     sys::write_gathered(fd, &iov[..run.len() + 2])
 }
 
+/// A released packet's bytes: its own (a payload of the network's store) or a segment of a
+/// super-packet the forwarder holds.
+enum Bytes {
+    Owned(Payload),
+    Held(Handle),
+}
+
+fn owned(b: &mut Bytes) -> &mut Vec<u8> {
+    match b {
+        Bytes::Owned(p) => bytes_of(p),
+        Bytes::Held(_) => unreachable!("a held segment is written from its super-packet"),
+    }
+}
+
 /// How many of `rest` (from the first, a segment) leave with it as one packet: the
-/// following segments of the same super-packet, in order, the network left them unchanged.
-fn segment_run<'a>(first: &Segment, rest: impl Iterator<Item = &'a Payload>) -> usize {
+/// following segments of the same super-packet, in order, that the network left unchanged.
+fn segment_run<'a>(first: Handle, rest: impl Iterator<Item = &'a Bytes>) -> usize {
     rest.enumerate()
-        .take_while(|(j, p)| {
-            p.downcast_ref::<Segment>().is_some_and(|s| {
-                Arc::ptr_eq(&s.sp, &first.sp) && s.k as usize == first.k as usize + j
-            })
+        .take_while(|(j, b)| {
+            matches!(b, Bytes::Held(h) if h.slot == first.slot
+                && h.tag == Held::handle(first, first.segment() + j).tag)
         })
         .count()
 }
 
-/// Records a packet in a capture. With offloads its TCP/UDP checksum is partial (the kernel
-/// completes it) and a segment is part of its super-packet, so the capture gets a whole
-/// copy with the whole checksum.
+/// Records a released packet in a capture, made whole (`capture_whole`).
 fn record(
     cap: &mut crate::capture::PcapSink,
     at: Time,
-    payload: &Payload,
+    bytes: &Bytes,
+    held: &Held,
+    offload: bool,
+    scratch: &mut Vec<u8>,
+) -> Result<(), EmuError> {
+    match bytes {
+        Bytes::Owned(p) => capture_whole(cap, at, bytes_ref(p), offload, scratch),
+        Bytes::Held(h) => {
+            if let Some((sp, _)) = held.get(*h) {
+                sp.write_segment(h.segment(), scratch);
+                offload::complete_checksum(scratch);
+                cap.record(at, scratch).map_err(io)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Records a packet in a capture. With offloads its TCP/UDP checksum may be partial (the
+/// kernel completes it), so the capture gets a copy with the whole checksum.
+fn capture_whole(
+    cap: &mut crate::capture::PcapSink,
+    at: Time,
+    bytes: &[u8],
     offload: bool,
     scratch: &mut Vec<u8>,
 ) -> Result<(), EmuError> {
     if !offload {
-        return cap.record(at, bytes_ref(payload)).map_err(io);
+        return cap.record(at, bytes).map_err(io);
     }
-    match payload.downcast_ref::<Segment>() {
-        Some(seg) => seg.sp.write_segment(seg.k as usize, scratch),
-        None => {
-            scratch.clear();
-            scratch.extend_from_slice(bytes_ref(payload));
-        }
-    }
+    scratch.clear();
+    scratch.extend_from_slice(bytes);
     offload::complete_checksum(scratch);
     cap.record(at, scratch).map_err(io)
 }
 
-/// Buffers for reuse: MTU packets' (a payload holding a byte vector) and, with offloads,
-/// segments' payloads (pointing to `placeholder` between uses) and whole reads (a
-/// super-packet's buffer once the network has let go of all its segments). Reuse keeps
-/// the allocator out of the per-packet path.
+/// MTU packets' buffers for reuse (a payload holding a byte vector), keeping the allocator
+/// out of the per-packet path.
+#[derive(Default)]
 struct Pools {
     mtu: Vec<Payload>,
-    segments: Vec<Payload>,
-    reads: Vec<Vec<u8>>,
-    placeholder: Arc<SuperPacket>,
-}
-
-impl Default for Pools {
-    fn default() -> Self {
-        Pools {
-            mtu: Vec::new(),
-            segments: Vec::new(),
-            reads: Vec::new(),
-            placeholder: Arc::new(SuperPacket::placeholder()),
-        }
-    }
 }
 
 impl Pools {
-    /// Read buffers kept at most (each 64 KiB; a 10 Gbit/s path with 20 ms of delay holds ~400).
-    const READS_KEPT: usize = 1024;
-
     fn mtu(&mut self) -> Payload {
         self.mtu.pop().unwrap_or_else(|| Payload::bytes(Vec::with_capacity(MAX_PACKET)))
     }
 
-    fn read_buffer(&mut self) -> Vec<u8> {
-        self.reads.pop().unwrap_or_else(|| vec![0u8; MAX_READ])
-    }
-
-    /// Segment `k` of `sp` as a payload.
-    fn segment(&mut self, sp: &Arc<SuperPacket>, k: usize) -> Payload {
-        let tos = sp.ip()[1];
-        let Some(mut p) = self.segments.pop() else {
-            return Payload::structured(Segment { sp: sp.clone(), k: k as u16, tos });
-        };
-        let seg = p.downcast_mut::<Segment>().expect("the segment pool holds segments");
-        (seg.sp, seg.k, seg.tos) = (sp.clone(), k as u16, tos);
-        p
-    }
-
     /// Takes back a packet's payload after the network is done with it.
-    fn recycle(&mut self, mut p: Payload) {
-        let Some(seg) = p.downcast_mut::<Segment>() else {
-            self.mtu.push(p);
-            return;
-        };
-        let sp = std::mem::replace(&mut seg.sp, self.placeholder.clone());
-        self.segments.push(p);
-        if let Ok(sp) = Arc::try_unwrap(sp) {
-            if self.reads.len() < Self::READS_KEPT {
-                self.reads.push(sp.into_bytes());
-            }
-        }
+    fn recycle(&mut self, p: Payload) {
+        self.mtu.push(p);
     }
 }
 

@@ -18,6 +18,7 @@
 pub mod capture;
 pub mod codec;
 pub mod engine;
+pub mod held;
 pub mod netns;
 pub mod offload;
 pub mod path;

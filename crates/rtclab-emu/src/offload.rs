@@ -201,7 +201,7 @@ pub enum SegmentError {
 
 /// A TCP/IPv4 super-packet read from a TUN device, kept whole where it was read: one
 /// header, a payload cut into `gso_size`-byte segments. The network queues and times its
-/// segments one by one ([`Segment`]); they leave as ranges of it, so their payload bytes are
+/// segments one by one (`held.rs`); they leave as ranges of it, so their payload bytes are
 /// never copied inside the emulator.
 #[derive(Debug)]
 pub struct SuperPacket {
@@ -237,11 +237,6 @@ impl SuperPacket {
             return Err((SegmentError::Malformed, bytes));
         }
         Ok(SuperPacket { bytes, ip: range, hlen, mss })
-    }
-
-    /// A super-packet of nothing: what a pooled [`Segment`] points to between uses.
-    pub fn placeholder() -> Self {
-        SuperPacket { bytes: Vec::new(), ip: 0..0, hlen: 0, mss: 1 }
     }
 
     /// The IPv4 packet as read (its header says the whole length).
@@ -317,16 +312,6 @@ impl SuperPacket {
         self.range_header(k, k + 1, out);
         out.extend_from_slice(self.payload(k, k + 1));
     }
-}
-
-/// One MTU packet of a super-packet, as the network holds it: which super-packet, which
-/// segment, and its IPv4 TOS byte as read (so a queue's CE mark shows without touching the
-/// super-packet again).
-#[derive(Debug)]
-pub struct Segment {
-    pub sp: std::sync::Arc<SuperPacket>,
-    pub k: u16,
-    pub tos: u8,
 }
 
 /// A TCP/IPv4 packet's layout, when it is one that may start or join a coalesced write:
