@@ -33,13 +33,6 @@ impl Payload {
     pub fn downcast_mut<T: Any>(&mut self) -> Option<&mut T> {
         self.0.downcast_mut()
     }
-    /// The value itself, if it is a `T`; else the payload back.
-    pub fn downcast<T: Any>(self) -> Result<T, Self> {
-        match self.0.downcast::<T>() {
-            Ok(b) => Ok(*b),
-            Err(b) => Err(Payload(b)),
-        }
-    }
 }
 
 impl std::fmt::Debug for Payload {
