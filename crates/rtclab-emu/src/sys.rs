@@ -151,15 +151,19 @@ pub fn read_packet(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
 /// Writes one packet; a full device queue (EAGAIN/ENOBUFS) counts as a drop (`Ok(false)`).
 pub fn write_packet(fd: RawFd, pkt: &[u8]) -> io::Result<bool> {
     // SAFETY: pkt is valid for pkt.len() bytes.
-    let n = unsafe { libc::write(fd, pkt.as_ptr().cast(), pkt.len()) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::ENOBUFS) => Ok(false),
-            _ => Err(e),
-        };
+    written(unsafe { libc::write(fd, pkt.as_ptr().cast(), pkt.len()) })
+}
+
+/// A device write's result: a full device queue (EAGAIN/ENOBUFS) is a drop, `Ok(false)`.
+fn written(n: isize) -> io::Result<bool> {
+    if n >= 0 {
+        return Ok(true);
     }
-    Ok(true)
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::ENOBUFS) => Ok(false),
+        _ => Err(e),
+    }
 }
 
 /// Writes one packet gathered from `parts` (one `writev`: a vnet header, a packet's header,
@@ -167,15 +171,7 @@ pub fn write_packet(fd: RawFd, pkt: &[u8]) -> io::Result<bool> {
 /// counts as a drop (`Ok(false)`), as in `write_packet`.
 pub fn write_gathered(fd: RawFd, parts: &[std::io::IoSlice<'_>]) -> io::Result<bool> {
     // SAFETY: IoSlice is ABI-compatible with struct iovec on Unix; parts outlive the call.
-    let n = unsafe { libc::writev(fd, parts.as_ptr().cast(), parts.len() as libc::c_int) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::ENOBUFS) => Ok(false),
-            _ => Err(e),
-        };
-    }
-    Ok(true)
+    written(unsafe { libc::writev(fd, parts.as_ptr().cast(), parts.len() as libc::c_int) })
 }
 
 /// Moves the calling thread into the network namespace at `path` (/var/run/netns/NAME).
