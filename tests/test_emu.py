@@ -185,11 +185,10 @@ def test_emu_offloads_carry_super_packets_and_leave_the_model_mtu_packets(cli, t
     fwd = e["device_io"][0]
     assert e["tun_offload"] and fwd["super_packets"] > 0, e
     assert fwd["packets_per_read"] > 2 and fwd["packets_per_write"] > 1, fwd
+    # Nothing lost in the forwarder. (Kernel TCP's retransmissions are not compared with the
+    # queue's drops: with offloads on or off it sends ~150-200 more than the drops at this rate,
+    # and after a stall many more.)
     assert s["link"]["utilization"] > 0.8 and e["device_write_drops"] == 0
-    # Losses are the emulated queue's (slow start overshoots a 1-BDP queue), none the
-    # forwarder's: no more retransmissions than the queue's drops explain.
-    drops = sum(v for v in s["link"]["drops"].values() if isinstance(v, (int, float)))
-    assert s["flows"][0]["kernel_tcp"]["total_retrans"] <= 3 * drops + 100, (s["link"]["drops"],)
 
     scn.write_text(KERNEL_BULK.format(d=3, rate="40Mbps"))
     out = tmp_path / "cap"
