@@ -499,12 +499,12 @@ impl Forwarder {
                             }
                         }
                     }
-                    let lens: Vec<u32> = (0..count).map(|k| sp.segment_len(k) as u32).collect();
                     let ecn = Ecn::from_bits(sp.ip()[1]);
                     match (flow, held.insert(sp)) {
                         (Some(flow), Ok(first)) => {
-                            for (k, &len) in lens.iter().enumerate() {
+                            for k in 0..count {
                                 let h = Held::handle(first, k);
+                                let len = held.get(h).map_or(0, |(sp, _)| sp.segment_len(k) as u32);
                                 let info = PacketInfo::Held { slot: h.slot, tag: h.tag };
                                 self.inject(&mut stats[d], dir, flow, len, ecn, info, at);
                             }

@@ -292,18 +292,7 @@ impl SuperPacket {
         if k0 > 0 {
             hdr[h + 13] &= !CWR;
         }
-        let s = pseudo_sum(hdr, TCP, len - h);
-        hdr[h + 16..h + 18].copy_from_slice(&s.to_be_bytes());
-        let gso = k1 - k0 > 1;
-        let ecn = if gso && hdr[h + 13] & CWR != 0 { GSO_ECN } else { 0 };
-        VnetHdr {
-            flags: F_NEEDS_CSUM,
-            gso_type: if gso { GSO_TCPV4 | ecn } else { GSO_NONE },
-            hdr_len: if gso { hlen as u16 } else { 0 },
-            gso_size: if gso { self.mss as u16 } else { 0 },
-            csum_start: h as u16,
-            csum_offset: 16,
-        }
+        tcp_write_header(hdr, len, k1 - k0 > 1, self.mss)
     }
 
     /// Segment `k` as a whole IPv4 packet in `out` (cleared first), as `range_header` makes
@@ -397,14 +386,23 @@ pub fn coalesced_header(pkts: &[&[u8]], hdr: &mut Vec<u8>) -> VnetHdr {
     hdr[2..4].copy_from_slice(&(total as u16).to_be_bytes());
     set_ipv4_checksum(hdr);
     hdr[h + 13] |= last[h + 13] & (FIN | PSH);
-    let s = pseudo_sum(hdr, TCP, total - h);
+    tcp_write_header(hdr, total, true, first.len() - hlen)
+}
+
+/// The last step of a TCP/IPv4 header about to be written (`hdr`: IP + TCP header, IPv4
+/// checksum already fresh; `len`: the packet's whole length): the pseudo-header sum into the
+/// TCP checksum field, and the vnet header leaving the checksum to the kernel — for a GSO
+/// packet of `mss`-byte segments (ECN-flagged if it carries CWR), or a plain one.
+fn tcp_write_header(hdr: &mut [u8], len: usize, gso: bool, mss: usize) -> VnetHdr {
+    let h = ihl(hdr);
+    let s = pseudo_sum(hdr, TCP, len - h);
     hdr[h + 16..h + 18].copy_from_slice(&s.to_be_bytes());
-    let ecn = if first[h + 13] & CWR != 0 { GSO_ECN } else { 0 };
+    let ecn = if gso && hdr[h + 13] & CWR != 0 { GSO_ECN } else { 0 };
     VnetHdr {
         flags: F_NEEDS_CSUM,
-        gso_type: GSO_TCPV4 | ecn,
-        hdr_len: hlen as u16,
-        gso_size: (first.len() - hlen) as u16,
+        gso_type: if gso { GSO_TCPV4 | ecn } else { GSO_NONE },
+        hdr_len: if gso { hdr.len() as u16 } else { 0 },
+        gso_size: if gso { mss as u16 } else { 0 },
         csum_start: h as u16,
         csum_offset: 16,
     }
