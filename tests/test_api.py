@@ -197,8 +197,12 @@ def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
         rtclab.hairpin_table(0, tmp_path / "h")
     with pytest.raises(ValueError, match="no such file"):
         rtclab.hairpin_table(1e-4, tmp_path / "h", compare=tmp_path / "missing.bin")
-    with pytest.raises(ValueError, match="options: traces, iterations"):
+    with pytest.raises(ValueError, match="options: traces, teacher, qoe, iterations"):
         rtclab.metis_convert(tmp_path / "m", iteration=3)
+    with pytest.raises(ValueError, match="metis design: .*options: iterations, seeds"):
+        rtclab.metis_design(tmp_path / "d", iteration=3)
+    with pytest.raises(ValueError, match="--seeds"):
+        rtclab.metis_design(tmp_path / "d", seeds="a")
     assert not any(tmp_path.iterdir())
     result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)
     assert (folder / "summary.json").is_file() and result.summary["scenario"] == "default"

@@ -537,6 +537,16 @@ def test_repro_metis_runs_in_full_on_the_shipped_data(repro_runs):
     assert {x["variant"] for x in noise} == {"norway", *FAMILIES} and all(x["ours"] >= 0 for x in noise)
     teachers = [x for x in rows if x["experiment"].startswith("Teachers and baselines on the 29 held-out")]
     assert len(teachers) == 3 and all(x["ours"] is not None for x in teachers)
+    # Fig 5.6: every teacher × QoE metric × dataset, and the shares
+    cells = {x["variant"] for x in rows if x["experiment"].startswith("Performance retention: tree")}
+    assert cells == {f"{t}, {q} QoE, {d}" for t in ("pensieve", "robustmpc") for q in ("lin", "log", "hd")
+                     for d in ("norway", *FAMILIES)}
+    shares = [x for x in rows if x["experiment"].startswith("Performance retention: share")]
+    assert [x["variant"] for x in shares] == ["pensieve", "robustmpc", "all"]
+    assert all(0 <= x["ours"] <= 1 and x["verdict"] for x in shares)
+    design = [x for x in rows if x["experiment"].startswith("Design case")]
+    assert [x["variant"] for x in design] == ["modified / original", "modified vs original"]
+    assert design[0]["ours"] is not None
 
 
 def test_run_timings_name_every_phase(cli, tmp_path, good_scenario):

@@ -57,6 +57,7 @@ def test_metric_kinds_set_the_tolerance():
     assert Row("e", "v", "Jain", 0.90, "0.938").verdict == WITHIN
     # A tree's QoE over the DNN's: ± 0.03 absolute.
     assert kind_of("tree / DNN mean QoE").name == kind_of("tree-O / DNN p75 QoE").name == "QoE ratio"
+    assert kind_of("final test QoE ratio").name == "QoE ratio"  # the design case: modified / original
     assert Row("e", "v", "tree-O / DNN mean QoE", 0.889, "1.01").verdict == MISSED
     assert Row("e", "v", "tree-O / DNN mean QoE", 0.99, "1.01").verdict == WITHIN
     # A baseline's error over Metis' against a published range: ± 0.05 absolute (15 % of 3.2

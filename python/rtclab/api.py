@@ -99,21 +99,22 @@ def hairpin_table(lam: float, out: str | os.PathLike | None = None,
 
 def _metis(kind: str, out, options: dict) -> dict[str, Any]:
     from rtclab.metis import command
-    from rtclab.metis.options import ConvertOptions, RtcOptions
+    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
     from rtclab.output import check_replaceable, locked, write_atomically
 
-    rtc = kind == "rtc"
-    cls = RtcOptions if rtc else ConvertOptions
+    cls, default, what, fn = {
+        "convert": (ConvertOptions, "rtclab-out/metis-pensieve", "Metis conversion", command.run),
+        "rtc": (RtcOptions, "rtclab-out/metis-rtc", "Metis RTC conversion", command.run_rtc),
+        "design": (DesignOptions, "rtclab-out/metis-design", "Metis design case", command.run_design)}[kind]
     try:
         opts = cls(**options)
     except TypeError as e:
         known = ", ".join(cls.__dataclass_fields__)
         raise ValueError(f"metis {kind}: {e} (options: {known})") from e
-    out = str(out) if out is not None else ("rtclab-out/metis-rtc" if rtc else "rtclab-out/metis-pensieve")
+    out = str(out) if out is not None else default
     check_replaceable(Path(out).absolute(), out, ())
-    what = "Metis RTC conversion" if rtc else "Metis conversion"
     with locked(out, out):
-        return (command.run_rtc if rtc else command.run)(opts, lambda fill: write_atomically(out, fill, kind=what))
+        return fn(opts, lambda fill: write_atomically(out, fill, kind=what))
 
 
 def metis_convert(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
@@ -129,6 +130,16 @@ def metis_rtc(out: str | os.PathLike | None = None, **options) -> dict[str, Any]
     gcc_paper on held-out calls; writes to `out` (default rtclab-out/metis-rtc) and returns the
     summary. Options as `rtclab.metis.options.RtcOptions`. ValueError, OutputError."""
     return _metis("rtc", out, options)
+
+
+def metis_design(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
+    """`rtclab metis design`: Metis's design case — Pensieve's A3C trained as released, the
+    original network and the one with the last bitrate concatenated to its output layer, from the
+    same seeds; writes curves.csv, design.json and design.png to `out` (default
+    rtclab-out/metis-design) and returns the summary. Options as
+    `rtclab.metis.options.DesignOptions` (iterations, seeds, eval_every, agents, traces).
+    ValueError, DataMissing, OutputError; ImportError without the `learn` extra."""
+    return _metis("design", out, options)
 
 
 def metis_dataset(out: str | os.PathLike, topologies: list[str] | tuple[str, ...] = ("nsfnet",), samples: int = 100,

@@ -493,18 +493,21 @@ def cmd_repro(args: argparse.Namespace) -> int:
 def cmd_metis(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
-    from rtclab.api import metis_convert, metis_rtc
-    from rtclab.metis.options import ConvertOptions, RtcOptions
+    from rtclab.api import metis_convert, metis_design, metis_rtc
+    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
     from rtclab.output import OutputError
 
-    rtc = args.action == "rtc"
-    options = RtcOptions if rtc else ConvertOptions
+    options, fn, show = {"rtc": (RtcOptions, metis_rtc, _print_metis_rtc),
+                         "convert": (ConvertOptions, metis_convert, _print_metis),
+                         "design": (DesignOptions, metis_design, _print_metis_design)}[args.action]
     given = {f.name: getattr(args, f.name) for f in fields(options)}
     try:
-        s = (metis_rtc if rtc else metis_convert)(args.out, **given)
+        s = fn(args.out, **given)
     except (ValueError, DataMissing, OutputError) as e:
         raise UserError(str(e)) from e
-    (_print_metis_rtc if rtc else _print_metis)(s)
+    except ImportError as e:
+        raise _learn_missing(e) from e
+    show(s)
     return 0
 
 
@@ -604,9 +607,25 @@ def _print_metis(s: dict) -> None:
     print(f"converted in {s['conversion_seconds']:.1f} s: {s['leaves']} leaves, depth {s['depth']} "
           f"(iteration {s['selected_iteration'] + 1} of {s['iterations']})")
     print(f"test QoE per chunk on {s['test_traces']} held-out traces: tree {s['test_qoe_tree']:.3f}, "
-          f"Pensieve ({s['teacher_actions']}) {s['test_qoe_teacher']:.3f} "
-          f"(tree/DNN {s['tree_vs_teacher']:.1%})")
+          f"{s['teacher_name']} ({s['teacher_actions']}) {s['test_qoe_teacher']:.3f} ("
+          + (f"tree/teacher {s['tree_vs_teacher']:.1%}" if s["tree_vs_teacher"] is not None
+             else f"tree − teacher {s['test_qoe_tree'] - s['test_qoe_teacher']:+.3f}") + f"; {s['qoe']} QoE)")
     print(f"results in {s['out']}  (tree.json, tree.html, tree.svg, conversion.json)")
+
+
+def _print_metis_design(s: dict) -> None:
+    print(f"A3C, {s['agents']} agents, {s['iterations']} iterations, seeds {', '.join(map(str, s['seeds']))}: "
+          f"{s['seconds']:.0f} s")
+    ratio = s["modified_vs_original"]
+    print(f"final test QoE (last 10 % of evaluations, {s['test_traces']} held-out traces): original "
+          f"{s['original_final_qoe']:.3f}, modified {s['modified_final_qoe']:.3f}"
+          + (f" ({ratio - 1:+.1%})" if ratio is not None else ""))
+    for p in s["per_seed"]:
+        saved = p["iterations_saved"]
+        print(f"  seed {p['seed']}: original reaches its final level at iteration "
+              f"{p['original_reaches_its_final_level_at']}, modified at {p['modified_reaches_it_at']}"
+              + (f" ({saved:+d} iterations)" if saved is not None else ""))
+    print(f"results in {s['out']}  (curves.csv, design.json, design.png, actor-*.npz)")
 
 
 def _print_metis_rtc(s: dict) -> None:
@@ -695,13 +714,13 @@ def _memory_arg(text: str) -> int:
 
 
 def _metis_defaults():
-    from rtclab.metis.options import ConvertOptions, RtcOptions
+    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
 
-    return ConvertOptions(), RtcOptions()
+    return ConvertOptions(), RtcOptions(), DesignOptions()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    _CONVERT, _RTC = _metis_defaults()
+    _CONVERT, _RTC, _DESIGN = _metis_defaults()
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -868,10 +887,15 @@ def build_parser() -> argparse.ArgumentParser:
     hc.add_argument("--packets", type=int, required=True, help="data packets outstanding, 1 to 55")
     hc.set_defaults(func=cmd_hairpin)
 
-    mp = sub.add_parser("metis", help="Metis: convert a learned policy into a decision tree; interpret a global "
-                                      "system (RouteNet) by its hypergraph")
+    mp = sub.add_parser("metis", help="Metis: convert a learned policy into a decision tree; retrain Pensieve with "
+                                      "the design case's change; interpret a global system (RouteNet) by its hypergraph")
     mp_sub = mp.add_subparsers(dest="action", metavar="ACTION", required=True)
-    mc = mp_sub.add_parser("convert", help="Pensieve's released actor -> tree.json (+ SVG/HTML view)")
+    mc = mp_sub.add_parser("convert", help="Pensieve's released actor (or RobustMPC) -> tree.json (+ SVG/HTML view)")
+    mc.add_argument("--teacher", choices=["pensieve", "robustmpc"], default=_CONVERT.teacher,
+                    help="the policy to convert: Pensieve's released actor or RobustMPC (default: %(default)s)")
+    mc.add_argument("--qoe", choices=["lin", "log", "hd"], default=_CONVERT.qoe,
+                    help="QoE metric of the rewards, the pruning and the scores; RobustMPC optimises it "
+                         "(default: %(default)s)")
     mc.add_argument("--traces", metavar="DIR", help="trace folder in <seconds> <Mbit/s> format (default: the Norway set "
                                                     "shipped with rtclab); every 5th trace is held out for testing")
     mc.add_argument("--iterations", type=int, default=_CONVERT.iterations, help="DAgger iterations (default: %(default)s)")
@@ -904,6 +928,20 @@ def build_parser() -> argparse.ArgumentParser:
     mr.add_argument("--seed", type=int, default=_RTC.seed)
     mr.add_argument("--out", help="output directory (default: rtclab-out/metis-rtc)")
     mr.set_defaults(func=cmd_metis)
+    mg = mp_sub.add_parser("design", help="the design case: train Pensieve (A3C as released) with and without the last "
+                                          "bitrate at the output layer, from the same seeds; test QoE vs iterations")
+    mg.add_argument("--iterations", type=int, default=_DESIGN.iterations,
+                    help="A3C iterations per network (the paper: 800000; default: %(default)s)")
+    mg.add_argument("--seeds", default=_DESIGN.seeds, help="comma-separated seeds, each trains both networks "
+                                                           "(default: %(default)s)")
+    mg.add_argument("--eval-every", type=int, default=_DESIGN.eval_every,
+                    help="test the actor every this many iterations (default: %(default)s)")
+    mg.add_argument("--agents", type=int, default=_DESIGN.agents, help="parallel agents (default: %(default)s)")
+    mg.add_argument("--traces", metavar="DIR", help="trace folder (default: the Norway set shipped with rtclab); "
+                                                    "every 5th trace is held out for testing")
+    mg.add_argument("--quiet", action="store_true", help="no progress lines")
+    mg.add_argument("--out", help="output directory (default: rtclab-out/metis-design)")
+    mg.set_defaults(func=cmd_metis)
 
     md = mp_sub.add_parser("dataset", help="a data set of simulator runs for a learned network model: per-path delay "
                                            "of Poisson traffic over a topology, routing and traffic matrix per sample")

@@ -116,6 +116,8 @@ class Result:
     iterations: list[dict]
     selected_iteration: int
     dataset_size: int
+    #: every iteration's pruned tree, in order (the candidates successive halving chose from)
+    candidates: list = field(default_factory=list)
 
 
 def convert(env, teacher, *, iterations: int = 20, videos: int = 10, max_samples: int = 200_000,
@@ -131,7 +133,7 @@ def convert(env, teacher, *, iterations: int = 20, videos: int = 10, max_samples
     data = Data()
     s, f, p, _, _ = rollout(env, teacher_policy(teacher, rng), videos)
     data.extend(s, f, p, teacher.act(np.asarray(s), rng))
-    students, log = [], []
+    students, log, candidates = [], [], []
     for it in range(iterations):
         states, feats, positions, acts = data.arrays()
         w = sample_weights(resample, teacher, env, states, positions, acts, oversample)
@@ -168,11 +170,12 @@ def convert(env, teacher, *, iterations: int = 20, videos: int = 10, max_samples
                  "leaves": pr.chosen_leaves, "rollout_qoe": float(np.mean(totals)),
                  "holdout_score": pr.score, "seconds": time.perf_counter() - t0}
         students.append([pr.tree, float(np.mean(totals)), it])
+        candidates.append(pr.tree)
         log.append(entry)
         if progress:
             progress(it, entry)
     best = successive_halving(env, students, test_videos)
-    return Result(best[0], time.perf_counter() - t0, log, best[2], len(data.acts))
+    return Result(best[0], time.perf_counter() - t0, log, best[2], len(data.acts), candidates)
 
 
 def successive_halving(env, students: list, test_videos: int):

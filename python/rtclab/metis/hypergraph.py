@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional
 
 import numpy as np
@@ -91,19 +92,18 @@ class Explanation:
             return total, np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def explain(model: Model, sample: Batch, steps: int = STEPS, seed: int = 1, lr: float = LR,
-            on_step: Optional[Callable[[int, float], None]] = None, log_every: int = 50) -> Explanation:
-    """Fits the mask to one sample (`sample` holds one sample: index 0 is used)."""
+@lru_cache(maxsize=4)
+def _stepper(lr: float):
+    """The optimiser and one jitted mask step for a learning rate. The model, the sample and the
+    mask are arguments, so every `explain` call (seeds, samples of one shape) reuses one compiled
+    step instead of compiling its own."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    cap, rate, idx, valid = (jnp.asarray(a[0]) for a in (sample.cap, sample.rate, sample.idx, sample.valid))
-    vf = valid.astype(jnp.float32)
-    n = jnp.maximum(vf.sum(), 1.0)
-    params = model.params
-
-    def loss_fn(w, key):
+    def loss_fn(w, key, params, cap, rate, idx, valid):
+        vf = valid.astype(jnp.float32)
+        n = jnp.maximum(vf.sum(), 1.0)
         k1, k2 = jax.random.split(key)
         m = jax.nn.sigmoid(w * vf)
         full = forward(params, cap, rate, idx, valid, None, k1)
@@ -116,11 +116,24 @@ def explain(model: Model, sample: Batch, steps: int = STEPS, seed: int = 1, lr: 
     opt = optax.adam(optax.exponential_decay(lr, DECAY_STEPS, DECAY, staircase=True))
 
     @jax.jit
-    def step(w, s, key):
-        (val, parts), g = jax.value_and_grad(loss_fn, has_aux=True)(w, key)
+    def step(w, s, key, params, cap, rate, idx, valid):
+        (val, parts), g = jax.value_and_grad(loss_fn, has_aux=True)(w, key, params, cap, rate, idx, valid)
         upd, s = opt.update(g, s, w)
         return optax.apply_updates(w, upd), s, val, parts
 
+    return opt, step
+
+
+def explain(model: Model, sample: Batch, steps: int = STEPS, seed: int = 1, lr: float = LR,
+            on_step: Optional[Callable[[int, float], None]] = None, log_every: int = 50) -> Explanation:
+    """Fits the mask to one sample (`sample` holds one sample: index 0 is used)."""
+    import jax
+    import jax.numpy as jnp
+
+    cap, rate, idx, valid = (jnp.asarray(a[0]) for a in (sample.cap, sample.rate, sample.idx, sample.valid))
+    vf = valid.astype(jnp.float32)
+    params = model.params
+    opt, step = _stepper(float(lr))
     w = jnp.zeros(idx.shape, jnp.float32)
     state = opt.init(w)
     key = jax.random.PRNGKey(seed)
@@ -129,7 +142,7 @@ def explain(model: Model, sample: Batch, steps: int = STEPS, seed: int = 1, lr: 
     at_90 = None
     for i in range(1, steps + 1):
         key, sub = jax.random.split(key)
-        w, state, val, (fid, size, ent) = step(w, state, sub)
+        w, state, val, (fid, size, ent) = step(w, state, sub, params, cap, rate, idx, valid)
         if i == max(1, (9 * steps) // 10):
             at_90 = np.asarray(jax.nn.sigmoid(w * vf)) * np.asarray(valid)
         if i == 1 or i % log_every == 0 or i == steps:

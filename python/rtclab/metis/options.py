@@ -1,5 +1,5 @@
-"""The options of `rtclab metis convert` and `rtclab metis rtc` (and of `rtclab.metis_convert`,
-`rtclab.metis_rtc`): one place for their defaults, light to import (the CLI's parser reads them)."""
+"""The options of `rtclab metis convert`, `rtclab metis rtc` and `rtclab metis design` (and of
+`rtclab.metis_convert`, `rtclab.metis_rtc`, `rtclab.metis_design`): one place for their defaults, light to import (the CLI's parser reads them)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ class ConvertOptions:
     """`rtclab metis convert`'s options (the CLI's flags; their defaults are these)."""
 
     traces: Optional[str] = None
+    teacher: str = "pensieve"
+    qoe: str = "lin"
     iterations: int = 50
     videos: int = 10
     max_leaves: Optional[int] = 200
@@ -36,3 +38,15 @@ class RtcOptions:
     iterations: int = 4
     max_leaves: Optional[int] = 100
     seed: int = 0
+
+
+@dataclass
+class DesignOptions:
+    """`rtclab metis design`'s options (the CLI's flags; their defaults are these)."""
+
+    iterations: int = 2000
+    seeds: str = "0"
+    eval_every: int = 50
+    agents: int = 16
+    traces: Optional[str] = None
+    quiet: bool = False

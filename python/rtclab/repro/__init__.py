@@ -70,7 +70,7 @@ class Kind:
 #: another's sits near 1 and the papers quote it to a per cent or two: ± 0.03 absolute.
 KINDS: tuple[tuple[str, Kind], ...] = (
     (r"\b(Jain|JFI)\b", Kind("fairness index", 0.0, 0.05)),
-    (r"^tree(-O)? / DNN\b.*QoE$", Kind("QoE ratio", 0.0, 0.03)),
+    (r"^tree(-O)? / DNN\b.*QoE$|\bQoE ratio$", Kind("QoE ratio", 0.0, 0.03)),
     # A baseline's error over Metis' ("1.2-1.7× lower"): ± 0.05 absolute, so a ratio under 1 (the
     # baseline the more faithful) never passes a claim of a wide range.
     (r"^baseline / Metis\b", Kind("fidelity ratio", 0.0, 0.05)),
