@@ -67,6 +67,8 @@ def test_cli_design_writes_curves_and_refuses_bad_seeds(cli, tmp_path):
     assert all(c["iterations"] == [0, 1, 2] for c in s["curves"])
     assert (out / "curves.csv").read_text().count("\n") == 7 and (out / "design.png").is_file()
     assert (out / "actor-modified-seed0.npz").is_file()
-    r = cli("metis", "design", "--seeds", "1,1", "--out", tmp_path / "x")
-    assert r.returncode == 2 and "--seeds" in r.stderr
+    for bad, flag in ((["--seeds", "1,1"], "--seeds"), (["--seeds", "-1"], "--seeds"),
+                      (["--agents", "0"], "--agents"), (["--iterations", "0"], "--iterations")):
+        r = cli("metis", "design", *bad, "--out", tmp_path / "x")
+        assert r.returncode == 2 and flag in r.stderr, (bad, r.stderr)
     assert not (tmp_path / "x").exists()

@@ -167,8 +167,8 @@ def parse_seeds(text: str) -> list[int]:
         seeds = [int(x) for x in str(text).split(",") if x.strip()]
     except ValueError:
         seeds = []
-    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: expected distinct non-negative integers such as 0,1,2")
+    if not seeds or any(not 0 <= s < 2**31 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds {text!r}: expected distinct integers from 0 to 2^31 - 1, such as 0,1,2")
     return seeds
 
 
@@ -179,8 +179,10 @@ def run_design(args, write) -> dict:
     from rtclab.metis.pensieve import load_traces
 
     seeds = parse_seeds(args.seeds)
-    if args.iterations < 1 or args.eval_every < 1 or args.agents < 1:
-        raise ValueError("--iterations, --eval-every and --agents must be at least 1")
+    if args.iterations < 1 or args.eval_every < 1:
+        raise ValueError("--iterations and --eval-every must be at least 1")
+    if not 1 <= args.agents <= 256:
+        raise ValueError(f"--agents {args.agents}: expected 1 to 256 (the released trainer runs 16)")
     traces = load_traces(args.traces)
     train_i, test_i = split_traces(len(traces))
     if not train_i or not test_i:

@@ -11,9 +11,9 @@ held out (`split_traces`).
 Normalisation (the text: "QoE normalised before taking ratios, because raw QoE can be negative";
 it does not say how): per teacher, metric and dataset, every per-trace mean QoE — the teacher's,
 the tree's and the always-lowest-bitrate player's — is mapped linearly so that the lowest of them
-all is 0 and the highest 1. The lowest-bitrate player anchors the bottom, so 0 means "no better
-than never adapting up" rather than "the tree's worst trace". Ratios of the normalised
-percentiles follow.
+all is 0 and the highest 1. The lowest-bitrate player's QoE joins the pool, so the scale reaches
+down at least to "never adapting up" and does not hinge on the worst trace of the two policies
+compared. Ratios of the normalised percentiles follow.
 """
 
 from __future__ import annotations
@@ -47,9 +47,6 @@ class Cell:
     #: the same ratios for the first iteration's tree (fitted on the teacher's own states only,
     #: before DAgger adds the student's): the cause experiment for cells that lose much
     first_ratios: dict[int, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
 
 
 def normalised_ratios(teacher: np.ndarray, tree: np.ndarray, floor: np.ndarray,

@@ -468,9 +468,10 @@ def build(runs: int = 3) -> Reproduction:
         "metric it is given) × linear/log/HD QoE × Norway and the wireless-zhuge families; HotDASH, the figure's "
         "third algorithm, has no released model. Per-trace QoE is normalised to [0, 1] by the lowest and highest "
         "per-trace QoE of teacher, tree and an always-lowest-bitrate player (the text does not say how it "
-        "normalises). On rest-wifi/rest1 (deep outages: rest1_16 has 172 of 482 samples under 0.1 Mbit/s) a tree "
-        "that climbs stalls for minutes in some DAgger rollouts (rollout QoE in the cells' notes), and successive "
-        "halving by mean rollout QoE then keeps a tree that stays low.",
+        "normalises). On rest-wifi/rest1 (deep outages: rest1_16 has 172 of 482 samples under 0.1 Mbit/s) the "
+        "students' DAgger rollouts stall for minutes (rollout QoE in the cells' notes), their outage states join the "
+        "data labelled 'lowest bitrate', and the later trees stay low on held-out traces; the first iteration's tree "
+        "(teacher's states only, also in the notes) does not.",
         "Design case: both networks trained by our A3C (JAX) as released, for 500 × --runs iterations from one seed "
         "(the paper: 800,000); `rtclab metis design --iterations N --seeds 0,1,2` runs longer and more seeds.",
         "Not run: AuTO, the browser deployment (page size, load time), "
