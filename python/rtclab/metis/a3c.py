@@ -45,6 +45,8 @@ from typing import Callable
 
 import numpy as np
 
+from rtclab.metis.pensieve import sample_actions
+
 AGENTS = 16
 GAMMA = 0.99
 ACTOR_LR = 1e-4
@@ -172,10 +174,6 @@ class Trainer:
         self._probs = jax.jit(probs)
         self._round = jax.jit(round_)
 
-    def _sample(self, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        u = rng.integers(1, 1000, size=len(p)) / 1000.0
-        return (np.cumsum(p, axis=1) > u[:, None]).argmax(axis=1)
-
     def _play(self, envs, rng, reset_kw=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every env plays one video in lockstep; states [E, T, 48], actions and rewards [E, T]."""
         for e in envs:
@@ -184,7 +182,7 @@ class Trainer:
         done = False
         while not done:
             s = np.stack([e.observation.reshape(-1) for e in envs]).astype(np.float32)
-            a = self._sample(np.asarray(self._probs(self.actor, s)), rng)
+            a = sample_actions(np.asarray(self._probs(self.actor, s)), rng)
             out = [e.step_fast(int(x)) for e, x in zip(envs, a)]
             S.append(s)
             A.append(a)
@@ -250,3 +248,15 @@ def iterations_to_reach(curve: Curve, level: float, w: int | None = None) -> int
     s = smoothed(curve, w or window(curve))
     hit = np.flatnonzero(s >= level - 1e-12)
     return curve.iterations[int(hit[0])] if len(hit) else None
+
+
+def compare(original: Curve, modified: Curve) -> dict:
+    """The design case's figures for one seed: each network's final (smoothed) test QoE, their
+    ratio (None unless the original's is positive), when each reaches the original's final
+    level, and the iterations the modified network saves (None if either never does)."""
+    lo, lm = final_level(original), final_level(modified)
+    reach_o, reach_m = iterations_to_reach(original, lo), iterations_to_reach(modified, lo)
+    return {"seed": original.seed, "original_final_qoe": lo, "modified_final_qoe": lm,
+            "modified_vs_original": lm / lo if lo > 0 else None,
+            "original_reaches_its_final_level_at": reach_o, "modified_reaches_it_at": reach_m,
+            "iterations_saved": reach_o - reach_m if reach_o is not None and reach_m is not None else None}

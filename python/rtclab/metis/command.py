@@ -200,17 +200,7 @@ def run_design(args, write) -> dict:
             c, tr = a3c.train(train, test, modified, args.iterations, seed, args.eval_every, args.agents, progress)
             curves.append(c)
             actors[f"{name}-seed{seed}"] = tr.actor_arrays()
-    per_seed = []
-    for seed in seeds:
-        o, m = [c for c in curves if c.seed == seed]
-        lo, lm = a3c.final_level(o), a3c.final_level(m)
-        reach_o, reach_m = a3c.iterations_to_reach(o, lo), a3c.iterations_to_reach(m, lo)
-        per_seed.append({"seed": seed, "original_final_qoe": lo, "modified_final_qoe": lm,
-                         "modified_vs_original": lm / lo if lo > 0 else None,
-                         "original_reaches_its_final_level_at": reach_o,
-                         "modified_reaches_it_at": reach_m,
-                         "iterations_saved": (reach_o - reach_m) if reach_o is not None and reach_m is not None
-                         else None})
+    per_seed = [a3c.compare(*[c for c in curves if c.seed == seed]) for seed in seeds]
     lo = float(np.mean([p["original_final_qoe"] for p in per_seed]))
     lm = float(np.mean([p["modified_final_qoe"] for p in per_seed]))
     saved = [p["iterations_saved"] for p in per_seed if p["iterations_saved"] is not None]

@@ -56,6 +56,13 @@ def load_video(folder: str | Path | None = None) -> list[tuple[str, str]]:
     return out
 
 
+def sample_actions(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of probabilities, as Pensieve's agents and test draw them: the first
+    whose cumulative probability exceeds U{1..999}/1000."""
+    u = rng.integers(1, 1000, size=len(p)) / 1000.0
+    return (np.cumsum(p, axis=1) > u[:, None]).argmax(axis=1)
+
+
 class PensieveNet:
     """One network (actor or critic) of the released checkpoint, numpy float32."""
 
@@ -119,8 +126,7 @@ class PensieveTeacher:
         p = self.probs(states)
         if self.greedy or rng is None:
             return p.argmax(axis=1)
-        u = rng.integers(1, 1000, size=len(p)) / 1000.0
-        return (np.cumsum(p, axis=1) > u[:, None]).argmax(axis=1)
+        return sample_actions(p, rng)
 
 
 @lru_cache(maxsize=1)

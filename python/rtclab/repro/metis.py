@@ -242,14 +242,15 @@ def design_rows(train, test, iterations: int, seed: int = 0) -> list[Row]:
 
     o, _ = a3c.train(train, test, False, iterations, seed, eval_every=max(1, iterations // 50))
     m, _ = a3c.train(train, test, True, iterations, seed, eval_every=max(1, iterations // 50))
-    lo, lm = a3c.final_level(o), a3c.final_level(m)
-    reach_o, reach_m = a3c.iterations_to_reach(o, lo), a3c.iterations_to_reach(m, lo)
+    c = a3c.compare(o, m)
+    lo, lm = c["original_final_qoe"], c["modified_final_qoe"]
+    reach_o, reach_m = c["original_reaches_its_final_level_at"], c["modified_reaches_it_at"]
     t = (f"Design case: Pensieve with the last bitrate at the output layer (A3C as released, 16 agents, "
          f"{iterations} iterations, seed {seed}; test QoE on the {len(test)} held-out Norway traces)")
-    rows = [Row(t, "modified / original", "final test QoE ratio", lm / lo if lo > 0 else None, "1.051",
+    rows = [Row(t, "modified / original", "final test QoE ratio", c["modified_vs_original"], "1.051",
                 f"original {lo:.3f}, modified {lm:.3f} (smoothed over the last 10 % of {len(o.test_qoe)} "
                 f"evaluations); {o.seconds + m.seconds:.0f} s on one core", better="higher")]
-    saved = (reach_o - reach_m) / iterations if reach_o is not None and reach_m is not None else None
+    saved = c["iterations_saved"] / iterations if c["iterations_saved"] is not None else None
     rows.append(Row(t, "modified vs original", "share of the run saved reaching the original's final QoE", saved,
                     "0.69 (550k of 800k iterations)", f"original reaches it at iteration {reach_o}, modified at "
                     f"{reach_m}", better="higher"))
