@@ -203,6 +203,10 @@ def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
         rtclab.metis_design(tmp_path / "d", iteration=3)
     with pytest.raises(ValueError, match="--seeds"):
         rtclab.metis_design(tmp_path / "d", seeds="a")
+    with pytest.raises(ValueError, match="metis auto: .*options: workload, load"):
+        rtclab.metis_auto(tmp_path / "a", workloads="websearch")
+    with pytest.raises(ValueError, match="--load 0"):
+        rtclab.metis_auto(tmp_path / "a", load=0)
     assert not any(tmp_path.iterdir())
     result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)
     assert (folder / "summary.json").is_file() and result.summary["scenario"] == "default"

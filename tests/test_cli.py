@@ -547,6 +547,16 @@ def test_repro_metis_runs_in_full_on_the_shipped_data(repro_runs):
     design = [x for x in rows if x["experiment"].startswith("Design case")]
     assert [x["variant"] for x in design] == ["modified / original", "modified vs original"]
     assert design[0]["ours"] is not None
+    # AuTO: every policy's FCT, the three tree / DNN pairs, conversion time, LIME/LEMNA on the lRLA
+    auto = [x for x in rows if x["experiment"].startswith("AuTO on rtclab's datacenter fabric")]
+    from rtclab.metis.autorun import POLICY_NAMES
+
+    assert len([x for x in auto if x["metric"] == "mean FCT (ms)"]) == len(POLICY_NAMES)
+    pairs = [x for x in auto if x["metric"] in ("mean FCT ratio", "p99 FCT ratio")]
+    assert len(pairs) == 6 and all(x["verdict"] for x in pairs)
+    assert any(x["metric"] == "conversion time (s)" for x in auto)
+    lime = [x for x in rows if x["experiment"].startswith("Fidelity to AuTO's lRLA")]
+    assert any(x["metric"] == "baseline / Metis error rate" for x in lime)
 
 
 def test_run_timings_name_every_phase(cli, tmp_path, good_scenario):

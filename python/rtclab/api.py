@@ -99,13 +99,15 @@ def hairpin_table(lam: float, out: str | os.PathLike | None = None,
 
 def _metis(kind: str, out, options: dict) -> dict[str, Any]:
     from rtclab.metis import command
-    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.metis import autorun
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
     from rtclab.output import check_replaceable, locked, write_atomically
 
     cls, default, what, fn = {
         "convert": (ConvertOptions, "rtclab-out/metis-pensieve", "Metis conversion", command.run),
         "rtc": (RtcOptions, "rtclab-out/metis-rtc", "Metis RTC conversion", command.run_rtc),
-        "design": (DesignOptions, "rtclab-out/metis-design", "Metis design case", command.run_design)}[kind]
+        "design": (DesignOptions, "rtclab-out/metis-design", "Metis design case", command.run_design),
+        "auto": (AutoOptions, "rtclab-out/metis-auto", "Metis AuTO study", autorun.run_auto)}[kind]
     try:
         opts = cls(**options)
     except TypeError as e:
@@ -140,6 +142,18 @@ def metis_design(out: str | os.PathLike | None = None, **options) -> dict[str, A
     `rtclab.metis.options.DesignOptions` (iterations, seeds, eval_every, agents, traces).
     ValueError, DataMissing, OutputError; ImportError without the `learn` extra."""
     return _metis("design", out, options)
+
+
+def metis_auto(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
+    """`rtclab metis auto`: AuTO's sRLA (DDPG) and lRLA (REINFORCE) trained on rtclab's
+    datacenter fabric (MLFQ + long-flow priority queues), converted by Metis (regression trees,
+    a classification tree), and the FCT of DNNs, trees and baselines on the same held-out
+    arrivals; writes auto.json, fct.png, the networks (.npz) and the trees (.json) to `out`
+    (default rtclab-out/metis-auto) and returns the summary. Options as
+    `rtclab.metis.options.AutoOptions` (workload, load, srla_steps, lrla_episodes, iterations,
+    max_leaves, test_seeds, test_seconds, seed). ValueError, OutputError; ImportError without
+    the `learn` extra."""
+    return _metis("auto", out, options)
 
 
 def metis_dataset(out: str | os.PathLike, topologies: list[str] | tuple[str, ...] = ("nsfnet",), samples: int = 100,

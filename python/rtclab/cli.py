@@ -493,13 +493,14 @@ def cmd_repro(args: argparse.Namespace) -> int:
 def cmd_metis(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
-    from rtclab.api import metis_convert, metis_design, metis_rtc
-    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.api import metis_auto, metis_convert, metis_design, metis_rtc
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
     from rtclab.output import OutputError
 
     options, fn, show = {"rtc": (RtcOptions, metis_rtc, _print_metis_rtc),
                          "convert": (ConvertOptions, metis_convert, _print_metis),
-                         "design": (DesignOptions, metis_design, _print_metis_design)}[args.action]
+                         "design": (DesignOptions, metis_design, _print_metis_design),
+                         "auto": (AutoOptions, metis_auto, _print_metis_auto)}[args.action]
     given = {f.name: getattr(args, f.name) for f in fields(options)}
     try:
         s = fn(args.out, **given)
@@ -613,6 +614,26 @@ def _print_metis(s: dict) -> None:
     print(f"results in {s['out']}  (tree.json, tree.html, tree.svg, conversion.json)")
 
 
+def _print_metis_auto(s: dict) -> None:
+    t = s["training"]
+    print(f"AuTO on the {s['workload']} workload at load {s['load']}: sRLA {t['srla_steps']} DDPG decisions "
+          f"({t['srla_seconds']:.0f} s), lRLA {t['lrla_episodes']} REINFORCE episodes ({t['lrla_seconds']:.0f} s)")
+    c = s["conversion"]
+    print(f"Metis: {c['seconds']:.1f} s, lRLA tree {c['lrla_leaves']} leaves (hold-out accuracy "
+          f"{c['lrla_holdout_accuracy']:.3f}), sRLA trees {c['srla_leaves']} leaves")
+    print(f"FCT on {s['test']['seeds']} × {s['test']['seconds_each']:g} s of held-out arrivals:")
+    for name, f in s["fct"].items():
+        print(f"  {name:10s}mean {f['mean_ms']:7.3f} ms  p99 {f['p99_ms']:8.3f} ms  short p99 "
+              f"{f['short_p99_ms'] * 1e3:7.1f} us  slowdown {f['mean_slowdown']:.3f}")
+    r = s["tree_vs_dnn"]
+    print("tree / DNN FCT: " + "; ".join(f"{label} mean {r[k]['mean']:.3f}, p99 {r[k]['p99']:.3f}" for k, label in
+                                         (("", "both agents"), ("-srla", "sRLA alone"), ("-lrla", "lRLA alone"))))
+    print("decision latency DNN / tree: lRLA "
+          + (f"{s['latency_ratio']['lrla']:.1f}x" if s["latency_ratio"]["lrla"] else "n/a")
+          + f", sRLA {s['latency_ratio']['srla']:.1f}x")
+    print(f"results in {s['out']}  (auto.json, fct.png, lrla-tree.json, srla-tree-*.json, *.npz)")
+
+
 def _print_metis_design(s: dict) -> None:
     print(f"A3C, {s['agents']} agents, {s['iterations']} iterations, seeds {', '.join(map(str, s['seeds']))}: "
           f"{s['seconds']:.0f} s")
@@ -714,13 +735,13 @@ def _memory_arg(text: str) -> int:
 
 
 def _metis_defaults():
-    from rtclab.metis.options import ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
 
-    return ConvertOptions(), RtcOptions(), DesignOptions()
+    return ConvertOptions(), RtcOptions(), DesignOptions(), AutoOptions()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    _CONVERT, _RTC, _DESIGN = _metis_defaults()
+    _CONVERT, _RTC, _DESIGN, _AUTO = _metis_defaults()
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -942,6 +963,25 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument("--quiet", action="store_true", help="no progress lines")
     mg.add_argument("--out", help="output directory (default: rtclab-out/metis-design)")
     mg.set_defaults(func=cmd_metis)
+
+    ma = mp_sub.add_parser("auto", help="AuTO: train its sRLA (DDPG, MLFQ thresholds) and lRLA (REINFORCE, long-flow "
+                                        "priorities) on a datacenter fabric, convert both by Metis, compare FCT")
+    ma.add_argument("--workload", default=_AUTO.workload, help="flow sizes: websearch (DCTCP) or datamining (VL2) "
+                                                               "(default: %(default)s)")
+    ma.add_argument("--load", type=float, default=_AUTO.load, help="offered load, 0-1 (default: %(default)s)")
+    ma.add_argument("--srla-steps", type=int, default=_AUTO.srla_steps, help="sRLA decisions trained (default: %(default)s)")
+    ma.add_argument("--lrla-episodes", type=int, default=_AUTO.lrla_episodes,
+                    help="lRLA training episodes of 2 s each (default: %(default)s)")
+    ma.add_argument("--iterations", type=int, default=_AUTO.iterations, help="Metis DAgger iterations (default: %(default)s)")
+    ma.add_argument("--episodes", type=int, default=_AUTO.episodes, help="rollouts per DAgger iteration (default: %(default)s)")
+    ma.add_argument("--max-leaves", type=int, default=_AUTO.max_leaves, help="leaf budget per tree (default: %(default)s)")
+    ma.add_argument("--test-seeds", type=int, default=_AUTO.test_seeds, help="held-out episodes (default: %(default)s)")
+    ma.add_argument("--test-seconds", type=float, default=_AUTO.test_seconds,
+                    help="fabric time per held-out episode (default: %(default)s)")
+    ma.add_argument("--seed", type=int, default=_AUTO.seed)
+    ma.add_argument("--quiet", action="store_true", help="no progress lines")
+    ma.add_argument("--out", help="output directory (default: rtclab-out/metis-auto)")
+    ma.set_defaults(func=cmd_metis)
 
     md = mp_sub.add_parser("dataset", help="a data set of simulator runs for a learned network model: per-path delay "
                                            "of Poisson traffic over a topology, routing and traffic matrix per sample")

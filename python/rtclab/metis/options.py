@@ -1,5 +1,5 @@
-"""The options of `rtclab metis convert`, `rtclab metis rtc` and `rtclab metis design` (and of
-`rtclab.metis_convert`, `rtclab.metis_rtc`, `rtclab.metis_design`): one place for their defaults, light to import (the CLI's parser reads them)."""
+"""The options of `rtclab metis convert`, `rtclab metis rtc`, `rtclab metis design` and `rtclab metis auto` (and of
+`rtclab.metis_convert`, `rtclab.metis_rtc`, `rtclab.metis_design`, `rtclab.metis_auto`): one place for their defaults, light to import (the CLI's parser reads them)."""
 
 from __future__ import annotations
 
@@ -49,4 +49,21 @@ class DesignOptions:
     eval_every: int = 50
     agents: int = 16
     traces: Optional[str] = None
+    quiet: bool = False
+
+
+@dataclass
+class AutoOptions:
+    """`rtclab metis auto`'s options (the CLI's flags; their defaults are these)."""
+
+    workload: str = "websearch"
+    load: float = 0.7
+    srla_steps: int = 2000
+    lrla_episodes: int = 100
+    iterations: int = 5
+    episodes: int = 3
+    max_leaves: int = 100
+    test_seeds: int = 10
+    test_seconds: float = 4.0
+    seed: int = 0
     quiet: bool = False
