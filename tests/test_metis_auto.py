@@ -23,14 +23,7 @@ def _fabric_with(flows: list[tuple[float, float]], thresholds=(1e12,) * 4, capac
     pending = sorted(flows)
 
     def admit():
-        t, s = pending.pop(0)
-        fab.size = np.append(fab.size, s)
-        fab.sent = np.append(fab.sent, 0.0)
-        fab.arr = np.append(fab.arr, fab.now)
-        fab.long_q = np.append(fab.long_q, 0)
-        fab.was_long = np.append(fab.was_long, False)
-        fab.ids = np.append(fab.ids, fab.next_id)
-        fab.next_id += 1
+        fab.admit(pending.pop(0)[1])
         fab._next_arrival = pending[0][0] if pending else float("inf")
 
     fab._admit = admit

@@ -139,7 +139,11 @@ class Fabric:
 
     # ---- dynamics ----------------------------------------------------------------------------
     def _admit(self) -> None:
-        s = float(sample_sizes(self.workload, self.rng, 1)[0])
+        self.admit(float(sample_sizes(self.workload, self.rng, 1)[0]))
+        self._next_arrival = self.now + self.rng.exponential(1.0 / self.rate)
+
+    def admit(self, s: float) -> None:
+        """A flow of `s` bytes starts now (in queue 0)."""
         self.size = np.append(self.size, s)
         self.sent = np.append(self.sent, 0.0)
         self.arr = np.append(self.arr, self.now)
@@ -148,7 +152,6 @@ class Fabric:
         self.ids = np.append(self.ids, self.next_id)
         self.next_id += 1
         self.arrived_bytes += s
-        self._next_arrival = self.now + self.rng.exponential(1.0 / self.rate)
 
     def advance(self, t_end: float) -> Finished:
         """Run to `t_end`; the flows that finished meanwhile."""
