@@ -137,7 +137,7 @@ def test_cli_auto_writes_its_files_and_refuses_bad_input(tmp_path):
     s = json.loads((out / "auto.json").read_text())
     assert s["tree_vs_dnn"]["-lrla"]["mean"] > 0 and "tree / DNN" in r.stdout
     for bad, msg in ((["--load", "1.5"], "--load 1.5"), (["--workload", "hadoop"], "--workload 'hadoop'"),
-                     (["--srla-steps", "0"], "--srla-steps 0")):
+                     (["--srla-steps", "0"], "--srla-steps 0"), (["--test-seconds", "inf"], "--test-seconds inf")):
         r = subprocess.run([*cmd[:5], *bad, "--out", str(tmp_path / "bad")], capture_output=True, text=True,
                            timeout=120)
         assert r.returncode == 2 and msg in r.stderr, (bad, r.stderr)

@@ -909,7 +909,8 @@ def build_parser() -> argparse.ArgumentParser:
     hc.set_defaults(func=cmd_hairpin)
 
     mp = sub.add_parser("metis", help="Metis: convert a learned policy into a decision tree; retrain Pensieve with "
-                                      "the design case's change; interpret a global system (RouteNet) by its hypergraph")
+                                      "the design case's change; train AuTO's agents and convert them; interpret a global "
+                                      "system (RouteNet) by its hypergraph")
     mp_sub = mp.add_subparsers(dest="action", metavar="ACTION", required=True)
     mc = mp_sub.add_parser("convert", help="Pensieve's released actor (or RobustMPC) -> tree.json (+ SVG/HTML view)")
     mc.add_argument("--teacher", choices=["pensieve", "robustmpc"], default=_CONVERT.teacher,
@@ -969,7 +970,7 @@ def build_parser() -> argparse.ArgumentParser:
     ma.add_argument("--workload", default=_AUTO.workload, help="flow sizes: websearch (DCTCP) or datamining (VL2) "
                                                                "(default: %(default)s)")
     ma.add_argument("--load", type=float, default=_AUTO.load, help="offered load, 0-1 (default: %(default)s)")
-    ma.add_argument("--srla-steps", type=int, default=_AUTO.srla_steps, help="sRLA decisions trained (default: %(default)s)")
+    ma.add_argument("--srla-steps", type=int, default=_AUTO.srla_steps, help="sRLA decisions trained, in episodes of 20 (default: %(default)s)")
     ma.add_argument("--lrla-episodes", type=int, default=_AUTO.lrla_episodes,
                     help="lRLA training episodes of 2 s each (default: %(default)s)")
     ma.add_argument("--iterations", type=int, default=_AUTO.iterations, help="Metis DAgger iterations (default: %(default)s)")

@@ -278,8 +278,9 @@ class TrainLog:
 def train_srla(steps: int, seed: int = 0, workload: str = "websearch", progress: Callable | None = None,
                gamma: float = 0.9, batch: int = 64, tau: float = 0.01, noise: tuple = (0.3, 0.05),
                episode_steps: int = 20, critic_l2: float = 1e-2) -> tuple[dict, TrainLog]:
-    """DDPG: `steps` sRLA decisions (episodes of `episode_steps` decisions, a fresh fabric seed
-    each), one critic and one actor update per decision once the buffer holds a batch."""
+    """DDPG: `steps` sRLA decisions, rounded up to whole episodes of `episode_steps` decisions (a
+    fresh fabric seed each), one critic and one actor update per decision once the buffer holds a
+    batch."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -319,7 +320,7 @@ def train_srla(steps: int, seed: int = 0, workload: str = "websearch", progress:
     rng = np.random.default_rng(seed + 1)
     buf_s, buf_a, buf_r, buf_s2 = [], [], [], []
     log = TrainLog("sRLA")
-    episodes = max(1, steps // episode_steps)
+    episodes = max(1, -(-steps // episode_steps))   # whole episodes, at least `steps` decisions
     for ep_i in range(episodes):
         sigma = noise[0] + (noise[1] - noise[0]) * ep_i / max(1, episodes - 1)
         An = {**fixed, **{k: np.asarray(v) for k, v in A.items()}}

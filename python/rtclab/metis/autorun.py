@@ -37,8 +37,8 @@ def check(opts) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(opts, name)}: expected at least 1")
     if opts.max_leaves < 2:
         raise ValueError(f"--max-leaves {opts.max_leaves}: expected at least 2")
-    if not opts.test_seconds > 0:
-        raise ValueError(f"--test-seconds {opts.test_seconds}: expected a positive duration")
+    if not 0 < opts.test_seconds < 3600:
+        raise ValueError(f"--test-seconds {opts.test_seconds}: expected a duration from 0 to 3600 s (exclusive)")
     if not 0 <= opts.seed < 2**31:
         raise ValueError(f"--seed {opts.seed}: expected 0 to 2^31 - 1")
 
