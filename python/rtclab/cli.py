@@ -621,7 +621,8 @@ def _print_metis_auto(s: dict) -> None:
     c = s["conversion"]
     print(f"Metis: {c['seconds']:.1f} s, lRLA tree {c['lrla_leaves']} leaves (hold-out accuracy "
           f"{c['lrla_holdout_accuracy']:.3f}), sRLA trees {c['srla_leaves']} leaves")
-    print(f"FCT on {s['test']['seeds']} × {s['test']['seconds_each']:g} s of held-out arrivals:")
+    print(f"FCT of every flow arriving in {s['test']['seeds']} × {s['test']['seconds_each']:g} s of held-out "
+          f"arrivals ({next(iter(s['fct'].values()))['flows']} flows, each episode drained):")
     for name, f in s["fct"].items():
         print(f"  {name:10s}mean {f['mean_ms']:7.3f} ms  p99 {f['p99_ms']:8.3f} ms  short p99 "
               f"{f['short_p99_ms'] * 1e3:7.1f} us  slowdown {f['mean_slowdown']:.3f}")

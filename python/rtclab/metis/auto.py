@@ -155,9 +155,12 @@ class Episode:
 
 def run(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seed: int, seconds: float = EPISODE_S,
         workload: str = "websearch", load: float = LOAD, capacity_bps: float = CAPACITY_BPS,
-        record: bool = False, thresholds=None) -> Episode:
+        record: bool = False, thresholds=None, drain: bool = False) -> Episode:
     """One episode of the fabric under the two agents (None: the default thresholds / queue 4;
-    `thresholds` fixes the MLFQ thresholds in bytes instead of an sRLA)."""
+    `thresholds` fixes the MLFQ thresholds in bytes instead of an sRLA). With `drain`, arrivals
+    stop after `seconds` and the agents go on until every flow has finished, so that every policy
+    is scored on the same flows (without it, the flows a policy leaves unfinished would drop out
+    of its FCT)."""
     fab = Fabric(workload, load, capacity_bps, seed)
     if thresholds is not None:
         fab.set_thresholds(thresholds)
@@ -167,7 +170,14 @@ def run(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seed: int, seconds: fl
     steps_per_s = int(round(PERIOD_S / PERIOD_L))
     last_l = last_s = 0.0
     acc_s: list[Finished] = []
-    for step in range(int(round(seconds / PERIOD_L))):
+    steps = int(round(seconds / PERIOD_L))
+    step = -1
+    while True:
+        step += 1
+        if step >= steps:
+            if not (drain and len(fab.size)):
+                break
+            fab.stop_arrivals()
         if step % steps_per_s == 0:
             s = obs.srla_state()
             if step > 0 and record:
@@ -563,9 +573,9 @@ def fct_of(f: Finished, capacity_bps: float = CAPACITY_BPS) -> Fct:
 
 def evaluate(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seeds: list[int], seconds: float,
              workload: str = "websearch", load: float = LOAD, thresholds=None) -> tuple[Fct, float]:
-    """FCT over all flows finished in the test episodes (same seeds for every policy → the same
-    arrivals and sizes); also the number of lRLA decisions made."""
-    eps = [run(srla, lrla, seed=s, seconds=seconds, workload=workload, load=load, thresholds=thresholds)
+    """FCT of every flow that arrives in the test episodes, each drained (same seeds for every
+    policy → the same flows); also the number of lRLA decisions made."""
+    eps = [run(srla, lrla, seed=s, seconds=seconds, workload=workload, load=load, thresholds=thresholds, drain=True)
            for s in seeds]
     return fct_of(Finished.concat([e.finished for e in eps])), float(sum(e.decisions for e in eps))
 

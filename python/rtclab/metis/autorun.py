@@ -1,5 +1,5 @@
 """`rtclab metis auto`: train AuTO's two agents on rtclab's datacenter fabric, convert both by
-Metis, run DNNs, trees and the info-agnostic baselines on the same held-out arrivals, and compare
+Metis, run DNNs, trees and the info-agnostic baselines on the same held-out flows, and compare
 FCT, conversion time and decision latency (issue 43 item 3; `rtclab.metis.auto`)."""
 
 from __future__ import annotations

@@ -137,6 +137,10 @@ class Fabric:
             raise ValueError(f"long-flow priority {level.tolist()}: expected 0 to {LONG_QUEUES - 1}")
         self.long_q[idx] = level
 
+    def stop_arrivals(self) -> None:
+        """No flow arrives after now (to drain the port: every flow that arrived gets an FCT)."""
+        self._next_arrival = float("inf")
+
     # ---- dynamics ----------------------------------------------------------------------------
     def _admit(self) -> None:
         self.admit(float(sample_sizes(self.workload, self.rng, 1)[0]))
