@@ -68,7 +68,7 @@ GAP_CAUSES = [
           "boundary with few numbers; a CART fitted on the very states the stand-ins fit errs as much as Metis' tree or "
           "more (row 'CART fitted on the stand-ins' training states'), and more DAgger rollouts move Metis' tree little "
           "(at --runs 1: 12 % error from 815 states, 30 leaves; 10 % from 2,423; 12 % from 5,130, 100 leaves). The fully "
-          "trained lRLA of `rtclab metis auto` (100 episodes) is easier to imitate: its tree errs 6.5 % on the DNN's own "
+          "trained lRLA of `rtclab metis auto` (100 episodes) is easier to imitate: its 35-leaf tree errs 8.4 % on the DNN's own "
           f"states ({_DOC}, 'AuTO'; `rtclab repro metis`, `rtclab metis auto`)", metric="baseline / Metis"),
     Cause(r"AuTO on rtclab", "the joint system puts the lRLA behind the sRLA's thresholds, a setting neither the lRLA's DNN "
           "nor its tree was trained or converted in: with this run's agents the lRLA tree disagrees with its DNN on 37 % of "
