@@ -287,7 +287,7 @@ class TrainLog:
 
 def train_srla(steps: int, seed: int = 0, workload: str = "websearch", progress: Callable | None = None,
                gamma: float = 0.9, batch: int = 64, tau: float = 0.01, noise: tuple = (0.3, 0.05),
-               episode_steps: int = 20, critic_l2: float = 1e-2) -> tuple[dict, TrainLog]:
+               episode_steps: int = 20, critic_l2: float = 1e-2, load: float = LOAD) -> tuple[dict, TrainLog]:
     """DDPG: `steps` sRLA decisions, rounded up to whole episodes of `episode_steps` decisions (a
     fresh fabric seed each), one critic and one actor update per decision once the buffer holds a
     batch."""
@@ -339,7 +339,7 @@ def train_srla(steps: int, seed: int = 0, workload: str = "websearch", progress:
             return np.clip(srla_forward(An, s) + rng.normal(0, sigma, SHORT_QUEUES), -1, 1)
 
         ep = run(policy, None, seed=10_000 * (seed + 1) + ep_i, seconds=episode_steps * PERIOD_S,
-                 workload=workload, record=True)
+                 workload=workload, load=load, record=True)
         S, Aa, R = np.array(ep.srla_states), np.array(ep.srla_actions), np.array(ep.rewards_s)
         for i in range(len(S) - 1):
             buf_s.append(S[i]), buf_a.append(Aa[i]), buf_r.append(R[i]), buf_s2.append(S[i + 1])
@@ -365,7 +365,7 @@ def srla_policy(actor: dict) -> SrlaPolicy:
 
 def train_lrla(episodes: int, srla: SrlaPolicy | None = None, seed: int = 0, workload: str = "websearch",
                progress: Callable | None = None, gamma: float = 0.9, lr: float = 1e-3, entropy: float = 0.01,
-               bn_momentum: float = 0.05) -> tuple[dict, TrainLog]:
+               bn_momentum: float = 0.05, load: float = LOAD) -> tuple[dict, TrainLog]:
     """REINFORCE: one episode per update; every long flow's action in period t is credited with
     the discounted return from t, minus the mean return of the episode's periods (baseline)."""
     import jax
@@ -399,7 +399,7 @@ def train_lrla(episodes: int, srla: SrlaPolicy | None = None, seed: int = 0, wor
         def policy(x, Pn=Pn):
             return sample_levels(lrla_forward(Pn, x), rng)
 
-        ep = run(srla, policy, seed=20_000 * (seed + 1) + ep_i, workload=workload, record=True)
+        ep = run(srla, policy, seed=20_000 * (seed + 1) + ep_i, workload=workload, load=load, record=True)
         r = np.asarray(ep.rewards_l)
         G = np.zeros_like(r)
         acc = 0.0
@@ -487,7 +487,8 @@ def tree_policies(conv: Conversion) -> tuple[SrlaPolicy, LrlaPolicy]:
 
 
 def convert(actor: dict, lrla_net: dict, *, iterations: int = 4, episodes: int = 2, max_leaves: int = 100,
-            seed: int = 0, workload: str = "websearch", progress: Callable | None = None) -> Conversion:
+            seed: int = 0, workload: str = "websearch", progress: Callable | None = None,
+            load: float = LOAD) -> Conversion:
     """DAgger for each agent in the setting it was trained in (iteration 0: the DNN acts; later:
     its tree; the DNN labels every visited state), then CART + CCP: the sRLA with long flows in
     queue 4, the lRLA under the default (PIAS) thresholds."""
@@ -505,11 +506,11 @@ def convert(actor: dict, lrla_net: dict, *, iterations: int = 4, episodes: int =
         srla = srla_policy(actor) if it == 0 else s_pol
         lrla = lrla_policy(lrla_net) if it == 0 else t_pol
         for e in range(episodes):
-            ep = run(srla, None, seed=30_000 + 100 * seed + 10 * it + e, workload=workload, record=True)
+            ep = run(srla, None, seed=30_000 + 100 * seed + 10 * it + e, workload=workload, load=load, record=True)
             S = np.asarray(ep.srla_states)
             XS.append(S)
             YS.append(srla_forward(actor, S))
-            ep = run(None, lrla, seed=40_000 + 100 * seed + 10 * it + e, workload=workload, record=True)
+            ep = run(None, lrla, seed=40_000 + 100 * seed + 10 * it + e, workload=workload, load=load, record=True)
             xl = [x for x in ep.lrla_states if len(x)]
             if xl:
                 x = np.concatenate(xl)

@@ -47,14 +47,14 @@ def study(opts, say: Callable[[str], None] = lambda _m: None) -> Study:
     check(opts)
     wl, seed = opts.workload, opts.seed
     say(f"sRLA (DDPG): {opts.srla_steps} decisions")
-    actor, log_s = au.train_srla(opts.srla_steps, seed, wl, progress=lambda i, n, r: say(
+    actor, log_s = au.train_srla(opts.srla_steps, seed, wl, load=opts.load, progress=lambda i, n, r: say(
         f"  sRLA episode {i}/{n}: mean reward {r:.4f}") if i % max(1, n // 10) == 0 or i == n else None)
     say(f"lRLA (REINFORCE): {opts.lrla_episodes} episodes under the default thresholds")
-    net, log_l = au.train_lrla(opts.lrla_episodes, None, seed, wl, progress=lambda i, n, r: say(
+    net, log_l = au.train_lrla(opts.lrla_episodes, None, seed, wl, load=opts.load, progress=lambda i, n, r: say(
         f"  lRLA episode {i}/{n}: mean reward {r:.4f}") if i % max(1, n // 10) == 0 or i == n else None)
     say(f"Metis: {opts.iterations} DAgger iterations, ≤ {opts.max_leaves} leaves")
     conv = au.convert(actor, net, iterations=opts.iterations, episodes=opts.episodes, max_leaves=opts.max_leaves,
-                      seed=seed, workload=wl, progress=lambda i, n, e: say(
+                      seed=seed, workload=wl, load=opts.load, progress=lambda i, n, e: say(
                           f"  iteration {i}/{n}: lRLA tree {e['lrla_leaves']} leaves, hold-out accuracy "
                           f"{e['lrla_holdout_accuracy']:.3f}; sRLA trees {e['srla_leaves']} leaves"))
     t_srla, t_lrla = au.tree_policies(conv)
@@ -73,8 +73,8 @@ def study(opts, say: Callable[[str], None] = lambda _m: None) -> Study:
         say(f"evaluating {name} on {opts.test_seeds} × {opts.test_seconds:g} s")
         fct[name] = au.evaluate(s, l, test_seeds, opts.test_seconds, wl, opts.load, thr)[0].as_dict()
     # Decision latency on states the trees visit.
-    xs = np.asarray(au.run(t_srla, None, seed=2_000_000 + seed, workload=wl, record=True).srla_states)
-    ep = au.run(None, t_lrla, seed=2_000_000 + seed, workload=wl, record=True)
+    xs = np.asarray(au.run(t_srla, None, seed=2_000_000 + seed, workload=wl, load=opts.load, record=True).srla_states)
+    ep = au.run(None, t_lrla, seed=2_000_000 + seed, workload=wl, load=opts.load, record=True)
     xl = np.concatenate([x for x in ep.lrla_states if len(x)] or [np.zeros((0, len(au.LRLA_FEATURES)))])[:500]
     lat = {}
     if len(xl):
