@@ -113,7 +113,6 @@ class Fabric:
         self.next_id = 0
         self.thresholds = np.array(DEFAULT_THRESHOLDS, dtype=float)
         self._next_arrival = self.rng.exponential(1.0 / self.rate)
-        self._done: list[Finished] = []
         self.arrived_bytes = 0.0
 
     # ---- control -----------------------------------------------------------------------------
