@@ -150,7 +150,6 @@ class Episode:
     lrla_actions: list = field(default_factory=list)
     rewards_l: list = field(default_factory=list)        # per lRLA period
     rewards_s: list = field(default_factory=list)        # per sRLA period
-    decisions: int = 0
 
 
 def run(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seed: int, seconds: float = EPISODE_S,
@@ -195,7 +194,6 @@ def run(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seed: int, seconds: fl
         if lrla is not None and len(idx):
             lv = np.asarray(lrla(x), np.int64)
             fab.set_long_priority(idx, lv)
-            ep.decisions += len(idx)
             if record:
                 ep.lrla_states.append(x)
                 ep.lrla_actions.append(lv)
@@ -224,10 +222,15 @@ def _dense(p, name, x):
     return x @ p[name + "_w"] + p[name + "_b"]
 
 
+def lrla_hidden(p: dict, x, xp=np):
+    """The lRLA's first layer: fixed feature scaling, Dense 300, sigmoid (BatchNorm's input)."""
+    return 1.0 / (1.0 + xp.exp(-_dense(p, "l1", (x - p["in_mean"]) / p["in_std"])))
+
+
 def lrla_forward(p: dict, x, xp=np):
     """Dense 300 sigmoid → BatchNorm (running statistics) → Dense 4 softmax; the input first
     scaled by fixed feature scales."""
-    h = 1.0 / (1.0 + xp.exp(-_dense(p, "l1", (x - p["in_mean"]) / p["in_std"])))
+    h = lrla_hidden(p, x, xp)
     h = (h - p["bn_mean"]) / xp.sqrt(p["bn_var"] + 1e-3) * p["bn_gamma"] + p["bn_beta"]
     z = _dense(p, "l2", h)
     z = z - z.max(axis=-1, keepdims=True)
@@ -413,7 +416,7 @@ def train_lrla(episodes: int, srla: SrlaPolicy | None = None, seed: int = 0, wor
             a = np.concatenate([a for a in ep.lrla_actions if len(a)])
             adv = np.concatenate([np.full(len(s), adv_t[t]) for t, s in enumerate(ep.lrla_states) if len(s)])
             # BatchNorm's running statistics from this batch's hidden layer (inference-mode BN).
-            h = 1.0 / (1.0 + np.exp(-((x - fixed["in_mean"]) / fixed["in_std"]) @ Pn["l1_w"] - Pn["l1_b"]))
+            h = lrla_hidden(Pn, x)
             fixed["bn_mean"] = (1 - bn_momentum) * fixed["bn_mean"] + bn_momentum * h.mean(axis=0)
             fixed["bn_var"] = (1 - bn_momentum) * fixed["bn_var"] + bn_momentum * h.var(axis=0)
             P, st = step(P, st, {k: jnp.asarray(v) for k, v in fixed.items()}, jnp.asarray(x), jnp.asarray(a),
@@ -573,12 +576,12 @@ def fct_of(f: Finished, capacity_bps: float = CAPACITY_BPS) -> Fct:
 
 
 def evaluate(srla: SrlaPolicy | None, lrla: LrlaPolicy | None, seeds: list[int], seconds: float,
-             workload: str = "websearch", load: float = LOAD, thresholds=None) -> tuple[Fct, float]:
+             workload: str = "websearch", load: float = LOAD, thresholds=None) -> Fct:
     """FCT of every flow that arrives in the test episodes, each drained (same seeds for every
-    policy → the same flows); also the number of lRLA decisions made."""
+    policy → the same flows)."""
     eps = [run(srla, lrla, seed=s, seconds=seconds, workload=workload, load=load, thresholds=thresholds, drain=True)
            for s in seeds]
-    return fct_of(Finished.concat([e.finished for e in eps])), float(sum(e.decisions for e in eps))
+    return fct_of(Finished.concat([e.finished for e in eps]))
 
 
 def latency_ns(fn: Callable, rows: np.ndarray, repeat: int = 3) -> float:

@@ -71,7 +71,7 @@ def study(opts, say: Callable[[str], None] = lambda _m: None) -> Study:
     fct = {}
     for name, (s, l, thr) in policies.items():
         say(f"evaluating {name} on {opts.test_seeds} × {opts.test_seconds:g} s")
-        fct[name] = au.evaluate(s, l, test_seeds, opts.test_seconds, wl, opts.load, thr)[0].as_dict()
+        fct[name] = au.evaluate(s, l, test_seeds, opts.test_seconds, wl, opts.load, thr).as_dict()
     # Decision latency on states the trees visit.
     xs = np.asarray(au.run(t_srla, None, seed=2_000_000 + seed, workload=wl, load=opts.load, record=True).srla_states)
     ep = au.run(None, t_lrla, seed=2_000_000 + seed, workload=wl, load=opts.load, record=True)

@@ -109,8 +109,7 @@ class Fabric:
         self.arr = np.zeros(0)
         self.long_q = np.zeros(0, np.int64)     # 0..3 within the long queues
         self.was_long = np.zeros(0, bool)
-        self.ids = np.zeros(0, np.int64)
-        self.next_id = 0
+        self.next_id = 0                        # flows admitted so far
         self.thresholds = np.array(DEFAULT_THRESHOLDS, dtype=float)
         self._next_arrival = self.rng.exponential(1.0 / self.rate)
         self.arrived_bytes = 0.0
@@ -152,7 +151,6 @@ class Fabric:
         self.arr = np.append(self.arr, self.now)
         self.long_q = np.append(self.long_q, 0)
         self.was_long = np.append(self.was_long, False)
-        self.ids = np.append(self.ids, self.next_id)
         self.next_id += 1
         self.arrived_bytes += s
 
@@ -183,7 +181,7 @@ class Fabric:
             if fin.any():
                 done.append(Finished(self.size[fin], self.now - self.arr[fin], self.arr[fin], self.was_long[fin]))
                 keep = ~fin
-                for k in ("size", "sent", "arr", "long_q", "was_long", "ids"):
+                for k in ("size", "sent", "arr", "long_q", "was_long"):
                     setattr(self, k, getattr(self, k)[keep])
             else:
                 # A flow exactly at a threshold moves on: snap it past the boundary.
