@@ -11,14 +11,15 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
-.PHONY: install run test test-rust test-python lint bench bench-ns3 bench-ns3-wheel fuzz tshark chromium realclient clean
+.PHONY: install run test test-rust test-python lint bench bench-ns3 bench-ns3-wheel fuzz tshark chromium web-assets realclient clean
 
 $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
 	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5" \
-	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9" "jax>=0.4.30" "optax>=0.2" "networkx>=3.2" "lime>=0.2"
+	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9" "jax>=0.4.30" "optax>=0.2" "networkx>=3.2" "lime>=0.2" \
+	  "playwright>=1.40"
 	touch $@
 
 $(CORE): $(DEPS) $(RUST_SOURCES)
@@ -32,7 +33,7 @@ run: install
 	$(BIN)/rtclab run
 
 ## The whole test suite: formatting, lints, Rust tests, Python tests.
-test: install lint tshark chromium test-rust test-python
+test: install lint tshark chromium web-assets test-rust test-python
 
 ## tshark dissects our RTP/RTCP in the interop test; install it where we can (root + apt).
 tshark:
@@ -51,6 +52,12 @@ chromium:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 \
 	      || echo "chromium could not be installed: the report rendering test will be skipped"; \
 	  else echo "chromium is missing and cannot be installed here: the report rendering test will be skipped"; fi; }
+
+## dash.js and TensorFlow.js for `rtclab metis deploy` (the browser case), from npm at pinned,
+## integrity-checked versions into ~/.cache/rtclab/web; without npm the browser tests are skipped.
+web-assets: install
+	@$(BIN)/python -m rtclab.metis.webassets >/dev/null 2>&1 \
+	  || echo "dash.js/tf.js could not be fetched (npm missing or offline): the browser case's tests will be skipped"
 
 lint: $(DEPS)
 	cargo fmt --all --check

@@ -207,6 +207,10 @@ def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
         rtclab.metis_auto(tmp_path / "a", workloads="websearch")
     with pytest.raises(ValueError, match="--load 0"):
         rtclab.metis_auto(tmp_path / "a", load=0)
+    with pytest.raises(ValueError, match="metis deploy: .*options: tree, iterations, runs"):
+        rtclab.metis_deploy(tmp_path / "p", run=1)
+    with pytest.raises(ValueError, match="--seconds must be 0 or more"):
+        rtclab.metis_deploy(tmp_path / "p", seconds=-1)
     assert not any(tmp_path.iterdir())
     result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)
     assert (folder / "summary.json").is_file() and result.summary["scenario"] == "default"

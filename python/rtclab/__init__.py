@@ -12,14 +12,14 @@ Quick start::
 
 Every CLI command has a function: `run_to_folder` (`rtclab run`), `validate`, `compare_engines`,
 `reproduce`, `benchmark`, `emu_shell`, `run_sweep` (and `sweep_catalog` to read a sweep's
-store), `run_suite`, `hairpin_table`, `metis_convert`, `metis_rtc`, `metis_design`, `metis_auto`,
+store), `run_suite`, `hairpin_table`, `metis_convert`, `metis_rtc`, `metis_design`, `metis_auto`, `metis_deploy`,
 `classify_capture` (`rtclab classify`: a capture's traffic composition).
 Scenario errors raise `ConfigError` with `.path` (e.g. "flows[0].cc"), `.value` (what the
 scenario had there) and `.message`.
 """
 
 from rtclab._core import ConfigError, RunTooLarge, __version__
-from rtclab.api import (benchmark, compare_engines, emu_shell, hairpin_table, metis_auto, metis_convert, metis_design,
+from rtclab.api import (benchmark, compare_engines, emu_shell, hairpin_table, metis_auto, metis_convert, metis_deploy, metis_design,
                         metis_rtc,
                         report, reproduce, run_suite, run_sweep, run_to_folder, save, sweep_catalog)
 from rtclab.controllers import register_controller, registered_controllers, unregister_controller
@@ -40,7 +40,7 @@ def __getattr__(name: str):
 
 __all__ = ["ConfigError", "RunTooLarge", "OutputError", "RunResult", "run", "validate", "save", "report",
            "compare_engines", "reproduce", "benchmark", "emu_shell", "classify_capture", "run_sweep", "run_suite", "run_to_folder", "hairpin_table",
-           "metis_convert", "metis_rtc", "metis_design", "metis_auto",
+           "metis_convert", "metis_rtc", "metis_design", "metis_auto", "metis_deploy",
            "sweep_catalog", "load_scenario", "builtin_scenarios",
            "register_controller", "unregister_controller", "registered_controllers", "Summary", "summary_schema",
            "__version__"]

@@ -99,15 +99,16 @@ def hairpin_table(lam: float, out: str | os.PathLike | None = None,
 
 def _metis(kind: str, out, options: dict) -> dict[str, Any]:
     from rtclab.metis import command
-    from rtclab.metis import autorun
-    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.metis import autorun, deploy
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DeployOptions, DesignOptions, RtcOptions
     from rtclab.output import check_replaceable, locked, write_atomically
 
     cls, default, what, fn = {
         "convert": (ConvertOptions, "rtclab-out/metis-pensieve", "Metis conversion", command.run),
         "rtc": (RtcOptions, "rtclab-out/metis-rtc", "Metis RTC conversion", command.run_rtc),
         "design": (DesignOptions, "rtclab-out/metis-design", "Metis design case", command.run_design),
-        "auto": (AutoOptions, "rtclab-out/metis-auto", "Metis AuTO study", autorun.run_auto)}[kind]
+        "auto": (AutoOptions, "rtclab-out/metis-auto", "Metis AuTO study", autorun.run_auto),
+        "deploy": (DeployOptions, "rtclab-out/metis-deploy", "Metis deployment case", deploy.run_deploy)}[kind]
     try:
         opts = cls(**options)
     except TypeError as e:
@@ -154,6 +155,18 @@ def metis_auto(out: str | os.PathLike | None = None, **options) -> dict[str, Any
     max_leaves, test_seeds, test_seconds, seed). ValueError, OutputError; ImportError without
     the `learn` extra."""
     return _metis("auto", out, options)
+
+
+def metis_deploy(out: str | os.PathLike | None = None, **options) -> dict[str, Any]:
+    """`rtclab metis deploy`: the deployment case in a real browser — dash.js pages with a fixed
+    rule, Metis' Pensieve tree and Pensieve in TensorFlow.js, each loaded in headless Chromium
+    (Playwright) over a throttled link and played; page size, page-load time, JS heap and decision
+    time per page, and what the tree and the DNN add over `fixed`. Writes deploy.json, deploy.png,
+    tree.json and the site itself (site/) to `out` (default rtclab-out/metis-deploy). Options as
+    `rtclab.metis.options.DeployOptions` (tree, iterations, runs, seconds, rate_kbps, rtt_ms,
+    chromium, seed). ValueError, OutputError; `rtclab.metis.browser.BrowserMissing` without
+    Playwright or Chromium, `rtclab.metis.webassets.AssetsMissing` when dash.js/tf.js cannot be had."""
+    return _metis("deploy", out, options)
 
 
 def metis_dataset(out: str | os.PathLike, topologies: list[str] | tuple[str, ...] = ("nsfnet",), samples: int = 100,

@@ -493,18 +493,21 @@ def cmd_repro(args: argparse.Namespace) -> int:
 def cmd_metis(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
-    from rtclab.api import metis_auto, metis_convert, metis_design, metis_rtc
-    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.api import metis_auto, metis_convert, metis_deploy, metis_design, metis_rtc
+    from rtclab.metis.browser import BrowserMissing
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DeployOptions, DesignOptions, RtcOptions
+    from rtclab.metis.webassets import AssetsMissing
     from rtclab.output import OutputError
 
     options, fn, show = {"rtc": (RtcOptions, metis_rtc, _print_metis_rtc),
                          "convert": (ConvertOptions, metis_convert, _print_metis),
                          "design": (DesignOptions, metis_design, _print_metis_design),
-                         "auto": (AutoOptions, metis_auto, _print_metis_auto)}[args.action]
+                         "auto": (AutoOptions, metis_auto, _print_metis_auto),
+                         "deploy": (DeployOptions, metis_deploy, _print_metis_deploy)}[args.action]
     given = {f.name: getattr(args, f.name) for f in fields(options)}
     try:
         s = fn(args.out, **given)
-    except (ValueError, DataMissing, OutputError) as e:
+    except (ValueError, DataMissing, OutputError, BrowserMissing, AssetsMissing) as e:
         raise UserError(str(e)) from e
     except ImportError as e:
         raise _learn_missing(e) from e
@@ -635,6 +638,32 @@ def _print_metis_auto(s: dict) -> None:
     print(f"results in {s['out']}  (auto.json, fct.png, lrla-tree.json, srla-tree-*.json, *.npz)")
 
 
+def _print_metis_deploy(s: dict) -> None:
+    pub = s["published"]
+    print(f"deployment case: {s['runs']} loads per page at {s['rate_kbps']:g} kbit/s, {s['rtt_ms']:g} ms, "
+          f"{s['seconds']:g} s of playback each (tree: {s['tree_leaves']} leaves; "
+          + ", ".join(s["assets"].values()) + ")")
+    print(f"  {'page':10s}{'size (KB)':>11s}{'load (s)':>10s}{'heap mean (MB)':>16s}{'heap peak (MB)':>16s}"
+          f"{'heap at ready':>15s}{'decision (us)':>15s}{'chunks':>8s}")
+    for page, p in s["pages"].items():
+        dec = f"{p['decision_us']:15.1f}" if p["decision_us"] is not None else f"{'-':>15s}"
+        ready = f"{p['heap_ready_mb']:15.3f}" if p["heap_ready_mb"] is not None else f"{'-':>15s}"
+        print(f"  {page:10s}{p['page_bytes'] / 1000:11.1f}{p['ready_ms'] / 1000:10.2f}{p['heap_mean_mb']:16.2f}"
+              f"{p['heap_peak_mb']:16.2f}{ready}{dec}{p['chunks']:8.0f}")
+    a, r = s["added"], s["ratios"]
+
+    def x(v):
+        return f"{v:.1f}x" if v is not None else "n/a"
+
+    print(f"  added over fixed: Pensieve {a['pensieve']['page_kb']:.0f} KB (paper {pub['pensieve_page_kb']:.0f}), "
+          f"{a['pensieve']['load_s']:.2f} s load (paper {pub['pensieve_load_s']}); tree {a['tree']['page_kb']:.1f} KB, "
+          f"{a['tree']['load_s'] * 1000:.0f} ms (paper {pub['tree_load_s'] * 1000:.0f})")
+    print(f"  Pensieve / tree: load added {x(r['load'])} (paper {pub['load_ratio']:.0f}x), extra heap mean "
+          f"{x(r['heap_mean'])} (paper {pub['heap_mean_ratio']}x), peak {x(r['heap_peak'])} (paper "
+          f"{pub['heap_peak_ratio']}x), at ready {x(r['heap_ready'])}, decision {x(r['decision'])}")
+    print(f"results in {s['out']}  (deploy.json, deploy.png, tree.json, site/)")
+
+
 def _print_metis_design(s: dict) -> None:
     print(f"A3C, {s['agents']} agents, {s['iterations']} iterations, seeds {', '.join(map(str, s['seeds']))}: "
           f"{s['seconds']:.0f} s")
@@ -736,13 +765,13 @@ def _memory_arg(text: str) -> int:
 
 
 def _metis_defaults():
-    from rtclab.metis.options import AutoOptions, ConvertOptions, DesignOptions, RtcOptions
+    from rtclab.metis.options import AutoOptions, ConvertOptions, DeployOptions, DesignOptions, RtcOptions
 
-    return ConvertOptions(), RtcOptions(), DesignOptions(), AutoOptions()
+    return ConvertOptions(), RtcOptions(), DesignOptions(), AutoOptions(), DeployOptions()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    _CONVERT, _RTC, _DESIGN, _AUTO = _metis_defaults()
+    _CONVERT, _RTC, _DESIGN, _AUTO, _DEPLOY = _metis_defaults()
     p = argparse.ArgumentParser(prog="rtclab", description="Real-time media transport lab.")
     p.add_argument("--version", action="version", version=f"rtclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -984,6 +1013,28 @@ def build_parser() -> argparse.ArgumentParser:
     ma.add_argument("--quiet", action="store_true", help="no progress lines")
     ma.add_argument("--out", help="output directory (default: rtclab-out/metis-auto)")
     ma.set_defaults(func=cmd_metis)
+
+    mdp = mp_sub.add_parser("deploy", help="the deployment case in a real browser: dash.js with Metis' Pensieve tree vs "
+                                           "Pensieve in TensorFlow.js vs a fixed rule, in headless Chromium over a "
+                                           "throttled link; page size, page-load time, JS heap, decision time")
+    mdp.add_argument("--tree", metavar="FILE", help="the Pensieve tree to deploy (tree.json of `rtclab metis convert`; "
+                                                    "default: convert the released actor here)")
+    mdp.add_argument("--iterations", type=int, default=_DEPLOY.iterations,
+                     help="DAgger iterations of that conversion (default: %(default)s)")
+    mdp.add_argument("--runs", type=int, default=_DEPLOY.runs, help="loads of each page (default: %(default)s)")
+    mdp.add_argument("--seconds", type=float, default=_DEPLOY.seconds,
+                     help="seconds of playback after each page is ready (default: %(default)s)")
+    mdp.add_argument("--rate-kbps", type=float, default=_DEPLOY.rate_kbps,
+                     help="download rate of the emulated link, 0 for none (default: %(default)s, Pensieve's mean)")
+    mdp.add_argument("--rtt-ms", type=float, default=_DEPLOY.rtt_ms, help="latency per request (default: %(default)s)")
+    mdp.add_argument("--tfjs", default=_DEPLOY.tfjs, help="TensorFlow.js version: 4.22.0, or 0.14.1 as the Metis page "
+                                                       "(default: %(default)s)")
+    mdp.add_argument("--chromium", metavar="PATH", help="the Chromium to drive (default: $RTCLAB_CHROMIUM or chromium "
+                                                        "on PATH)")
+    mdp.add_argument("--seed", type=int, default=_DEPLOY.seed)
+    mdp.add_argument("--quiet", action="store_true", help="no progress lines")
+    mdp.add_argument("--out", help="output directory (default: rtclab-out/metis-deploy)")
+    mdp.set_defaults(func=cmd_metis)
 
     md = mp_sub.add_parser("dataset", help="a data set of simulator runs for a learned network model: per-path delay "
                                            "of Poisson traffic over a topology, routing and traffic matrix per sample")

@@ -67,3 +67,19 @@ class AutoOptions:
     test_seconds: float = 4.0
     seed: int = 0
     quiet: bool = False
+
+
+@dataclass
+class DeployOptions:
+    """`rtclab metis deploy`'s options (the CLI's flags; their defaults are these)."""
+
+    tree: Optional[str] = None
+    iterations: int = 10
+    runs: int = 3
+    seconds: float = 30.0
+    rate_kbps: float = 1200.0
+    rtt_ms: float = 80.0
+    tfjs: str = "4.22.0"
+    chromium: Optional[str] = None
+    seed: int = 0
+    quiet: bool = False

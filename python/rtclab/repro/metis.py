@@ -51,6 +51,10 @@ TEXT_OR_CODE = [
           "to weigh states by)"),
     Cause("Resampling", "follows the text (Eq. 5.1 with the critic); the released code's proxy is in the rows "
           "'Resampling cause'"),
+    Cause("Deployment", "follows the released pages (case-deploy/pensieve_browser): the ABR as a dash.js rule, "
+          "TensorFlow.js 0.14.1 with the released actor's weights, an always-lowest `fixed` page as the reference, "
+          "1200 kbit/s; rtclab's dash.js is 5.2.1 (theirs a 2017 fork), its tree a table walked by 12 lines of JS "
+          "(theirs sklearn-porter code), and its heap is collected before each sample"),
     Cause(".*", "follows the released code: uniform resampling with replacement, its 80/20 hold-out of the draw, "
           "reward-aware CCP (per-state rewards summed, as the text says; the code assigns)"),
 ]
@@ -83,6 +87,16 @@ GAP_CAUSES = [
           "threshold (four walks, ~4.6 µs in Python), while the lRLA's 8 → 300 → 4 network against its one tree gives "
           f"22-44× (row 'lRLA: DNN (numpy) / tree (Python)') ({_DOC}, 'AuTO'; `rtclab metis auto`)",
           variant="sRLA", metric="p50 decision latency ratio"),
+    Cause(r"Deployment", "dash.js, not the tree: the live heap of each page during playback is dominated by dash.js' "
+          "own state, which grows with the segments a page has fetched, and the fixed page (300 kbit/s chunks) fetches "
+          "about twice the tree page's in the same seconds (the rows' notes), so the tree page's extra over it is at or "
+          "below zero and Pensieve / tree has no finite value. Before playback, where both pages hold only their "
+          "scripts, the tree keeps about 0.01 MB and Pensieve 2.8 MB (row 'extra JS heap ratio at ready'); the Metis "
+          "pages read performance.memory without collecting garbage first, which adds collector timing to both "
+          f"({_DOC}, 'Deployment case'; `rtclab metis deploy --tfjs 0.14.1`)", metric="extra JS heap ratio, (mean|peak)"),
+    Cause(r"Deployment", "measurement: the published 27× is the Metis README's figure for its own pages and machine; "
+          "here one tf.js (CPU backend) decision takes about 1 ms against a few microseconds for the tree's walk "
+          f"in the same page ({_DOC}, 'Deployment case'; `rtclab metis deploy`)", metric="decision latency ratio"),
     Cause(r"Global system: hypergraph", "the entropy term keeps falling as the masks saturate: Adam at lr 0.001 moves W "
           "about linearly, by at most ~2 in B.5's 2,000 steps (sigmoid 0.88), so the total loss is still falling 8 % "
           "over the last 10 % of them and 6 % at 8,000 steps, while the kept/dropped decisions have settled (row "
@@ -289,6 +303,51 @@ def design_rows(train, test, iterations: int, seed: int = 0) -> list[Row]:
     rows.append(Row(t, "modified vs original", "share of the run saved reaching the original's final QoE", saved,
                     "0.69 (550k of 800k iterations)", f"original reaches it at iteration {reach_o}, modified at "
                     f"{reach_m}", better="higher"))
+    return rows
+
+
+def deploy_rows(tree, seconds: float = 10.0) -> list[Row]:
+    """B.6.4 (issue 43 item 6): the tree and Pensieve (tf.js 0.14.1, the Metis page's version) as the ABR of
+    dash.js pages in headless Chromium at 1200 kbit/s and 80 ms, one load each, against the fixed page."""
+    import tempfile
+
+    from rtclab.metis import deploy, webassets
+    from rtclab.metis.browser import BrowserMissing
+
+    t = "Deployment: dash.js pages in headless Chromium (1200 kbit/s, 80 ms; tf.js 0.14.1 as the Metis page)"
+    try:
+        assets = webassets.ensure(tfjs="0.14.1")
+        with tempfile.TemporaryDirectory() as tmp:
+            s, _ = deploy.measure_site(Path(tmp) / "site", tree, assets, runs=1, seconds=seconds, rate_kbps=1200.0,
+                                       rtt_ms=80.0)
+    except (BrowserMissing, webassets.AssetsMissing) as e:
+        return [Row(t, "Pensieve (tf.js) over fixed", "added page size (KB)", None, "1370", f"not measured: {e}",
+                    cause=f"this machine lacks the browser case's tools ({e}); `make chromium web-assets` and "
+                          f"`pip install playwright` bring them ({_DOC}, 'Deployment case')")]
+    a, r, p = s["added"], s["ratios"], s["pages"]
+    kb = {k: p[k]["page_bytes"] / 1000 for k in p}
+    rows = [Row(t, "Pensieve (tf.js) over fixed", "added page size (KB)", a["pensieve"]["page_kb"], "1370",
+                f"pages {kb['fixed']:.1f} / {kb['tree']:.1f} / {kb['pensieve']:.1f} KB (fixed / tree / Pensieve)"),
+            Row(t, "Metis tree over fixed", "added page size (KB)", a["tree"]["page_kb"], "–",
+                f"tree.js ({tree.leaf_count} leaves) and the chunk-size table"),
+            Row(t, "Pensieve (tf.js) over fixed", "added page-load time (s)", a["pensieve"]["load_s"], "9.36"),
+            Row(t, "Metis tree over fixed", "added page-load time (s)", a["tree"]["load_s"], "0.06", abs_tol=0.05),
+            Row(t, "Pensieve / tree", "added page-load time ratio", r["load"], "156", better="higher",
+                note=f"load to ready: fixed {p['fixed']['ready_ms'] / 1000:.2f} s, tree {p['tree']['ready_ms'] / 1000:.2f} s, "
+                     f"Pensieve {p['pensieve']['ready_ms'] / 1000:.2f} s")]
+    heap_note = (f"extra live heap over fixed, mean/peak: Pensieve {a['pensieve']['heap_mean_mb']:+.3f}/"
+                 f"{a['pensieve']['heap_peak_mb']:+.3f} MB, tree {a['tree']['heap_mean_mb']:+.3f}/"
+                 f"{a['tree']['heap_peak_mb']:+.3f} MB")
+    heap_note += (f"; video chunks fetched: fixed {p['fixed']['chunks']:.0f}, tree {p['tree']['chunks']:.0f}, "
+                  f"Pensieve {p['pensieve']['chunks']:.0f}")
+    rows.append(Row(t, "Pensieve / tree", "extra JS heap ratio, mean", r["heap_mean"], "4.0", heap_note, better="higher"))
+    rows.append(Row(t, "Pensieve / tree", "extra JS heap ratio, peak", r["heap_peak"], "6.6", heap_note, better="higher"))
+    rows.append(Row(t, "Pensieve / tree", "extra JS heap ratio at ready (before playback)", r["heap_ready"], "–",
+                    f"live heap at ready over fixed: Pensieve {a['pensieve']['heap_ready_mb']:+.3f} MB, tree "
+                    f"{a['tree']['heap_ready_mb']:+.3f} MB"))
+    rows.append(Row(t, "Pensieve (tf.js) / tree (JS)", "decision latency ratio (mean)", r["decision"], "27×",
+                    f"one decision: tree {p['tree']['decision_us']:.1f} µs, Pensieve {p['pensieve']['decision_us']:.0f} µs "
+                    f"(tf.js CPU backend)", better="higher"))
     return rows
 
 
@@ -550,6 +609,7 @@ def build(runs: int = 3) -> Reproduction:
         rows += retention_rows(sets, iterations, retention)
         rows += design_rows(train, test, 500 * max(1, runs))
         rows += auto_rows(runs)
+        rows += deploy_rows(faithful.tree)
         rows += global_rows()
         return rows
 
