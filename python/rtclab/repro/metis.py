@@ -660,8 +660,10 @@ def build(runs: int = 3) -> Reproduction:
         "from 8 inputs (the released model reads 143: 5-tuples of 11 active and 11 finished flows, which a single "
         "port makes meaningless); both agents rewarded with the level of AuTO's objective (mean size / FCT), not "
         "the ratio of consecutive periods. Training scales with --runs; `rtclab metis auto` runs the full default.",
-        "Not run: the browser deployment (page size, load time), "
-        "DNN latency on a GPU (no accelerator in this task).",
+        "Deployment: dash.js 5.2.1 pages in the system's headless Chromium (Playwright), DevTools throttling at "
+        "1200 kbit/s and 80 ms, tf.js 0.14.1 as the Metis page, one load per page and 10 s of playback; "
+        "`rtclab metis deploy --runs 3` gives medians, `--tfjs 4.22.0` today's tf.js.",
+        "Not run: DNN latency on a GPU (no accelerator in this task).",
     ]
     return Reproduction("metis", "Metis (Meng et al., SIGCOMM'20; dissertation ch. 5)", [], evaluate, [], notes,
                         extra_plots=plots)
