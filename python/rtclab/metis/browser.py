@@ -10,8 +10,8 @@ local server through a throttled link and plays the video.
 - Page-load time: navigation start to the moment the page can decide (`rtclabAbr.markReady`: dash.js
   loaded; for the tree the table read; for Pensieve tf.js and the model loaded and one decision run).
 - JS heap: the live heap (`HeapProfiler.collectGarbage`, then `Runtime.getHeapUsage`'s used bytes)
-  every `sample_s` from navigation to the end of playback; the dissertation reports the extra over
-  the `fixed` page, mean and peak. It read `performance.memory` (memory-stats.js) without collecting
+  every `sample_s` from navigation to the end of playback; mean and peak are taken over playback
+  (from ready on), and the dissertation reports their extra over the `fixed` page. It read `performance.memory` (memory-stats.js) without collecting
   first, which adds whatever garbage the collector has not yet taken: with a tree whose data is a
   few kilobytes that noise is larger than the tree, so rtclab collects before each sample.
 - Heap at ready: the live heap when the page can decide, before playback starts (the page collects
@@ -183,6 +183,7 @@ def _one(browser, url, page, seconds, rate_kbps, rtt_ms, sample_s, repeat, timeo
                 raise RuntimeError(f"{url} was not ready within {timeout_s:g} s")
             sample()
             time.sleep(sample_s)
+        ready_at = len(heap)
         ready_ms = float(tab.evaluate("window.rtclabAbr.readyAt || 0"))
         heap_ready = tab.evaluate("window.rtclabAbr.heapAtReady")
         page_sizes = {u: n for u, n in sizes.items() if "/video/" not in u}
@@ -198,7 +199,7 @@ def _one(browser, url, page, seconds, rate_kbps, rtt_ms, sample_s, repeat, timeo
         if state["failed"]:
             raise RuntimeError(f"{url}: {state['failed']}")
         decision = tab.evaluate(f"rtclabAbr.benchmark({int(repeat)})")
-        used = [h for _, h in heap]
+        used = [h for _, h in heap[ready_at:]] or [h for _, h in heap[-1:]]
         return Load(page, sum(page_sizes.values()), {u.rsplit("/", 1)[-1]: n for u, n in page_sizes.items()},
                     ready_ms, float(sum(used) / len(used)), float(max(used)),
                     float(heap_ready) if heap_ready is not None else None, heap, int(state["chunks"]),

@@ -94,6 +94,12 @@ GAP_CAUSES = [
           "scripts, the tree keeps about 0.01 MB and Pensieve 2.8 MB (row 'extra JS heap ratio at ready'); the Metis "
           "pages read performance.memory without collecting garbage first, which adds collector timing to both "
           f"({_DOC}, 'Deployment case'; `rtclab metis deploy --tfjs 0.14.1`)", metric="extra JS heap ratio, (mean|peak)"),
+    Cause(r"Deployment", "resolution: the tree adds 4.7 KB (31 ms at 1200 kbit/s), and DevTools throttling delivers "
+          "data in steps: over three loads the tree page is ready either with the fixed page or about 50 ms after it, "
+          "from run to run (the row 'Metis tree over fixed, added page-load time' and its note), against the fixed "
+          "page's own spread of 15-25 ms. When the tree's addition is within that spread the ratio has no value; when "
+          "it is not, it lands at 150-190× "
+          f"({_DOC}, 'Deployment case'; `rtclab metis deploy --tfjs 0.14.1`)", metric="added page-load time ratio"),
     Cause(r"Deployment", "measurement: the published 27× is the Metis README's figure for its own pages and machine; "
           "here one tf.js (CPU backend) decision takes about 1 ms against a few microseconds for the tree's walk "
           f"in the same page ({_DOC}, 'Deployment case'; `rtclab metis deploy`)", metric="decision latency ratio"),
@@ -306,20 +312,22 @@ def design_rows(train, test, iterations: int, seed: int = 0) -> list[Row]:
     return rows
 
 
-def deploy_rows(tree, seconds: float = 10.0) -> list[Row]:
+def deploy_rows(tree, runs: int = 3, seconds: float = 12.0) -> list[Row]:
     """B.6.4 (issue 43 item 6): the tree and Pensieve (tf.js 0.14.1, the Metis page's version) as the ABR of
-    dash.js pages in headless Chromium at 1200 kbit/s and 80 ms, one load each, against the fixed page."""
+    dash.js pages in headless Chromium at 1200 kbit/s and 80 ms, `runs` loads each (medians), against the
+    fixed page."""
     import tempfile
 
     from rtclab.metis import deploy, webassets
     from rtclab.metis.browser import BrowserMissing
 
-    t = "Deployment: dash.js pages in headless Chromium (1200 kbit/s, 80 ms; tf.js 0.14.1 as the Metis page)"
+    t = (f"Deployment: dash.js pages in headless Chromium (1200 kbit/s, 80 ms; tf.js 0.14.1 as the Metis page; "
+         f"{runs} loads each)")
     try:
         assets = webassets.ensure(tfjs="0.14.1")
         with tempfile.TemporaryDirectory() as tmp:
-            s, _ = deploy.measure_site(Path(tmp) / "site", tree, assets, runs=1, seconds=seconds, rate_kbps=1200.0,
-                                       rtt_ms=80.0)
+            s, _ = deploy.measure_site(Path(tmp) / "site", tree, assets, runs=runs, seconds=seconds,
+                                       rate_kbps=1200.0, rtt_ms=80.0)
     except (BrowserMissing, webassets.AssetsMissing) as e:
         return [Row(t, "Pensieve (tf.js) over fixed", "added page size (KB)", None, "1370", f"not measured: {e}",
                     cause=f"this machine lacks the browser case's tools ({e}); `make chromium web-assets` and "
@@ -333,8 +341,9 @@ def deploy_rows(tree, seconds: float = 10.0) -> list[Row]:
             Row(t, "Pensieve (tf.js) over fixed", "added page-load time (s)", a["pensieve"]["load_s"], "9.36"),
             Row(t, "Metis tree over fixed", "added page-load time (s)", a["tree"]["load_s"], "0.06", abs_tol=0.05),
             Row(t, "Pensieve / tree", "added page-load time ratio", r["load"], "156", better="higher",
-                note=f"load to ready: fixed {p['fixed']['ready_ms'] / 1000:.2f} s, tree {p['tree']['ready_ms'] / 1000:.2f} s, "
-                     f"Pensieve {p['pensieve']['ready_ms'] / 1000:.2f} s")]
+                note=f"load to ready: fixed {p['fixed']['ready_ms'] / 1000:.3f} s, tree {p['tree']['ready_ms'] / 1000:.3f} s, "
+                     f"Pensieve {p['pensieve']['ready_ms'] / 1000:.3f} s; the fixed page's own spread "
+                     + (f"{s['load_noise_s'] * 1000:.0f} ms" if s["load_noise_s"] is not None else "unknown (one load)"))]
     heap_note = (f"extra live heap over fixed, mean/peak: Pensieve {a['pensieve']['heap_mean_mb']:+.3f}/"
                  f"{a['pensieve']['heap_peak_mb']:+.3f} MB, tree {a['tree']['heap_mean_mb']:+.3f}/"
                  f"{a['tree']['heap_peak_mb']:+.3f} MB")
