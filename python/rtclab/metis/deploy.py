@@ -89,21 +89,32 @@ def summarise(loads, runs: int) -> dict:
                     "heap_ready_mb": _median([(b.heap_ready - a.heap_ready) / 1e6 for a, b in pairs
                                               if a.heap_ready is not None and b.heap_ready is not None])}
 
-    def ratio(key, floor=0.0):
-        a, b = added["pensieve"][key], added["tree"][key]
-        return a / b if a is not None and b is not None and b > floor else None
+    # What the loads resolve: the spread (max − min) of the fixed page's own figure over the loads (None
+    # from one load). Where the tree adds no more than that, Pensieve / tree is given as the bound
+    # Pensieve / spread (the tree's true addition is at most about the spread), flagged in `bounds`.
+    def spread(get) -> float | None:
+        xs = [get(x) for x in by["fixed"]]
+        xs = [x for x in xs if x is not None]
+        return (max(xs) - min(xs)) if len(xs) > 1 else None
 
-    # What the loads can resolve: the spread of the fixed page's own load time (None from one load).
-    # A tree that adds less than that has no measurable load time, and Pensieve / tree no value.
-    fixed_ready = [x.ready_ms for x in by["fixed"]]
-    noise_s = (max(fixed_ready) - min(fixed_ready)) / 1000 if len(fixed_ready) > 1 else None
+    noise = {"load_s": spread(lambda x: x.ready_ms / 1000), "heap_mean_mb": spread(lambda x: x.heap_mean / 1e6),
+             "heap_peak_mb": spread(lambda x: x.heap_peak / 1e6),
+             "heap_ready_mb": spread(lambda x: x.heap_ready / 1e6 if x.heap_ready is not None else None)}
+    ratios, bounds = {}, {}
+    for key, name in (("load_s", "load"), ("heap_mean_mb", "heap_mean"), ("heap_peak_mb", "heap_peak"),
+                      ("heap_ready_mb", "heap_ready")):
+        a, b, n = added["pensieve"][key], added["tree"][key], noise[key]
+        ratios[name], bounds[name] = None, False
+        if a is None or b is None:
+            continue
+        if n is not None and n > 0 and b <= n:
+            ratios[name], bounds[name] = a / n, True
+        elif b > 0:
+            ratios[name] = a / b
 
     d = pages["pensieve"]["decision_us"], pages["tree"]["decision_us"]
-    return {"pages": pages, "added": added,
-            "load_noise_s": noise_s,
-            "ratios": {"load": ratio("load_s", noise_s or 0.0), "heap_mean": ratio("heap_mean_mb"), "heap_peak": ratio("heap_peak_mb"),
-                       "heap_ready": ratio("heap_ready_mb"),
-                       "decision": d[0] / d[1] if d[0] and d[1] else None},
+    ratios["decision"] = d[0] / d[1] if d[0] and d[1] else None
+    return {"pages": pages, "added": added, "fixed_spread": noise, "ratios": ratios, "bounds": bounds,
             "published": PUBLISHED}
 
 
