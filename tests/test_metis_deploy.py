@@ -188,6 +188,21 @@ def test_pages_load_play_and_are_measured(served):
     assert s["added"]["pensieve"]["page_kb"] == pytest.approx(extra / 1000)
 
 
+def test_a_page_that_fails_is_reported_with_what_it_said(served, tmp_path):
+    from rtclab.metis import browser
+
+    broken = tmp_path / "site"
+    shutil.copytree(served[1], broken)
+    (broken / "tree.js").write_text("throw new Error('broken tree script');\n")
+    srv = browser.serve(broken, site.Video(site.load_sizes()))
+    try:
+        with pytest.raises(browser.PageFailed, match="tree.html: .*rtclabTree|tree.html: .*undefined"):
+            browser.measure(srv.url, ["tree"], runs=1, seconds=0, rate_kbps=0, rtt_ms=0)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def test_cli_deploy_checks_its_options(tmp_path):
     from conftest import rtclab
 

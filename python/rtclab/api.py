@@ -164,7 +164,8 @@ def metis_deploy(out: str | os.PathLike | None = None, **options) -> dict[str, A
     time per page, and what the tree and the DNN add over `fixed`. Writes deploy.json, deploy.png,
     tree.json and the site itself (site/) to `out` (default rtclab-out/metis-deploy). Options as
     `rtclab.metis.options.DeployOptions` (tree, iterations, runs, seconds, rate_kbps, rtt_ms,
-    chromium, seed). ValueError, OutputError; `rtclab.metis.browser.BrowserMissing` without
+    chromium, seed). ValueError, OutputError; `rtclab.metis.browser.PageFailed` when a page does
+    not get ready or reports an error; `rtclab.metis.browser.BrowserMissing` without
     Playwright or Chromium, `rtclab.metis.webassets.AssetsMissing` when dash.js/tf.js cannot be had."""
     return _metis("deploy", out, options)
 

@@ -494,7 +494,7 @@ def cmd_metis(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
     from rtclab.api import metis_auto, metis_convert, metis_deploy, metis_design, metis_rtc
-    from rtclab.metis.browser import BrowserMissing
+    from rtclab.metis.browser import BrowserMissing, PageFailed
     from rtclab.metis.options import AutoOptions, ConvertOptions, DeployOptions, DesignOptions, RtcOptions
     from rtclab.metis.webassets import AssetsMissing
     from rtclab.output import OutputError
@@ -507,7 +507,7 @@ def cmd_metis(args: argparse.Namespace) -> int:
     given = {f.name: getattr(args, f.name) for f in fields(options)}
     try:
         s = fn(args.out, **given)
-    except (ValueError, DataMissing, OutputError, BrowserMissing, AssetsMissing) as e:
+    except (ValueError, DataMissing, OutputError, BrowserMissing, AssetsMissing, PageFailed) as e:
         raise UserError(str(e)) from e
     except ImportError as e:
         raise _learn_missing(e) from e

@@ -11,9 +11,10 @@ local server through a throttled link and plays the video.
   loaded; for the tree the table read; for Pensieve tf.js and the model loaded and one decision run).
 - JS heap: the live heap (`HeapProfiler.collectGarbage`, then `Runtime.getHeapUsage`'s used bytes)
   every `sample_s` from navigation to the end of playback; mean and peak are taken over playback
-  (from ready on), and the dissertation reports their extra over the `fixed` page. It read `performance.memory` (memory-stats.js) without collecting
-  first, which adds whatever garbage the collector has not yet taken: with a tree whose data is a
-  few kilobytes that noise is larger than the tree, so rtclab collects before each sample.
+  (from ready on), and the dissertation reports their extra over the `fixed` page. It read
+  `performance.memory` (memory-stats.js) without collecting first, which adds whatever garbage the
+  collector has not yet taken: with a tree whose data is a few kilobytes that noise is larger than
+  the tree, so rtclab collects before each sample.
 - Heap at ready: the live heap when the page can decide, before playback starts (the page collects
   garbage and reads `performance.memory`, exact with --enable-precise-memory-info): what the ABR
   itself keeps (`fixed` against `tree` against `pensieve`), free of dash.js' per-segment state, which
@@ -37,6 +38,11 @@ from pathlib import Path
 
 class BrowserMissing(RuntimeError):
     """Playwright or a Chromium is not available; the message says how to get them."""
+
+
+class PageFailed(RuntimeError):
+    """A page did not get ready, or reported an error (dash.js, tf.js or the ABR); the message has
+    the page and what it said."""
 
 
 def find_chromium(path: str | None = None) -> str:
@@ -180,7 +186,7 @@ def _one(browser, url, page, seconds, rate_kbps, rtt_ms, sample_s, repeat, timeo
         deadline = time.perf_counter() + timeout_s
         while not tab.evaluate("window.rtclabAbr && (window.rtclabAbr.ready || !!window.rtclabAbr.failed)"):
             if time.perf_counter() > deadline:
-                raise RuntimeError(f"{url} was not ready within {timeout_s:g} s")
+                raise PageFailed(f"{url} was not ready within {timeout_s:g} s")
             sample()
             time.sleep(sample_s)
         ready_at = len(heap)
@@ -191,13 +197,13 @@ def _one(browser, url, page, seconds, rate_kbps, rtt_ms, sample_s, repeat, timeo
         while time.perf_counter() < end:
             failed = tab.evaluate("window.rtclabAbr.failed")
             if failed:
-                raise RuntimeError(f"{url}: {failed}")
+                raise PageFailed(f"{url}: {failed}")
             sample()
             time.sleep(sample_s)
         state = tab.evaluate("({chunks: rtclabAbr.chunks, levels: rtclabAbr.levels, "
                              "played: document.getElementById('video').currentTime, failed: rtclabAbr.failed})")
         if state["failed"]:
-            raise RuntimeError(f"{url}: {state['failed']}")
+            raise PageFailed(f"{url}: {state['failed']}")
         decision = tab.evaluate(f"rtclabAbr.benchmark({int(repeat)})")
         used = [h for _, h in heap[ready_at:]] or [h for _, h in heap[-1:]]
         return Load(page, sum(page_sizes.values()), {u.rsplit("/", 1)[-1]: n for u, n in page_sizes.items()},
@@ -221,7 +227,7 @@ def pensieve_probs(url: str, states, chromium: str | None = None) -> list[list[f
                                   timeout=60_000)
             failed = tab.evaluate("window.rtclabAbr.failed")
             if failed:
-                raise RuntimeError(failed)
+                raise PageFailed(failed)
             return tab.evaluate("(xs) => xs.map(x => rtclabPensieve.probs(x))", [list(map(float, s)) for s in states])
         finally:
             browser.close()
