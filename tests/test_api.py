@@ -209,7 +209,7 @@ def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
         rtclab.metis_auto(tmp_path / "a", load=0)
     with pytest.raises(ValueError, match="metis deploy: .*options: tree, iterations, runs"):
         rtclab.metis_deploy(tmp_path / "p", run=1)
-    with pytest.raises(ValueError, match="--seconds must be 0 or more"):
+    with pytest.raises(ValueError, match="--seconds must be a finite number, 0 or more"):
         rtclab.metis_deploy(tmp_path / "p", seconds=-1)
     assert not any(tmp_path.iterdir())
     result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)

@@ -184,7 +184,7 @@ def test_pages_load_play_and_are_measured(served):
         assert set(x.levels) <= set(range(6))
     assert set(by["fixed"].levels) == {0} and by["fixed"].decision_ms is None
     assert by["tree"].decision_ms > 0 and by["pensieve"].decision_ms > 0
-    s = deploy.summarise(loads, 1)
+    s = deploy.summarise(loads)
     assert s["added"]["pensieve"]["page_kb"] == pytest.approx(extra / 1000)
 
 
@@ -206,8 +206,11 @@ def test_a_page_that_fails_is_reported_with_what_it_said(served, tmp_path):
 def test_cli_deploy_checks_its_options(tmp_path):
     from conftest import rtclab
 
+    _tree("regression").write(tmp_path / "reg.json")
     for flags, msg in ((["--runs", "0"], "--runs must be at least 1"), (["--tfjs", "1.0"], "rtclab pins"),
-                       (["--rate-kbps", "-1"], "--rate-kbps"), (["--tree", str(tmp_path / "none.json")], "none.json")):
+                       (["--rate-kbps", "-1"], "--rate-kbps"), (["--seconds", "inf"], "--seconds must be a finite"),
+                       (["--tree", str(tmp_path / "none.json")], "none.json"),
+                       (["--tree", str(tmp_path / "reg.json")], "classification tree")):
         r = rtclab("metis", "deploy", *flags, "--out", tmp_path / "o", "--quiet")
         assert r.returncode == 2 and msg in r.stderr, (flags, r.stderr)
         assert not (tmp_path / "o").exists()

@@ -15,6 +15,7 @@ Pages: `rtclab.metis.site`; the browser and the measurements: `rtclab.metis.brow
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -29,12 +30,11 @@ PUBLISHED = {"pensieve_page_kb": 1370.0, "pensieve_load_s": 9.36, "tree_load_s":
 def check(args) -> None:
     if args.runs < 1:
         raise ValueError(f"--runs must be at least 1, got {args.runs}")
-    if not args.seconds >= 0:
-        raise ValueError(f"--seconds must be 0 or more, got {args.seconds}")
-    if not args.rate_kbps >= 0:
-        raise ValueError(f"--rate-kbps must be 0 (no throttling) or more, got {args.rate_kbps}")
-    if not args.rtt_ms >= 0:
-        raise ValueError(f"--rtt-ms must be 0 or more, got {args.rtt_ms}")
+    for flag, v, what in (("--seconds", args.seconds, "0 or more"),
+                          ("--rate-kbps", args.rate_kbps, "0 (no throttling) or more"),
+                          ("--rtt-ms", args.rtt_ms, "0 or more")):
+        if not (v >= 0 and math.isfinite(v)):
+            raise ValueError(f"{flag} must be a finite number, {what}, got {v}")
     from rtclab.metis.webassets import assets
 
     assets(args.tfjs)
@@ -47,7 +47,9 @@ def pensieve_tree(args, say):
     from rtclab.metis.tree import Tree
 
     if args.tree:
-        return Tree.read(args.tree, n_features=25), f"{args.tree}"
+        tree = Tree.read(args.tree, n_features=25)
+        site.tree_script(tree)  # a tree the page cannot run is refused here, before the browser starts
+        return tree, f"{args.tree}"
     import gymnasium
 
     import rtclab.gym  # noqa: F401
@@ -69,7 +71,7 @@ def _median(xs) -> float | None:
     return float(np.median(xs)) if xs else None
 
 
-def summarise(loads, runs: int) -> dict:
+def summarise(loads) -> dict:
     """Medians per page, and what the tree and Pensieve add over `fixed` (paired by run)."""
     by = {p: [x for x in loads if x.page == p] for p in site.PAGES}
     pages = {p: {"page_bytes": _median([x.page_bytes for x in v]), "ready_ms": _median([x.ready_ms for x in v]),
@@ -137,7 +139,7 @@ def measure_site(folder: Path, tree, assets: dict[str, Path], *, runs: int, seco
     finally:
         server.shutdown()
         server.server_close()
-    s = summarise(loads, runs)
+    s = summarise(loads)
     s.update({"runs": runs, "seconds": seconds, "rate_kbps": rate_kbps, "rtt_ms": rtt_ms, "wall_s": time.perf_counter() - t0,
               "loads": [{"page": x.page, "page_bytes": x.page_bytes, "ready_ms": x.ready_ms, "heap_mean": x.heap_mean,
                          "heap_peak": x.heap_peak, "heap_ready": x.heap_ready, "decision_ms": x.decision_ms, "chunks": x.chunks,
