@@ -238,8 +238,8 @@ TITLES = {"fixed": "fixed (lowest level)", "tree": "Metis tree", "pensieve": "Pe
 
 
 def build(folder: Path, tree, arrays: dict[str, np.ndarray], sizes: np.ndarray, assets: dict[str, Path]) -> dict:
-    """Writes the pages and their files into `folder` (which must be new or empty); returns what
-    each page loads, by name, with sizes."""
+    """Writes the pages and their files into `folder` (which must be new or empty); returns each
+    page's HTML size in bytes, by page."""
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
         raise SiteError(f"{folder} is not empty")
