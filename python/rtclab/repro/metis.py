@@ -98,8 +98,9 @@ GAP_CAUSES = [
     Cause(r"Deployment", "resolution: the tree adds 4.7 KB (31 ms at 1200 kbit/s), and DevTools throttling delivers "
           "data in steps: over three loads the tree page is ready either with the fixed page or about 50 ms after it, "
           "from run to run (the row 'Metis tree over fixed, added page-load time' and its note), against the fixed "
-          "page's own spread of 5-40 ms. When the tree's addition is beyond that spread the ratio lands at 150-190×; "
-          "within it, the row gives the bound Pensieve / spread, and from a single load it has no value "
+          "page's own spread of 5-80 ms. When the tree's addition is beyond that spread the ratio lands at 150-250×; "
+          "within it, the row gives the bound Pensieve / spread (120-830× seen: a bound under 156× means the spread "
+          "was wide, not that the tree was slow), and from a single load it has no value "
           f"({_DOC}, 'Deployment case'; `rtclab metis deploy --tfjs 0.14.1`)", metric="added page-load time ratio"),
     Cause(r"Deployment", "measurement: the published 27× is the Metis README's figure for its own pages and machine; "
           "here one tf.js (CPU backend) decision takes about 1 ms against a few microseconds for the tree's walk "
