@@ -33,7 +33,7 @@ def test_segments_are_stamped_and_padded_to_pensieves_chunk_sizes():
     at, _ = site._find(seg, ["moof", "traf", "tfdt"])
     width = 8 if seg[at + 8] == 1 else 4
     assert int.from_bytes(seg[at + 12:at + 12 + width], "big") == 6 * clip.duration
-    kinds = [k for k, _, _ in site._children(seg)]
+    kinds = [k for k, _, _ in site.boxes(seg)]
     assert kinds == ["moof", "mdat", "free"]
     with pytest.raises(site.SiteError, match="smaller than the clip"):
         clip.segment(1, len(clip.fragment) + 4)

@@ -135,6 +135,17 @@ class Load:
     played_s: float = 0.0
 
 
+#: True once the page can decide (`rtclabAbr.markReady`) or has reported an error.
+_READY = "window.rtclabAbr && (window.rtclabAbr.ready || !!window.rtclabAbr.failed)"
+
+
+def _launch(p, exe: str):
+    return p.chromium.launch(executable_path=exe, args=[
+        "--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--disable-gpu",
+        "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+        "--js-flags=--expose-gc", "--enable-precise-memory-info"])
+
+
 def measure(url: str, pages: list[str], *, runs: int = 3, seconds: float = 30.0, rate_kbps: float = 1200.0,
             rtt_ms: float = 80.0, sample_s: float = 0.25, repeat: int = 50, chromium: str | None = None,
             timeout_s: float = 120.0, say=lambda m: None) -> list[Load]:
@@ -143,10 +154,7 @@ def measure(url: str, pages: list[str], *, runs: int = 3, seconds: float = 30.0,
     sync_playwright = playwright()
     loads = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=[
-            "--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--disable-gpu",
-            "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-            "--js-flags=--expose-gc", "--enable-precise-memory-info"])
+        browser = _launch(p, exe)
         try:
             for run in range(runs):
                 for page in pages:
@@ -184,7 +192,7 @@ def _one(browser, url, page, seconds, rate_kbps, rtt_ms, sample_s, repeat, timeo
 
         tab.goto(url, wait_until="commit", timeout=timeout_s * 1000)
         deadline = time.perf_counter() + timeout_s
-        while not tab.evaluate("window.rtclabAbr && (window.rtclabAbr.ready || !!window.rtclabAbr.failed)"):
+        while not tab.evaluate(_READY):
             if time.perf_counter() > deadline:
                 raise PageFailed(f"{url} was not ready within {timeout_s:g} s")
             sample()
@@ -219,12 +227,11 @@ def pensieve_probs(url: str, states, chromium: str | None = None) -> list[list[f
     the test holds them against the numpy forward pass."""
     exe = find_chromium(chromium)
     with playwright()() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        browser = _launch(p, exe)
         try:
             tab = browser.new_page()
             tab.goto(f"{url}/pensieve.html")
-            tab.wait_for_function("window.rtclabAbr && (window.rtclabAbr.ready || !!window.rtclabAbr.failed)",
-                                  timeout=60_000)
+            tab.wait_for_function(_READY, timeout=60_000)
             failed = tab.evaluate("window.rtclabAbr.failed")
             if failed:
                 raise PageFailed(failed)

@@ -37,7 +37,8 @@ class SiteError(ValueError):
     """A site that cannot be built from what was given; the message says what."""
 
 
-def _children(data: bytes, start: int = 0, end: int | None = None):
+def boxes(data: bytes, start: int = 0, end: int | None = None):
+    """(type, start, size) of each ISO-BMFF box between `start` and `end` (default: the top level)."""
     end = len(data) if end is None else end
     i = start
     while i + 8 <= end:
@@ -50,7 +51,7 @@ def _children(data: bytes, start: int = 0, end: int | None = None):
 
 def _find(data: bytes, path: list[str], start: int = 0, end: int | None = None) -> tuple[int, int]:
     """(start, size) of the first box along `path` (types, outermost first)."""
-    for kind, at, size in _children(data, start, end):
+    for kind, at, size in boxes(data, start, end):
         if kind == path[0]:
             if len(path) == 1:
                 return at, size
@@ -88,7 +89,7 @@ class Clip:
         at, size = _find(frag, ["moof", "traf"])
         default = None
         total = 0
-        for kind, b, n in _children(frag, at + 8, at + size):
+        for kind, b, n in boxes(frag, at + 8, at + size):
             flags = int.from_bytes(frag[b + 9:b + 12], "big")
             if kind == "tfhd":
                 off = b + 16 + (8 if flags & 0x1 else 0) + (4 if flags & 0x2 else 0)

@@ -13,24 +13,14 @@ FFMPEG defaulting to `ffmpeg` on PATH (the `imageio-ffmpeg` package's binary als
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from rtclab.metis.site import boxes
+
 HERE = Path(__file__).resolve().parent / "clip"
-
-
-def boxes(data: bytes):
-    """(type, start, size) of each top-level ISO-BMFF box."""
-    i = 0
-    while i < len(data):
-        size, kind = struct.unpack(">I4s", data[i:i + 8])
-        if size < 8 or i + size > len(data):
-            raise ValueError(f"broken box {kind!r} at byte {i}")
-        yield kind.decode("latin-1"), i, size
-        i += size
 
 
 def main(ffmpeg: str = "ffmpeg") -> None:
