@@ -287,6 +287,10 @@ pub fn sample_media_sender(s: &MediaSender, c: &mut CcSample) {
     let cc = s.controller();
     c.target_mbps = cc.target().target_rate.map_or(f64::NAN, |r| r.as_mbps_f64());
     sample_controller(cc, c);
+    if let Some((w, h)) = s.adapted_resolution() {
+        c.named.push(("frame_width", f64::from(w)));
+        c.named.push(("frame_height", f64::from(h)));
+    }
 }
 
 /// The receiver-side estimator's named values (REMB), appended to `c.named`.

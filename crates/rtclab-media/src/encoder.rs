@@ -23,9 +23,21 @@
 //! decimation and under-run drops over a frame-size floor (`libvpx_rate.rs`), and
 //! `bitrate_adjuster` puts libwebrtc's `EncoderBitrateAdjuster` between the allocation and
 //! the encoder (`bitrate_adjuster.rs`).
+//!
+//! With libvpx VP8's model, `degradation = Degradation::MaintainFramerate` adds libwebrtc's
+//! resolution adaptation (the default of a Chromium camera track): the `QualityScaler`
+//! (`quality_scaler.rs`) reads each frame's QP and the dropped frames and asks for a smaller or
+//! larger picture, the source delivers the size `resolution.rs` picks, and, as
+//! `VideoStreamEncoder` does, up to 4 first frames too large for the start rate are dropped
+//! each with a step down (`DropDueToSize`: over 320x240 under 300 kbit/s, over 640x480 under
+//! 500). A new size re-creates the encoder (a key frame, a fresh rate-control buffer and bitrate
+//! adjuster) and caps the stream at libwebrtc's default maximum for it (600 kbit/s up to
+//! 320x240, 1.7 Mbit/s up to 640x480).
 
 use crate::bitrate_adjuster::BitrateAdjuster;
 use crate::libvpx_rate::{Decision, Vp8RateControl};
+use crate::quality_scaler::{QualityScaler, Verdict, VP8_QP_THRESHOLDS};
+use crate::resolution::{default_max_bitrate, ResolutionAdapter};
 use rtclab_core::{Rate, RngStream, Time, TimeDelta};
 
 /// How frames are sized against the target.
@@ -37,6 +49,21 @@ pub enum EncoderModel {
     /// `min_bits_per_pixel` × pixels × `complexity`, frames dropped when the buffer runs down.
     LibvpxVp8 { min_bits_per_pixel: f64, complexity: f64 },
 }
+
+/// What the sender gives up first when the rate is too low for its picture (WebRTC's
+/// `DegradationPreference`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Degradation {
+    /// The picture size stays; quantizer and frame drops absorb the rate (rtclab's default, and
+    /// what `rtclab realclient chromium` asks of Chromium).
+    #[default]
+    MaintainResolution,
+    /// Resolution adaptation by the quality scaler (Chromium's default for a camera track).
+    MaintainFramerate,
+}
+
+/// `kMaxInitialFramedrop`: at most this many first frames are dropped for their size.
+pub const MAX_INITIAL_FRAME_DROPS: u32 = 4;
 
 /// libvpx VP8's smallest delta frame at quantizer 56, bits per pixel, for the canvas content
 /// Chromium sends in `rtclab realclient` (docs/algorithms/encoder.md says how it was measured).
@@ -72,6 +99,8 @@ pub struct EncoderConfig {
     /// off here; on in Chromium, whose field trial
     /// `WebRTC-VideoRateControl/bitrate_adjuster:false/` turns it off).
     pub bitrate_adjuster: bool,
+    /// Whether the picture may shrink (libvpx VP8 model only; default: it keeps its size).
+    pub degradation: Degradation,
 }
 
 impl Default for EncoderConfig {
@@ -92,16 +121,19 @@ impl Default for EncoderConfig {
             target_share: 1.0,
             model: EncoderModel::Ideal,
             bitrate_adjuster: false,
+            degradation: Degradation::MaintainResolution,
         }
     }
 }
 
-impl EncoderConfig {
-    /// What the encoder works to for a controller's target: its share, within its range.
-    fn given(&self, target: Rate) -> Rate {
-        Rate::from_bps((target.as_bps() as f64 * self.target_share) as u64)
-            .clamp(self.min_bitrate, self.max_bitrate)
-    }
+/// Resolution adaptation's state (`Degradation::MaintainFramerate` with the libvpx model).
+#[derive(Clone, Debug)]
+struct Adaptation {
+    adapter: ResolutionAdapter,
+    /// Started with the encoder.
+    scaler: Option<QualityScaler>,
+    /// First frames dropped for their size so far (`MAX_INITIAL_FRAME_DROPS` once one passed).
+    initial_drops: u32,
 }
 
 /// One encoded frame.
@@ -146,11 +178,24 @@ pub struct VideoEncoder {
     vp8: Option<Vp8RateControl>,
     /// Frames the rate control dropped (decimation, buffer under-run).
     pub frames_dropped_by_rate_control: u64,
+    adaptation: Option<Adaptation>,
+    /// The last target and pushback drop ratio asked for (re-applied after a resize).
+    asked: (Rate, f64),
+    /// First frames dropped as too large for the start rate.
+    pub frames_dropped_for_size: u64,
+    /// Picture size changes.
+    pub resolution_changes: u64,
 }
 
 impl VideoEncoder {
     pub fn new(cfg: EncoderConfig, start: Rate, rng: RngStream) -> Self {
-        let start = cfg.given(start);
+        let adaptation = (matches!(cfg.model, EncoderModel::LibvpxVp8 { .. })
+            && cfg.degradation == Degradation::MaintainFramerate)
+            .then(|| Adaptation {
+                adapter: ResolutionAdapter::new(cfg.width, cfg.height),
+                scaler: None,
+                initial_drops: 0,
+            });
         let trace_mean = if cfg.size_trace.is_empty() {
             1.0
         } else {
@@ -163,10 +208,14 @@ impl VideoEncoder {
                 Some(Vp8RateControl::new(min_bits_per_pixel, complexity))
             }
         };
-        VideoEncoder {
+        let mut e = VideoEncoder {
             adjuster,
             vp8,
             frames_dropped_by_rate_control: 0,
+            adaptation,
+            asked: (start, 0.0),
+            frames_dropped_for_size: 0,
+            resolution_changes: 0,
             fps: cfg.fps,
             paused: false,
             frames_skipped: 0,
@@ -177,7 +226,7 @@ impl VideoEncoder {
             cfg,
             rng,
             target: start,
-            output_bps: start.as_bps() as f64,
+            output_bps: 0.0,
             next_frame: None,
             last_frame: None,
             epoch: (Time::ZERO, 0),
@@ -186,13 +235,107 @@ impl VideoEncoder {
             key_frames: 0,
             key_debt: 0.0,
             frame_id: 0,
+        };
+        let given = e.given(start);
+        (e.target, e.output_bps) = (given, given.as_bps() as f64);
+        e
+    }
+
+    /// The picture size frames are encoded at now.
+    pub fn resolution(&self) -> (u32, u32) {
+        self.adaptation.as_ref().map_or((self.cfg.width, self.cfg.height), |a| a.adapter.size())
+    }
+
+    /// The picture size, where resolution adaptation is on (`None` otherwise).
+    pub fn adapted_resolution(&self) -> Option<(u32, u32)> {
+        self.adaptation.as_ref().map(|a| a.adapter.size())
+    }
+
+    /// The stream's maximum bitrate: the configured one, and with resolution adaptation never
+    /// above libwebrtc's default for the picture size.
+    fn max_bitrate(&self) -> Rate {
+        match &self.adaptation {
+            Some(a) => {
+                let (w, h) = a.adapter.size();
+                self.cfg.max_bitrate.min(default_max_bitrate(w, h))
+            }
+            None => self.cfg.max_bitrate,
         }
+    }
+
+    /// What the encoder works to for a controller's target: its share, within its range.
+    fn given(&self, target: Rate) -> Rate {
+        let max = self.max_bitrate().max(self.cfg.min_bitrate);
+        Rate::from_bps((target.as_bps() as f64 * self.cfg.target_share) as u64)
+            .clamp(self.cfg.min_bitrate, max)
     }
 
     pub fn start(&mut self, now: Time) {
         self.epoch = (now, 0);
         self.next_frame = Some(now);
         self.next_key = Some(now);
+        if let Some(a) = self.adaptation.as_mut() {
+            a.scaler = Some(QualityScaler::new(now, VP8_QP_THRESHOLDS));
+        }
+    }
+
+    /// The quality scaler's checks due by `now`, each applied to the picture size.
+    fn run_quality_checks(&mut self, now: Time) {
+        let mut resized = false;
+        if let Some(a) = self.adaptation.as_mut() {
+            while let Some(q) = a.scaler.as_mut().filter(|q| q.next_check() <= now) {
+                resized |= match q.check() {
+                    Verdict::Down => a.adapter.down(),
+                    Verdict::Up => a.adapter.up(),
+                    Verdict::Keep => false,
+                };
+            }
+        }
+        if resized {
+            self.on_resize();
+        }
+    }
+
+    /// A new picture size: `VideoStreamEncoder` re-creates the encoder (its first frame a key
+    /// frame, libvpx's buffer and the bitrate adjuster afresh) and the stream's maximum follows.
+    fn on_resize(&mut self) {
+        self.resolution_changes += 1;
+        self.key_requested = true;
+        if let EncoderModel::LibvpxVp8 { min_bits_per_pixel, complexity } = self.cfg.model {
+            self.vp8 = Some(Vp8RateControl::new(min_bits_per_pixel, complexity));
+        }
+        if self.cfg.bitrate_adjuster {
+            self.adjuster = Some(BitrateAdjuster::new(self.cfg.min_bitrate));
+        }
+        let (target, drop_ratio) = self.asked;
+        self.set_target_with_drop(target, drop_ratio);
+    }
+
+    /// `VideoStreamEncoder::DropDueToSize` while the initial frame dropper is on.
+    fn drop_for_size(&mut self) -> bool {
+        let target = self.target.as_bps();
+        let (w, h) = self.resolution();
+        let pixels = u64::from(w) * u64::from(h);
+        let Some(a) = self.adaptation.as_mut() else { return false };
+        if a.initial_drops >= MAX_INITIAL_FRAME_DROPS {
+            return false;
+        }
+        let too_large =
+            (target < 300_000 && pixels > 320 * 240) || (target < 500_000 && pixels > 640 * 480);
+        if !too_large {
+            a.initial_drops = MAX_INITIAL_FRAME_DROPS;
+            return false;
+        }
+        a.initial_drops += 1;
+        self.frames_dropped_for_size += 1;
+        if a.adapter.down() {
+            self.on_resize();
+        }
+        true
+    }
+
+    fn scaler(&mut self) -> Option<&mut QualityScaler> {
+        self.adaptation.as_mut().and_then(|a| a.scaler.as_mut())
     }
     pub fn stop(&mut self) {
         self.next_frame = None;
@@ -202,7 +345,8 @@ impl VideoEncoder {
     }
     /// The target and the pushback frame-drop ratio (0 = none).
     pub fn set_target_with_drop(&mut self, target: Rate, drop_ratio: f64) {
-        let mut target = self.cfg.given(target);
+        self.asked = (target, drop_ratio);
+        let mut target = self.given(target);
         self.drop_interval = None;
         let (t, min) = (target.as_bps() as f64, self.cfg.min_bitrate.as_bps() as f64);
         if drop_ratio > 0.0 && t > min {
@@ -267,6 +411,7 @@ impl VideoEncoder {
             Some(self.epoch.0 + TimeDelta::from_secs_f64(self.epoch.1 as f64 / self.fps));
         let dt = self.last_frame.map_or(period, |t| due - t);
         self.last_frame = Some(due);
+        self.run_quality_checks(due);
         let tau = self.cfg.rate_time_constant.as_secs_f64();
         let k = if tau > 0.0 { 1.0 - (-dt.as_secs_f64() / tau).exp() } else { 1.0 };
         let given = match self.adjuster.as_mut() {
@@ -278,11 +423,17 @@ impl VideoEncoder {
             self.frames_skipped += 1;
             return None;
         }
+        if self.drop_for_size() {
+            return None;
+        }
         if let Some(n) = self.drop_interval {
             let drop = self.drop_counter.is_multiple_of(n);
             self.drop_counter += 1;
             if drop {
                 self.frames_dropped += 1;
+                if let Some(q) = self.scaler() {
+                    q.on_dropped();
+                }
                 return None;
             }
         }
@@ -292,6 +443,9 @@ impl VideoEncoder {
             Some(rc) => match rc.decide(given.as_bps() as f64, self.fps, key) {
                 (Decision::Drop, _) => {
                     self.frames_dropped_by_rate_control += 1;
+                    if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
+                        q.on_dropped();
+                    }
                     return None;
                 }
                 (Decision::Encode(budget), earned) => Some((budget, earned)),
@@ -303,16 +457,24 @@ impl VideoEncoder {
             self.key_frames += 1;
             self.next_key = self.cfg.key_frame_interval.map(|i| due + i);
         }
+        let (w, h) = self.resolution();
         let size = if let (Some((budget, earned)), Some(rc)) = (vp8, self.vp8.as_mut()) {
             // The budget missed by the rate control's error, never under the floor at the
             // highest quantizer; the buffer pays a key frame's extra bytes.
             let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
-            let pixels = f64::from(self.cfg.width) * f64::from(self.cfg.height);
+            // A picture scaled from the source keeps more detail per pixel (libvpx_rate.rs).
+            let pixels = crate::libvpx_rate::effective_pixels(
+                f64::from(w) * f64::from(h),
+                f64::from(self.cfg.width) * f64::from(self.cfg.height),
+            );
             let ratio = if key { self.cfg.key_frame_factor } else { 1.0 };
             let size = (budget * ratio * (1.0 + self.cfg.size_jitter * u).max(0.1))
                 .max(rc.floor_bytes(pixels, key, self.cfg.key_frame_factor))
                 .max(1.0);
             rc.encoded(size, earned, given.as_bps() as f64);
+            if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
+                q.on_encoded(due, rc.qp(size, pixels, key, self.cfg.key_frame_factor));
+            }
             size
         } else if self.cfg.size_trace.is_empty() {
             let u = (self.rng.next_f64() * 2.0 - 1.0) * 3f64.sqrt();
@@ -462,6 +624,73 @@ mod tests {
         assert!(k.key);
         assert!(!enc.poll_frame(t(120)).unwrap().key);
         assert_eq!(enc.key_frames, 2);
+    }
+
+    /// Runs `e` until `end` and returns the picture sizes it went through, checking each new
+    /// size starts with a key frame.
+    fn sizes_until(e: &mut VideoEncoder, from: Time, end: Time) -> Vec<(u32, u32)> {
+        let mut sizes = vec![e.resolution()];
+        let mut now = from;
+        while now < end {
+            if let Some(f) = e.poll_frame(now) {
+                if sizes.last() != Some(&e.resolution()) {
+                    sizes.push(e.resolution());
+                    assert!(f.key);
+                }
+            }
+            now = e.poll_timeout().unwrap();
+        }
+        sizes
+    }
+
+    #[test]
+    fn resolution_adaptation_starts_small_at_a_low_rate_and_grows_with_the_rate() {
+        let vp8 = |complexity| EncoderConfig {
+            width: 640,
+            height: 480,
+            key_frame_interval: None,
+            model: EncoderModel::LibvpxVp8 {
+                min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
+                complexity,
+            },
+            bitrate_adjuster: true,
+            degradation: Degradation::MaintainFramerate,
+            ..Default::default()
+        };
+        let mut e = VideoEncoder::new(vp8(1.0), Rate::from_kbps(250), RngStream::from_seed(5));
+        e.start(Time::ZERO);
+        // Under 300 kbit/s a picture over 320x240 is dropped with a step down: 640x480 and
+        // 480x360 go, 320x240 is encoded, as a key frame.
+        let f = (0..3).find_map(|i| e.poll_frame(Time::from_millis(i * 34))).unwrap();
+        assert!(f.key);
+        assert_eq!((e.resolution(), e.frames_dropped_for_size), ((320, 240), 2));
+        // The stream's maximum at 320x240 is 600 kbit/s, and there the canvas's QP (about 60)
+        // never falls to 29: the picture stays small, as Chromium's does (docs/realclient.md).
+        e.set_target(Rate::from_kbps(1_500));
+        assert_eq!(e.target, Rate::from_kbps(600));
+        assert_eq!(
+            sizes_until(&mut e, Time::from_millis(100), Time::from_secs(30)),
+            vec![(320, 240)]
+        );
+        // Simpler content at the same rates: QP low, a step up at a check, then the last step
+        // back to 640x480 (each a key frame), where the stream may use 1.5 Mbit/s again.
+        let mut e = VideoEncoder::new(vp8(0.3), Rate::from_kbps(250), RngStream::from_seed(5));
+        e.start(Time::ZERO);
+        assert_eq!(
+            sizes_until(&mut e, Time::ZERO, Time::from_millis(100)),
+            vec![(640, 480), (320, 240)]
+        );
+        e.set_target(Rate::from_kbps(1_500));
+        let sizes = sizes_until(&mut e, Time::from_millis(100), Time::from_secs(30));
+        assert_eq!(sizes, vec![(320, 240), (480, 360), (640, 480)]);
+        assert_eq!((e.target, e.resolution_changes), (Rate::from_kbps(1_500), 4));
+        // Without adaptation (the default) the picture keeps its size and nothing is dropped
+        // for it.
+        let keep = EncoderConfig { degradation: Degradation::MaintainResolution, ..vp8(1.0) };
+        let mut e = VideoEncoder::new(keep, Rate::from_kbps(250), RngStream::from_seed(5));
+        e.start(Time::ZERO);
+        assert!(e.poll_frame(Time::ZERO).is_some());
+        assert_eq!((e.resolution(), e.adapted_resolution()), ((640, 480), None));
     }
 
     #[test]

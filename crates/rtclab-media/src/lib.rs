@@ -3,6 +3,9 @@
 //!
 //! - [`encoder::VideoEncoder`]: frames at a fixed rate whose sizes follow the target bitrate
 //!   with encoder lag, size variation and periodic key frames, capped at a maximum bitrate.
+//!   [`libvpx_rate`], [`bitrate_adjuster`], [`quality_scaler`] and [`resolution`] make it a
+//!   real stack's (libvpx VP8 rate control, libwebrtc's bitrate adjuster and its resolution
+//!   adaptation under `MAINTAIN_FRAMERATE`).
 //! - [`packetizer`]: frames into RTP-sized packets.
 //! - [`pacer::Pacer`]: a leaky bucket at the pacing rate (optionally in 5 ms bursts) that
 //!   also runs probe clusters, with padding when there is no media.
@@ -43,7 +46,9 @@ pub mod packetizer;
 pub mod playout;
 pub mod protection;
 pub mod quality;
+pub mod quality_scaler;
 pub mod receiver;
+pub mod resolution;
 pub mod rtp_codec;
 pub mod rtx;
 pub mod sender;

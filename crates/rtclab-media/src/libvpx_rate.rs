@@ -26,6 +26,32 @@
 //! Chromium's logs show (640x480 near 100 kbit/s: 4-5 of 26-28 frames a second sent,
 //! docs/realclient.md). The floor's value and its source are in docs/algorithms/encoder.md.
 
+/// libwebrtc's VP8 quantizer range (`rc_min_quantizer` 2, `rc_max_quantizer` 56) on libvpx's
+/// internal 0-127 scale (`q_trans`), the scale `VP8E_GET_LAST_QUANTIZER` and so `getStats()`'s
+/// `qpSum` report: 2 and 106 (Chromium 156 at its floor reports exactly 106 a frame).
+pub const QP_MIN: u32 = 2;
+pub const QP_MAX: u32 = 106;
+/// The quantizer's effect on size: a frame's size is its floor × exp(`QP_LOG_SLOPE` × (106 −
+/// QP)). Fitted to Chromium 156's frames on constant-rate links that are not judged
+/// (docs/algorithms/encoder.md, "The QP model").
+pub const QP_LOG_SLOPE: f64 = 0.0116;
+/// A source picture scaled down to a share r of its pixels keeps more detail per pixel: its
+/// frames at a given quantizer are r^`SCALED_SIZE_EXPONENT` of the full picture's, not r of
+/// it. Measured on Chromium 156 scaling its 640x480 canvas to 320x240 on constant-rate links
+/// that are not judged (docs/algorithms/encoder.md, "The QP model"): 0.64 of the size at a
+/// quarter of the pixels.
+pub const SCALED_SIZE_EXPONENT: f64 = 0.33;
+
+/// The pixel count whose floor a `pixels` picture scaled from a `source_pixels` one has (the
+/// source's own size: the picture's).
+pub fn effective_pixels(pixels: f64, source_pixels: f64) -> f64 {
+    if pixels >= source_pixels || source_pixels <= 0.0 {
+        pixels
+    } else {
+        source_pixels * (pixels / source_pixels).powf(SCALED_SIZE_EXPONENT)
+    }
+}
+
 /// The buffer settings, in seconds of the target rate.
 pub const BUFFER_S: f64 = 1.0;
 pub const OPTIMAL_S: f64 = 0.6;
@@ -77,6 +103,14 @@ impl Vp8RateControl {
         } else {
             f
         }
+    }
+
+    /// The QP a frame of `bytes` was encoded at: the quantizer that makes a `pixels` picture that
+    /// size, within the encoder's range (a frame at its floor is at `QP_MAX`).
+    pub fn qp(&self, bytes: f64, pixels: f64, key: bool, key_ratio: f64) -> u32 {
+        let floor = self.floor_bytes(pixels, key, key_ratio).max(1.0);
+        let q = f64::from(QP_MAX) - (bytes.max(1.0) / floor).ln() / QP_LOG_SLOPE;
+        q.round().clamp(f64::from(QP_MIN), f64::from(QP_MAX)) as u32
     }
 
     /// One input frame at `target_bps` and `fps` (`key` frames are never decimated): the
@@ -180,6 +214,29 @@ mod tests {
         assert!((4.0..=6.5).contains(&fps), "{fps}");
         assert!((90.0..=115.0).contains(&kbps), "{kbps}");
         assert!(rc.decimated > 0 && rc.underrun_drops > 0);
+    }
+
+    #[test]
+    fn a_scaled_picture_keeps_more_bits_than_its_pixels() {
+        let src = 640.0 * 480.0;
+        assert_eq!(effective_pixels(src, src), src);
+        let quarter = effective_pixels(src / 4.0, src);
+        assert!((quarter / src - 0.25f64.powf(SCALED_SIZE_EXPONENT)).abs() < 1e-12);
+        assert!(quarter > src / 4.0 && quarter < src);
+    }
+
+    #[test]
+    fn the_qp_falls_as_frames_grow_past_the_floor() {
+        let rc = Vp8RateControl::new(0.06, 1.0);
+        let px = 640.0 * 480.0;
+        let floor = rc.floor_bytes(px, false, 1.0);
+        assert_eq!(rc.qp(floor, px, false, 1.0), QP_MAX);
+        assert_eq!(rc.qp(floor * 0.5, px, false, 1.0), QP_MAX);
+        let twice = rc.qp(floor * 2.0, px, false, 1.0);
+        assert_eq!(twice, (106.0 - 2f64.ln() / QP_LOG_SLOPE).round() as u32);
+        assert_eq!(rc.qp(floor * 1e6, px, false, 1.0), QP_MIN);
+        // A key frame of the key ratio's size is at the same QP as its delta frame.
+        assert_eq!(rc.qp(floor * 2.0 * 3.0, px, true, 3.0), twice);
     }
 
     #[test]

@@ -167,6 +167,10 @@ impl MediaSender {
     pub fn stop(&mut self) {
         self.encoder.stop();
     }
+    /// The encoder's picture size where it adapts it (`media.degradation = "maintain_framerate"`).
+    pub fn adapted_resolution(&self) -> Option<(u32, u32)> {
+        self.encoder.adapted_resolution()
+    }
     /// Key frames the encoder made (periodic and requested).
     pub fn key_frames(&self) -> u64 {
         self.encoder.key_frames
@@ -178,9 +182,12 @@ impl MediaSender {
     }
 
     /// Frames the encoder dropped: pushback's share, and libvpx's rate control (decimation,
-    /// buffer under-run) with `EncoderModel::LibvpxVp8`.
+    /// buffer under-run) with `EncoderModel::LibvpxVp8`, and first frames too large for the
+    /// start rate under resolution adaptation.
     pub fn frames_dropped(&self) -> u64 {
-        self.encoder.frames_dropped + self.encoder.frames_dropped_by_rate_control
+        self.encoder.frames_dropped
+            + self.encoder.frames_dropped_by_rate_control
+            + self.encoder.frames_dropped_for_size
     }
 
     fn apply_target(&mut self) {

@@ -523,6 +523,10 @@ pub struct MediaParams {
     /// libwebrtc's encoder bitrate adjuster between the allocation and the encoder (default
     /// false; Chromium's is on, `WebRTC-VideoRateControl/bitrate_adjuster:false/` turns it off).
     pub bitrate_adjuster: Option<bool>,
+    /// Encoder, libvpx_vp8 only: "maintain_resolution" (default: the picture keeps its size)
+    /// or "maintain_framerate" (libwebrtc's quality scaler shrinks and regrows it, Chromium's
+    /// default for a camera track).
+    pub degradation: Option<String>,
     /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the

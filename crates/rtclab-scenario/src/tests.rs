@@ -464,6 +464,21 @@ fn receiver_pipeline_settings_are_checked() {
             "flows[0].media.frame_sizes",
             "one or the other",
         ),
+        (
+            "degradation = \"maintain_framerate\"",
+            "flows[0].media.degradation",
+            "needs encoder_model",
+        ),
+        (
+            "encoder_model = \"libvpx_vp8\", degradation = \"balanced\"",
+            "flows[0].media.degradation",
+            "not modelled",
+        ),
+        (
+            "encoder_model = \"libvpx_vp8\", degradation = \"maintain-framerate\"",
+            "flows[0].media.degradation",
+            "unknown degradation preference",
+        ),
     ] {
         let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
         assert_eq!(e.path, path, "{e}");
@@ -509,6 +524,13 @@ fn receiver_pipeline_settings_are_checked() {
         }
     );
     assert!(e.bitrate_adjuster);
+    assert_eq!(e.degradation, rtclab_media::encoder::Degradation::MaintainResolution);
+    let adapt = format!(
+        "{MEDIA}media = {{ encoder_model = \"libvpx_vp8\", degradation = \"maintain_framerate\" }}\n"
+    );
+    let s = from_toml_str(&adapt, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    assert_eq!(m.sender.encoder.degradation, rtclab_media::encoder::Degradation::MaintainFramerate);
     let wait = format!("{MEDIA}media = {{ frame_wait = \"3s\" }}\n");
     let s = from_toml_str(&wait, Path::new(".")).unwrap();
     let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };

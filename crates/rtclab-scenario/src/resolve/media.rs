@@ -496,6 +496,36 @@ fn encoder_config(
     if let Some(b) = p.and_then(|p| p.bitrate_adjuster) {
         encoder.bitrate_adjuster = b;
     }
+    match p.and_then(|p| p.degradation.as_deref()) {
+        None | Some("maintain_resolution") => {}
+        Some("maintain_framerate") => {
+            if encoder.model == rtclab_media::encoder::EncoderModel::Ideal {
+                return Err(ConfigError::new(
+                    at("media.degradation"),
+                    "\"maintain_framerate\" needs encoder_model = \"libvpx_vp8\" (resolution \
+                     adaptation reads the encoder's QP and dropped frames; the ideal encoder has \
+                     neither)",
+                ));
+            }
+            encoder.degradation = rtclab_media::encoder::Degradation::MaintainFramerate;
+        }
+        Some("balanced") => {
+            return Err(ConfigError::new(
+                at("media.degradation"),
+                "\"balanced\" (libwebrtc's frame rate and resolution by turns) is not modelled: \
+                 accepted \"maintain_resolution\", \"maintain_framerate\"",
+            ));
+        }
+        Some(other) => {
+            return Err(ConfigError::new(
+                at("media.degradation"),
+                format!(
+                    "unknown degradation preference {other:?}: accepted \"maintain_resolution\", \
+                     \"maintain_framerate\""
+                ),
+            ));
+        }
+    }
     if let Some(r) = p.and_then(|p| p.resolution.as_deref()) {
         let parsed = r.split_once(['x', 'X']).and_then(|(w, h)| {
             Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?))
