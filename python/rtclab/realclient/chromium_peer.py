@@ -54,10 +54,11 @@ DEGRADATION = os.environ.get("RTCLAB_CHROMIUM_DEGRADATION", "maintain-resolution
 #: "0": the canvas's pattern stands still (only the noise patch changes each frame): the cause
 #: experiment that ruled out the pattern's cycle for Chromium's frame-rate dips every ~3.3 s.
 DRIFT = os.environ.get("RTCLAB_CHROMIUM_DRIFT", "1") != "0"
-#: How often the page redraws the canvas, per second (30, the rate the recordings were made at).
-#: At 30 the timer's 33 ms ticks (30.3 a second) beat against the 30 fps capture every ~3.3 s and
-#: Chromium encodes 15-20 fps for about a second each time; at 60 it holds 30 (docs/realclient.md).
-DRAW_HZ = os.environ.get("RTCLAB_CHROMIUM_DRAW_HZ", "30")
+#: How often the page redraws the canvas, per second (60). At 30 the timer's 33 ms ticks (30.3 a
+#: second) beat against the 30 fps capture every ~3.3 s and Chromium encodes 15-20 fps for about
+#: a second each time (the recordings of 2026-11-29 were made so); at 60 it holds 30
+#: (docs/realclient.md).
+DRAW_HZ = os.environ.get("RTCLAB_CHROMIUM_DRAW_HZ", "60")
 #: More Chromium switches, space-separated (e.g. `--force-fieldtrials=...` for an experiment).
 EXTRA_FLAGS = os.environ.get("RTCLAB_CHROMIUM_FLAGS", "").split()
 #: "0": the answering peer removes generic NACK (`a=rtcp-fb:PT nack`, not `nack pli`) from the
@@ -161,7 +162,7 @@ async function stats() {
       out.bytes = s.bytesSent; out.rtx = s.retransmittedBytesSent; out.enc = s.targetBitrate;
       out.width = s.frameWidth; out.fps = s.framesPerSecond; out.limit = s.qualityLimitationReason;
       out.frames = s.framesEncoded; out.keys = s.keyFramesEncoded; out.pli = s.pliCount;
-      out.nack = s.nackCount; out.huge = s.hugeFramesSent;
+      out.nack = s.nackCount; out.huge = s.hugeFramesSent; out.qp = s.qpSum; out.height = s.frameHeight;
     }
   });
   return out;
@@ -256,7 +257,7 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
                 raise TimeoutError("the call did not connect within 20 s")
             time.sleep(0.05)
         rows = ["time_s,target_bps,bytes_sent,encoder_target_bps,retransmitted_bytes,frame_width,fps,quality_limitation,"
-                "frames_encoded,key_frames_encoded,pli_received,nack_received,huge_frames_sent"]
+                "frames_encoded,key_frames_encoded,pli_received,nack_received,huge_frames_sent,qp_sum,frame_height"]
         t_end = time.monotonic() + duration_s
         nxt = time.monotonic()
         while time.monotonic() < t_end:
@@ -265,10 +266,16 @@ def offer(folder: Path, duration_s: float, log: Path, scratch: Path) -> None:
             s = _call(driver, "stats()")
             rows.append(f"{now_s():.3f},{s.get('bwe', 'nan')},{s.get('bytes', 0)},{s.get('enc', 'nan')},"
                         f"{s.get('rtx', 0)},{s.get('width', 'nan')},{s.get('fps', 'nan')},{s.get('limit', '')},"
-                        f"{s.get('frames', 0)},{s.get('keys', 0)},{s.get('pli', 0)},{s.get('nack', 0)},{s.get('huge', 0)}")
+                        f"{s.get('frames', 0)},{s.get('keys', 0)},{s.get('pli', 0)},{s.get('nack', 0)},{s.get('huge', 0)},"
+                        f"{_or_nan(s.get('qp'))},{_or_nan(s.get('height'))}")
         log.write_text("\n".join(rows) + "\n")
     finally:
         driver.quit()
+
+
+def _or_nan(x) -> str:
+    """A getStats field as a CSV cell: "nan" where the browser did not report it."""
+    return "nan" if x is None else str(x)
 
 
 def without_nack(sdp: str) -> str:
