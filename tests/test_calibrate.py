@@ -147,9 +147,9 @@ def test_chromium_twin_on_the_recorded_dip_stalls_as_chromium_does(tmp_path):
 
 @pytest.mark.parametrize("client", ["chromium", "pion"])
 def test_the_agreement_tables_in_the_docs_are_what_the_recordings_give(client):
-    table = cal.recorded_table(client)
     doc = (Path(__file__).parent.parent / "docs" / "realclient.md").read_text()
-    assert table in doc, f"docs/realclient.md's {client} table is stale: python -m rtclab.calibrate {client}"
+    for table in (cal.recorded_table(client), cal.recorded_variants_table(client)):
+        assert table in doc, f"docs/realclient.md's {client} tables are stale: python -m rtclab.calibrate {client}"
 
 
 def test_libwebrtcs_three_second_frame_wait_gives_up_on_fewer_frames(tmp_path):

@@ -154,6 +154,33 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Peer switches a recording was made with (`meta.json`'s environment) and the twin settings
+#: that mirror them: Chromium's degradation preference (its own for a canvas track, like
+#: "maintain-framerate", is libwebrtc's resolution adaptation) and the bitrate adjuster's trial.
+_ADJUSTER_TRIAL = "WebRTC-VideoRateControl/bitrate_adjuster:false/"
+
+
+def peer_twin_settings(client: str, environment: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The twin settings that mirror the peer switches of a run (`environment`: the
+    RTCLAB_CHROMIUM_* variables it was recorded with), and the switches with no counterpart."""
+    media: dict[str, Any] = {}
+    unmatched = []
+    if client == "chromium":
+        deg = environment.get("RTCLAB_CHROMIUM_DEGRADATION", "maintain-resolution")
+        if deg in ("maintain-framerate", "default"):
+            media["degradation"] = "maintain_framerate"
+        elif deg != "maintain-resolution":
+            unmatched.append(f"RTCLAB_CHROMIUM_DEGRADATION={deg}")
+        if _ADJUSTER_TRIAL in environment.get("RTCLAB_CHROMIUM_FLAGS", ""):
+            media["bitrate_adjuster"] = False
+        if "RTCLAB_CHROMIUM_VIDEO" in environment:
+            media["resolution"] = environment["RTCLAB_CHROMIUM_VIDEO"]
+        for k in ("RTCLAB_CHROMIUM_NACK", "RTCLAB_CHROMIUM_DRIFT"):
+            if k in environment:
+                unmatched.append(f"{k}={environment[k]}")
+    return ({"media": media} if media else {}), unmatched
+
+
 def twin_scenario(text: str, client: str, settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """The scenario as a dict with its one media flow set up as `client`'s twin (`TWINS`), plus
     `settings`."""
@@ -196,7 +223,7 @@ def _csv(path: Path) -> dict[str, np.ndarray]:
 
 
 #: Per-second series, in this order in per_second.csv (sim and real alike).
-SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms")
+SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms", "width")
 
 
 def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path, n: int) -> dict[str, np.ndarray]:
@@ -213,21 +240,33 @@ def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path,
         out["frame_delay_ms"] = np.full(n, np.nan)
     lk = _csv(link)
     out["queue_ms"] = _bin_mean(lk["time_s"], lk["queue_delay_ms_mean"], n)
+    # the encoded picture's width (Chromium logs it; not judged)
+    out["width"] = _bin_mean(s["time_s"], s["frame_width"], n) if "frame_width" in s else np.full(n, np.nan)
     return out
 
 
-def sim_per_second(result, n: int) -> dict[str, np.ndarray]:
-    """The twin's per-second series from a simulator run."""
+def sim_per_second(result, n: int, width: float = math.nan) -> dict[str, np.ndarray]:
+    """The twin's per-second series from a simulator run (`width`: its picture's, where it does
+    not adapt it)."""
     f = result.timeseries
     f = f[f["flow"] == 0]
     t = f["time_s"].to_numpy(dtype=float)
     fr = f["frame_rate"].to_numpy(dtype=float)
     lk = result.link
+    w = (_bin_mean(t, f["frame_width"].to_numpy(dtype=float), n) if "frame_width" in f.columns
+         else np.full(n, width))
     return {"send_mbps": _bin_mean(t, f["sending_rate_mbps"].to_numpy(dtype=float), n),
             "target_mbps": _bin_mean(t, f["target_mbps"].to_numpy(dtype=float), n),
             "fps": _bin_mean(t, fr, n),
             "frame_delay_ms": _bin_mean(t, f["frame_delay_ms_mean"].to_numpy(dtype=float), n, fr),
-            "queue_ms": _bin_mean(lk["time_s"].to_numpy(dtype=float), lk["queue_delay_ms_mean"].to_numpy(dtype=float), n)}
+            "queue_ms": _bin_mean(lk["time_s"].to_numpy(dtype=float), lk["queue_delay_ms_mean"].to_numpy(dtype=float), n),
+            "width": w}
+
+
+def _twin_width(twin_dict: dict[str, Any]) -> float:
+    """The twin's picture width as configured (the simulator's default picture is 1280x720)."""
+    res = str(twin_dict["flows"][0].get("media", {}).get("resolution", "1280x720"))
+    return float(res.lower().split("x")[0])
 
 
 # --- agreement -------------------------------------------------------------------------------
@@ -343,7 +382,8 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
     if recorded:
         from_dir = RECORDED / client / (recorded if isinstance(recorded, str) else scenario)
         if not from_dir.is_dir():
-            have = sorted(f"{p.parent.name}/{p.name}" for p in RECORDED.glob("*/*") if p.is_dir())
+            have = sorted(f"{p.parent.name}/{p.name}" for p in RECORDED.glob("*/*")
+                          if p.is_dir() and p.parent.name in realclient.CLIENTS)
             raise CalibrateError(f"no recording {from_dir.name!r} of {client} ships with rtclab; recorded: {', '.join(have)}")
     if out is not None:
         from rtclab.output import check_replaceable
@@ -393,13 +433,18 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
                     # the peers' settings from the environment (field trials, video size, ...)
                     "environment": {k: v for k, v in sorted(os.environ.items())
                                     if k.startswith(("RTCLAB_CHROMIUM_", "RTCLAB_PION_"))}}
+        # The twin mirrors the peer switches the runs were made with; --twin settings win.
+        mirrored, unmatched = peer_twin_settings(client, meta.get("environment") or {})
+        twin_dict = twin_scenario(text, client, _merge(mirrored, twin or {}))
+        if progress and unmatched:
+            print(f"note: the twin has no counterpart for {', '.join(unmatched)}", file=sys.stderr, flush=True)
         senders = [_csv(real_dir / f"run{k}-sender.csv") for k in ks]
         real = [real_per_second(sd, real_dir / f"run{k}-receiver.csv", real_dir / f"run{k}-link.csv", n)
                 for k, sd in zip(ks, senders)]
         if progress:
             print(f"the {client} twin in the simulator ...", file=sys.stderr, flush=True)
         res = rtclab.run(twin_dict)
-        sim = sim_per_second(res, n)
+        sim = sim_per_second(res, n, _twin_width(twin_dict))
         lt, cap = res.link["time_s"].to_numpy(dtype=float), res.link["capacity_mbps"].to_numpy(dtype=float)
         ups = rises(lt, cap)
         f0 = res.timeseries[res.timeseries["flow"] == 0]
@@ -425,7 +470,8 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
             per_second[f"real_{key}_max"] = _over_runs(np.nanmax, real, key)
             per_second[f"twin_{key}"] = sim[key]
         result = {"client": client, "scenario": scenario, "runs": ks, "twin": twin_dict["flows"][0],
-                  "twin_settings": twin or {}, "real": meta, "rises": [{"at_s": a, "capacity_mbps": c} for a, c in ups],
+                  "twin_settings": twin or {}, "mirrored": mirrored, "unmatched": unmatched, "real": meta,
+                  "rises": [{"at_s": a, "capacity_mbps": c} for a, c in ups],
                   "twin_stats": twin_stats, "spread": spread, "verdict": verdict(twin_stats),
                   "agreement": AGREEMENT, "per_second": {k: v.tolist() for k, v in per_second.items()}}
         if out is not None:
@@ -563,11 +609,11 @@ def plot(result: dict[str, Any], real: list[dict[str, np.ndarray]], path: Path) 
 
     ps = {k: np.asarray(v, dtype=float) for k, v in result["per_second"].items()}
     t = ps["time_s"] - 0.5
-    fig, axes = plt.subplots(4, 1, figsize=(9, 9), sharex=True, height_ratios=[2, 1, 1, 1])
+    fig, axes = plt.subplots(5, 1, figsize=(9, 10.5), sharex=True, height_ratios=[2, 1, 1, 1, 1])
     client = result["client"]
     axes[0].step(ps["time_s"] - 1, ps["capacity_mbps"], where="post", color="black", lw=1.2, label="capacity")
     panels = (("send_mbps", "send Mbit/s", False), ("fps", "frames/s", False), ("frame_delay_ms", "frame delay ms", True),
-              ("queue_ms", "queue ms", True))
+              ("queue_ms", "queue ms", True), ("width", "picture width", False))
     for ax, (key, label, log) in zip(axes, panels):
         for i, r in enumerate(real):
             ax.plot(t, r[key], color="C0", lw=0.6, alpha=0.45, label=f"{client} runs" if i == 0 else None)
@@ -603,5 +649,27 @@ def recorded_table(client: str = "chromium", scenarios: tuple[str, ...] = JUDGED
     return tabulate([list(r.values()) for r in rows], headers=list(rows[0]), tablefmt="github")
 
 
+def recorded_variants_table(client: str = "chromium") -> str:
+    """The agreement table of the twin on rtclab's other recordings of `client` (a judged
+    scenario run with a peer switch: a field trial, Chromium's own degradation preference); the
+    twin mirrors each recording's switches (`peer_twin_settings`)."""
+    from tabulate import tabulate
+
+    rows = []
+    for d in sorted(p for p in (RECORDED / client).iterdir() if p.is_dir() and p.name not in JUDGED):
+        scenario = json.loads((d / "meta.json").read_text())["scenario"]
+        r = calibrate(client, scenario, progress=False, recorded=d.name)
+        row = summary_row(r)
+        mirrored = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                             for k, v in r["mirrored"].get("media", {}).items())
+        row["scenario"] = f"{scenario} ({d.name}; twin: {mirrored or 'as judged'})"
+        rows.append(row)
+    return tabulate([list(r.values()) for r in rows], headers=list(rows[0]), tablefmt="github") if rows else ""
+
+
 if __name__ == "__main__":
-    print(recorded_table(sys.argv[1] if len(sys.argv) > 1 else "chromium"))
+    client = sys.argv[1] if len(sys.argv) > 1 else "chromium"
+    print(recorded_table(client))
+    variants = recorded_variants_table(client)
+    if variants:
+        print("\n" + variants)
