@@ -184,3 +184,26 @@ def test_a_malformed_trace_line_is_named(tmp_path):
     bad.write_text("0 1.0\n0.5 fast\n")
     with pytest.raises(cal.CalibrateError, match=r"bad.trace:2: expected"):
         cal.scenario_text(str(bad), tmp_path, scale=0.5)
+
+
+def test_the_twin_mirrors_the_peer_switches_a_recording_was_made_with():
+    m, un = cal.peer_twin_settings("chromium", {})
+    assert (m, un) == ({}, [])
+    m, un = cal.peer_twin_settings("chromium", {
+        "RTCLAB_CHROMIUM_DEGRADATION": "default",
+        "RTCLAB_CHROMIUM_FLAGS": "--force-fieldtrials=WebRTC-VideoRateControl/bitrate_adjuster:false/",
+        "RTCLAB_CHROMIUM_VIDEO": "320x240"})
+    assert m == {"media": {"degradation": "maintain_framerate", "bitrate_adjuster": False, "resolution": "320x240"}}
+    assert un == []
+    _, un = cal.peer_twin_settings("chromium", {"RTCLAB_CHROMIUM_DEGRADATION": "balanced",
+                                                "RTCLAB_CHROMIUM_FLAGS": "--enable-logging=stderr",
+                                                "RTCLAB_CHROMIUM_DRAW_HZ": "30"})
+    assert un == ["RTCLAB_CHROMIUM_DEGRADATION=balanced", "RTCLAB_CHROMIUM_FLAGS=--enable-logging=stderr",
+                  "RTCLAB_CHROMIUM_DRAW_HZ=30"]
+    # The recording made with Chromium's own preference gets the adapting twin; --twin wins.
+    r = cal.calibrate("chromium", "dip", progress=False, recorded="dip-degradation-default",
+                      twin={"media": {"bitrate_adjuster": False}})
+    assert r["twin"]["media"]["degradation"] == "maintain_framerate"
+    assert r["twin"]["media"]["bitrate_adjuster"] is False
+    w = [x for x in r["per_second"]["twin_width"] if x == x]
+    assert max(w) == 640 and min(w) == 320

@@ -154,15 +154,15 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: Peer switches a recording was made with (`meta.json`'s environment) and the twin settings
-#: that mirror them: Chromium's degradation preference (its own for a canvas track, like
-#: "maintain-framerate", is libwebrtc's resolution adaptation) and the bitrate adjuster's trial.
-_ADJUSTER_TRIAL = "WebRTC-VideoRateControl/bitrate_adjuster:false/"
+#: The field trial that switches libwebrtc's bitrate adjuster off (`media.bitrate_adjuster`).
+_ADJUSTER_TRIAL = "--force-fieldtrials=WebRTC-VideoRateControl/bitrate_adjuster:false/"
 
 
 def peer_twin_settings(client: str, environment: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
     """The twin settings that mirror the peer switches of a run (`environment`: the
-    RTCLAB_CHROMIUM_* variables it was recorded with), and the switches with no counterpart."""
+    RTCLAB_CHROMIUM_* variables it was recorded with), and the switches with no counterpart.
+    Chromium's own degradation preference for the canvas track (`default`) is
+    maintain-framerate, libwebrtc's resolution adaptation."""
     media: dict[str, Any] = {}
     unmatched = []
     if client == "chromium":
@@ -171,10 +171,15 @@ def peer_twin_settings(client: str, environment: dict[str, str]) -> tuple[dict[s
             media["degradation"] = "maintain_framerate"
         elif deg != "maintain-resolution":
             unmatched.append(f"RTCLAB_CHROMIUM_DEGRADATION={deg}")
-        if _ADJUSTER_TRIAL in environment.get("RTCLAB_CHROMIUM_FLAGS", ""):
+        flags = environment.get("RTCLAB_CHROMIUM_FLAGS", "").split()
+        if _ADJUSTER_TRIAL in flags:
             media["bitrate_adjuster"] = False
+        if [f for f in flags if f != _ADJUSTER_TRIAL]:
+            unmatched.append("RTCLAB_CHROMIUM_FLAGS=" + " ".join(f for f in flags if f != _ADJUSTER_TRIAL))
         if "RTCLAB_CHROMIUM_VIDEO" in environment:
             media["resolution"] = environment["RTCLAB_CHROMIUM_VIDEO"]
+        if environment.get("RTCLAB_CHROMIUM_DRAW_HZ", "60") != "60":  # the canvas's beat (docs/realclient.md)
+            unmatched.append(f"RTCLAB_CHROMIUM_DRAW_HZ={environment['RTCLAB_CHROMIUM_DRAW_HZ']}")
         for k in ("RTCLAB_CHROMIUM_NACK", "RTCLAB_CHROMIUM_DRIFT"):
             if k in environment:
                 unmatched.append(f"{k}={environment[k]}")

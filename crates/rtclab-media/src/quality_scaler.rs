@@ -157,7 +157,7 @@ impl QualityScaler {
         self.next_check
     }
 
-    /// The check due at `next_check` (`CheckQp`), and the time of the one after it.
+    /// Runs the check due at `next_check` (`CheckQp`) and schedules the next one.
     pub fn check(&mut self) -> Verdict {
         let at = self.next_check;
         let verdict = self.verdict();
