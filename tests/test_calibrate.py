@@ -155,13 +155,15 @@ def test_the_agreement_tables_in_the_docs_are_what_the_recordings_give(client):
 def test_libwebrtcs_three_second_frame_wait_gives_up_on_fewer_frames(tmp_path):
     """On the Wi-Fi trace's fade the twin's receiver gives up on missing frames and asks for key
     frames after 200 ms (rtclab's default), where libwebrtc with NACK waits 3 s: with the 3 s
-    wait it asks less often (Chromium's receivers asked for none there)."""
+    wait it asks less often (Chromium's receivers asked for none there). The encoder's 2 s
+    maximum frame-drop interval is off here (with it on the counts are 12 and 13: the frames it
+    forces through the fade change what the receiver waits for), so the wait is judged alone."""
     import rtclab
 
     text = cal.scenario_text("wifi", tmp_path)
     asked = {}
     for wait in ("200ms", "3s"):
-        d = cal.twin_scenario(text, "chromium", {"media": {"frame_wait": wait}})
+        d = cal.twin_scenario(text, "chromium", {"media": {"frame_wait": wait, "max_frame_drop_interval": "0s"}})
         asked[wait] = rtclab.run(d).summary["flows"][0]["media"]["key_frame_requests"]
     assert asked["3s"] < asked["200ms"], asked
 

@@ -62,6 +62,10 @@ pub enum Degradation {
     MaintainFramerate,
 }
 
+/// `kDefaultMaxFrameDropInterval` (WebRTC `LibvpxVp8Encoder`): a frame asked for this long
+/// after the last one encoded is encoded with libvpx's frame dropping off.
+pub const MAX_FRAME_DROP_INTERVAL: TimeDelta = TimeDelta::from_secs(2);
+
 /// `kMaxInitialFramedrop`: at most this many first frames are dropped for their size.
 pub const MAX_INITIAL_FRAME_DROPS: u32 = 4;
 
@@ -101,6 +105,9 @@ pub struct EncoderConfig {
     pub bitrate_adjuster: bool,
     /// Whether the picture may shrink (libvpx VP8 model only; default: it keeps its size).
     pub degradation: Degradation,
+    /// libvpx VP8 model: a frame asked for this long after the last one out is encoded with
+    /// dropping off (libwebrtc's 2 s; `None` is `WebRTC-VP8-MaxFrameInterval/Disabled/`).
+    pub max_frame_drop_interval: Option<TimeDelta>,
 }
 
 impl Default for EncoderConfig {
@@ -122,6 +129,7 @@ impl Default for EncoderConfig {
             model: EncoderModel::Ideal,
             bitrate_adjuster: false,
             degradation: Degradation::MaintainResolution,
+            max_frame_drop_interval: Some(MAX_FRAME_DROP_INTERVAL),
         }
     }
 }
@@ -185,6 +193,10 @@ pub struct VideoEncoder {
     pub frames_dropped_for_size: u64,
     /// Picture size changes.
     pub resolution_changes: u64,
+    /// When the libvpx model last put out a frame.
+    last_output: Option<Time>,
+    /// Frames encoded because the last one was `MAX_FRAME_DROP_INTERVAL` ago.
+    pub frames_forced: u64,
 }
 
 impl VideoEncoder {
@@ -216,6 +228,8 @@ impl VideoEncoder {
             asked: (start, 0.0),
             frames_dropped_for_size: 0,
             resolution_changes: 0,
+            last_output: None,
+            frames_forced: 0,
             fps: cfg.fps,
             paused: false,
             frames_skipped: 0,
@@ -438,9 +452,14 @@ impl VideoEncoder {
             }
         }
         let key = self.key_requested || self.next_key.is_some_and(|t| due >= t);
-        // libvpx's rate control may drop the frame (a key frame stays pending).
+        // libvpx's rate control may drop the frame (a key frame stays pending), unless the last
+        // frame out is 2 s old (libwebrtc then turns dropping off for this one).
+        let forced = match (self.last_output, self.cfg.max_frame_drop_interval) {
+            (Some(t), Some(max)) => due - t >= max,
+            _ => false,
+        };
         let vp8 = match self.vp8.as_mut().filter(|_| self.cfg.size_trace.is_empty()) {
-            Some(rc) => match rc.decide(given.as_bps() as f64, self.fps, key) {
+            Some(rc) => match rc.decide(given.as_bps() as f64, self.fps, key, !forced) {
                 (Decision::Drop, _) => {
                     self.frames_dropped_by_rate_control += 1;
                     if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
@@ -472,6 +491,8 @@ impl VideoEncoder {
                 .max(rc.floor_bytes(pixels, key, self.cfg.key_frame_factor))
                 .max(1.0);
             rc.encoded(size, earned, given.as_bps() as f64);
+            self.last_output = Some(due);
+            self.frames_forced += u64::from(forced);
             if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
                 q.on_encoded(due, rc.qp(size, pixels, key, self.cfg.key_frame_factor));
             }

@@ -18,6 +18,13 @@
 //!   half an optimal level over or under the optimal one: libvpx's `calc_pframe_target_size`
 //!   does this through its under/overshoot percentages and active quantizer range).
 //!
+//! - libwebrtc's `LibvpxVp8Encoder` never lets the dropping run longer than 2 s
+//!   (`kDefaultMaxFrameDropInterval`, field trial `WebRTC-VP8-MaxFrameInterval`): a frame asked
+//!   for 2 s or more after the last one encoded is encoded with frame dropping off
+//!   (`rc_dropframe_thresh` 0 for that frame: no decimation, no under-run drop), "even if this
+//!   causes some bitrate overshoot", so that receivers do not take the gap for a fault. The
+//!   caller says so with `decide`'s `allow_drop`.
+//!
 //! What the quantizer cannot do is the model's own parameter: at the highest quantizer
 //! (`rc_max_quantizer` 56) a frame of a given picture and content cannot be made smaller than
 //! `min_bits_per_pixel` × width × height × `complexity` (a key frame: that times its size
@@ -113,9 +120,16 @@ impl Vp8RateControl {
         q.round().clamp(f64::from(QP_MIN), f64::from(QP_MAX)) as u32
     }
 
-    /// One input frame at `target_bps` and `fps` (`key` frames are never decimated): the
-    /// decision and the bits the buffer earned for it (pass them to `encoded`).
-    pub fn decide(&mut self, target_bps: f64, fps: f64, key: bool) -> (Decision, f64) {
+    /// One input frame at `target_bps` and `fps` (`key` frames are never decimated; with
+    /// `allow_drop` false nothing is, as libvpx with `rc_dropframe_thresh` 0): the decision and
+    /// the bits the buffer earned for it (pass them to `encoded`).
+    pub fn decide(
+        &mut self,
+        target_bps: f64,
+        fps: f64,
+        key: bool,
+        allow_drop: bool,
+    ) -> (Decision, f64) {
         let per_frame = target_bps / fps.max(1e-9);
         let (max, optimal) = (BUFFER_S * target_bps, OPTIMAL_S * target_bps);
         if !self.started {
@@ -126,6 +140,12 @@ impl Vp8RateControl {
         let drop_mark = DROP_THRESHOLD_PCT / 100.0 * optimal;
         let (m75, m50, m25) = (drop_mark * 2.0 / 3.0, drop_mark / 4.0, drop_mark / 8.0);
         let b = self.buffer_bits;
+        if !allow_drop {
+            // libvpx's `drop_frames_allowed` off: the decimation state is left, its count reset.
+            self.decimation_count = 0;
+            let steer = (0.5 * (b - optimal) / optimal.max(1.0)).clamp(-0.5, 0.5);
+            return (Decision::Encode(per_frame * (1.0 + steer) / 8.0), per_frame);
+        }
         if b > drop_mark && self.decimation_factor > 0 {
             self.decimation_factor -= 1;
         }
@@ -188,7 +208,7 @@ mod tests {
         let (mut sent, mut bits) = (0u32, 0.0);
         let target = target_kbps * 1000.0;
         for _ in 0..(secs * fps) as usize {
-            if let (Decision::Encode(budget), earned) = rc.decide(target, fps, false) {
+            if let (Decision::Encode(budget), earned) = rc.decide(target, fps, false, true) {
                 let size = budget.max(rc.floor_bytes(pixels, false, 1.0));
                 rc.encoded(size, earned, target);
                 sent += 1;
@@ -240,12 +260,23 @@ mod tests {
     }
 
     #[test]
+    fn with_dropping_off_a_frame_is_encoded_whatever_the_buffer() {
+        let mut rc = Vp8RateControl::new(0.065, 1.0);
+        let pixels = 640.0 * 480.0;
+        run(&mut rc, 30.0, pixels, 30.0, 5.0); // far under the floor: the buffer is negative
+        assert!(matches!(rc.decide(30_000.0, 30.0, false, true).0, Decision::Drop));
+        let (d, earned) = rc.decide(30_000.0, 30.0, false, false);
+        let Decision::Encode(b) = d else { panic!("dropped with dropping off") };
+        rc.encoded(b.max(rc.floor_bytes(pixels, false, 1.0)), earned, 30_000.0);
+    }
+
+    #[test]
     fn a_key_frame_is_never_dropped() {
         let mut rc = Vp8RateControl::new(0.065, 1.0);
         let pixels = 640.0 * 480.0;
         run(&mut rc, 50.0, pixels, 30.0, 5.0);
         for _ in 0..10 {
-            let (d, earned) = rc.decide(50_000.0, 30.0, true);
+            let (d, earned) = rc.decide(50_000.0, 30.0, true, true);
             let Decision::Encode(b) = d else { panic!("key frame dropped") };
             rc.encoded(b.max(rc.floor_bytes(pixels, true, 3.0)), earned, 50_000.0);
         }

@@ -527,6 +527,10 @@ pub struct MediaParams {
     /// or "maintain_framerate" (libwebrtc's quality scaler shrinks and regrows it, Chromium's
     /// default for a camera track).
     pub degradation: Option<String>,
+    /// Encoder, libvpx_vp8 only: a frame asked for this long after the last one encoded is
+    /// encoded with frame dropping off (libwebrtc's `kDefaultMaxFrameDropInterval`, 2 s; "0s"
+    /// turns it off as `WebRTC-VP8-MaxFrameInterval/Disabled/`).
+    pub max_frame_drop_interval: Option<Duration>,
     /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the

@@ -479,6 +479,16 @@ fn receiver_pipeline_settings_are_checked() {
             "flows[0].media.degradation",
             "unknown degradation preference",
         ),
+        (
+            "max_frame_drop_interval = \"1s\"",
+            "flows[0].media.max_frame_drop_interval",
+            "libvpx_vp8",
+        ),
+        (
+            "encoder_model = \"libvpx_vp8\", max_frame_drop_interval = \"11s\"",
+            "flows[0].media.max_frame_drop_interval",
+            "0..=10 s",
+        ),
     ] {
         let e = err(&format!("{MEDIA}media = {{ {media} }}\n"));
         assert_eq!(e.path, path, "{e}");
@@ -531,6 +541,13 @@ fn receiver_pipeline_settings_are_checked() {
     let s = from_toml_str(&adapt, Path::new(".")).unwrap();
     let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
     assert_eq!(m.sender.encoder.degradation, rtclab_media::encoder::Degradation::MaintainFramerate);
+    assert_eq!(m.sender.encoder.max_frame_drop_interval, Some(TimeDelta::from_secs(2)));
+    let off = format!(
+        "{MEDIA}media = {{ encoder_model = \"libvpx_vp8\", max_frame_drop_interval = \"0s\" }}\n"
+    );
+    let s = from_toml_str(&off, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    assert_eq!(m.sender.encoder.max_frame_drop_interval, None);
     let wait = format!("{MEDIA}media = {{ frame_wait = \"3s\" }}\n");
     let s = from_toml_str(&wait, Path::new(".")).unwrap();
     let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };

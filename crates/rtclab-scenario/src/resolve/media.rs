@@ -496,6 +496,20 @@ fn encoder_config(
     if let Some(b) = p.and_then(|p| p.bitrate_adjuster) {
         encoder.bitrate_adjuster = b;
     }
+    if let Some(d) = seconds_within(
+        p.and_then(|p| p.max_frame_drop_interval.as_ref()),
+        10,
+        "media.max_frame_drop_interval",
+        at,
+    )? {
+        if encoder.model == rtclab_media::encoder::EncoderModel::Ideal {
+            return Err(ConfigError::new(
+                at("media.max_frame_drop_interval"),
+                "applies to encoder_model = \"libvpx_vp8\" only (the ideal encoder drops no frame)",
+            ));
+        }
+        encoder.max_frame_drop_interval = (d > TimeDelta::ZERO).then_some(d);
+    }
     match p.and_then(|p| p.degradation.as_deref()) {
         None | Some("maintain_resolution") => {}
         Some("maintain_framerate") => {
