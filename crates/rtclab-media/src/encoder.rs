@@ -195,8 +195,6 @@ pub struct VideoEncoder {
     pub resolution_changes: u64,
     /// When the libvpx model last put out a frame.
     last_output: Option<Time>,
-    /// Frames encoded because the last one was `MAX_FRAME_DROP_INTERVAL` ago.
-    pub frames_forced: u64,
 }
 
 impl VideoEncoder {
@@ -229,7 +227,6 @@ impl VideoEncoder {
             frames_dropped_for_size: 0,
             resolution_changes: 0,
             last_output: None,
-            frames_forced: 0,
             fps: cfg.fps,
             paused: false,
             frames_skipped: 0,
@@ -492,7 +489,6 @@ impl VideoEncoder {
                 .max(1.0);
             rc.encoded(size, earned, given.as_bps() as f64);
             self.last_output = Some(due);
-            self.frames_forced += u64::from(forced);
             if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
                 q.on_encoded(due, rc.qp(size, pixels, key, self.cfg.key_frame_factor));
             }
