@@ -174,6 +174,9 @@ pub trait CongestionController {
     fn on_tx_start(&mut self, _now: Time, _idle: TimeDelta) {}
     /// Media senders: per-packet feedback (send-side estimators).
     fn on_transport_feedback(&mut self, _now: Time, _packets: &[PacketResult]) {}
+    /// Media senders: the bytes still in flight once a feedback is taken in, told just before
+    /// `on_transport_feedback` (libwebrtc's `TransportPacketsFeedback::data_in_flight`).
+    fn on_data_in_flight(&mut self, _now: Time, _bytes: u64) {}
     /// Media senders: a receiver-side estimate (REMB), which caps the target.
     fn on_receiver_estimate(&mut self, _now: Time, _bitrate: Rate) {}
     /// Media senders: an RTCP receiver report (fraction lost in [0, 1], RTT if known).
@@ -282,6 +285,9 @@ impl CongestionController for AnyController {
     }
     fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
         dispatch!(self, c => c.on_transport_feedback(now, packets))
+    }
+    fn on_data_in_flight(&mut self, now: Time, bytes: u64) {
+        dispatch!(self, c => c.on_data_in_flight(now, bytes))
     }
     fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
         dispatch!(self, c => c.on_receiver_estimate(now, bitrate))

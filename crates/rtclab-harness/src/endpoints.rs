@@ -291,6 +291,9 @@ pub fn sample_media_sender(s: &MediaSender, c: &mut CcSample) {
         c.named.push(("frame_width", f64::from(w)));
         c.named.push(("frame_height", f64::from(h)));
     }
+    if let Some(r) = s.encoder_stream_target() {
+        c.named.push(("encoder_target_mbps", r.as_mbps_f64()));
+    }
 }
 
 /// The receiver-side estimator's named values (REMB), appended to `c.named`.

@@ -262,6 +262,14 @@ impl VideoEncoder {
         self.adaptation.as_ref().map(|a| a.adapter.size())
     }
 
+    /// The libvpx VP8 model's stream target: what the sender last gave the encoder (after
+    /// protection and headers), within the stream's minimum and maximum, before the
+    /// congestion window's frame dropping and the bitrate adjuster — the rate libwebrtc reports
+    /// as `outbound-rtp.targetBitrate`. None for the ideal encoder.
+    pub fn stream_target(&self) -> Option<Rate> {
+        self.vp8.as_ref().map(|_| self.given(self.asked.0))
+    }
+
     /// The stream's maximum bitrate: the configured one, and with resolution adaptation never
     /// above libwebrtc's default for the picture size.
     fn max_bitrate(&self) -> Rate {

@@ -1,6 +1,10 @@
 //! Send history: transport-wide sequence number → send time and size, so transport feedback
 //! can be turned into per-packet results (libwebrtc `TransportFeedbackAdapter`, spec `gcc.md`
 //! §2.1; history kept 60 s). Sequence numbers are 16 bits on the wire and unwrapped here.
+//!
+//! Data in flight as libwebrtc counts it (`RetrievePacketFeedback`): a report of sequence number
+//! s takes every packet up to s out of flight, reported or not — a packet whose own report was
+//! lost with its feedback does not stay in flight until it leaves the history.
 
 use rtclab_cc::PacketResult;
 use rtclab_core::{Time, TimeDelta};
@@ -15,7 +19,8 @@ struct Sent {
     time: Time,
     size: u32,
     probe_cluster: Option<u32>,
-    reported: bool,
+    /// Still counted in flight.
+    in_flight: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -23,8 +28,10 @@ pub struct SendHistory {
     /// Seq increasing by one.
     sent: VecDeque<Sent>,
     next_seq: u64,
-    /// Bytes sent and not yet reported by any feedback (received or lost).
+    /// Bytes sent after the newest sequence number any feedback reported (received or lost).
     in_flight: u64,
+    /// The newest sequence number a feedback reported.
+    acked_through: Option<u64>,
 }
 
 impl SendHistory {
@@ -33,10 +40,10 @@ impl SendHistory {
     pub fn on_sent(&mut self, now: Time, size: u32, probe_cluster: Option<u32>) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.sent.push_back(Sent { seq, time: now, size, probe_cluster, reported: false });
+        self.sent.push_back(Sent { seq, time: now, size, probe_cluster, in_flight: true });
         self.in_flight += size as u64;
         while let Some(old) = self.sent.front().copied().filter(|x| now - x.time > HISTORY) {
-            if !old.reported {
+            if old.in_flight {
                 self.in_flight -= old.size as u64;
             }
             self.sent.pop_front();
@@ -48,7 +55,7 @@ impl SendHistory {
     /// packets no longer counts them twice.
     pub fn abandon_in_flight(&mut self) {
         for e in self.sent.iter_mut() {
-            e.reported = true;
+            e.in_flight = false;
         }
         self.in_flight = 0;
     }
@@ -61,6 +68,23 @@ impl SendHistory {
     /// Bytes sent and not yet covered by feedback (libwebrtc's data in flight).
     pub fn in_flight_bytes(&self) -> u64 {
         self.in_flight
+    }
+
+    /// A feedback reported `seq`: it and every packet before it leave the bytes in flight.
+    fn ack_through(&mut self, seq: u64) {
+        if self.acked_through.is_some_and(|a| seq <= a) {
+            return;
+        }
+        let Some(first) = self.sent.front().map(|e| e.seq) else { return };
+        let from = self.acked_through.map_or(first, |a| (a + 1).max(first));
+        for s in from..=seq {
+            let Some(e) = self.index(s).and_then(|i| self.sent.get_mut(i)) else { break };
+            if e.in_flight {
+                e.in_flight = false;
+                self.in_flight -= e.size as u64;
+            }
+        }
+        self.acked_through = Some(seq);
     }
 
     fn index(&self, seq: u64) -> Option<usize> {
@@ -91,11 +115,8 @@ impl SendHistory {
             let (arrival, ce) = (a.map(|(t, _)| t), a.is_some_and(|(_, ce)| ce));
             let seq = base + i as u64;
             let Some(idx) = self.index(seq) else { continue };
-            let Some(e) = self.sent.get_mut(idx) else { continue };
-            if !e.reported {
-                e.reported = true;
-                self.in_flight -= e.size as u64;
-            }
+            self.ack_through(seq);
+            let Some(e) = self.sent.get(idx) else { continue };
             out.push(PacketResult {
                 seq,
                 send_time: e.time,
@@ -150,11 +171,33 @@ mod tests {
         let r = h.results(2, [at(50), None, at(52)]);
         assert_eq!(r.len(), 3);
         assert_eq!(r[0].probe_cluster, Some(7));
-        assert_eq!(h.in_flight_bytes(), 7_000);
+        // 2-4 reported: 0-4 are out of flight.
+        assert_eq!(h.in_flight_bytes(), 5_000);
         // Reported twice: counted once.
         h.results(2, [at(50)]);
-        assert_eq!(h.in_flight_bytes(), 7_000);
+        assert_eq!(h.in_flight_bytes(), 5_000);
         // Packets leave the history after 60 s.
+        h.on_sent(Time::from_secs(61), 500, None);
+        assert_eq!(h.in_flight_bytes(), 500);
+    }
+
+    #[test]
+    fn a_report_takes_every_earlier_packet_out_of_flight() {
+        // The feedback covering packets 0-3 was lost; the next one reports 4-5: libwebrtc
+        // counts 0-3 out of flight too (they are not reported, only no longer in flight).
+        let mut h = SendHistory::default();
+        for i in 0..8u64 {
+            h.on_sent(Time::from_millis(i), 1000, None);
+        }
+        let at = |ms| Some((Time::from_millis(ms), false));
+        let r = h.results(4, [at(40), None]);
+        assert_eq!(r.iter().map(|r| r.seq).collect::<Vec<_>>(), vec![4, 5]);
+        assert_eq!(h.in_flight_bytes(), 2_000);
+        // A late report of packet 1 still gives its result, without counting it twice.
+        let r = h.results(1, [at(41)]);
+        assert_eq!(r.len(), 1);
+        assert_eq!(h.in_flight_bytes(), 2_000);
+        // Old entries leaving the history take nothing more out of flight.
         h.on_sent(Time::from_secs(61), 500, None);
         assert_eq!(h.in_flight_bytes(), 500);
     }

@@ -192,7 +192,8 @@ mod tests {
 
     #[test]
     fn each_policy_decides_fec_and_retransmission() {
-        let rtx = Some(RtxConfig { max_rtt: TimeDelta::from_millis(400), ..Default::default() });
+        let rtx =
+            Some(RtxConfig { max_rtt: Some(TimeDelta::from_millis(400)), ..Default::default() });
         let now = Time::from_millis(40);
         let mut auto = ProtectionSpec::Auto { rtx: None }.build();
         assert_eq!(auto.fec_ratio(now, 0.3), 0.3);

@@ -171,6 +171,10 @@ impl MediaSender {
     pub fn adapted_resolution(&self) -> Option<(u32, u32)> {
         self.encoder.adapted_resolution()
     }
+    /// The libvpx VP8 model's stream target (`VideoEncoder::stream_target`).
+    pub fn encoder_stream_target(&self) -> Option<Rate> {
+        self.encoder.stream_target()
+    }
     /// Key frames the encoder made (periodic and requested).
     pub fn key_frames(&self) -> u64 {
         self.encoder.key_frames
@@ -289,6 +293,7 @@ impl MediaSender {
                 self.arm_pto(now);
             }
             None => {
+                self.cc.on_data_in_flight(now, self.history.in_flight_bytes());
                 self.cc.on_transport_feedback(now, results);
                 self.window_blocked = false;
             }

@@ -80,7 +80,7 @@ impl TableProtection {
             policy,
             rtx: rtx.map(Retransmitter::new),
             rtt_only: Retransmitter::new(RtxConfig {
-                max_rtt: TimeDelta::ZERO,
+                max_rtt: Some(TimeDelta::ZERO),
                 ..Default::default()
             }),
             deadline,

@@ -3,9 +3,11 @@
 //! `WebRTC-CongestionWindow` = `QueueSize:350,MinBitrate:30000,DropFrame:true`).
 //!
 //! The data window is `target × (min over the last 32 feedbacks of their max RTT + 350 ms)`,
-//! at least 3000 B, averaged with the previous window. Every target update compares the
-//! unacknowledged bytes with it and moves an encoding ratio: ×0.9 above 1.5 windows, ×0.95
-//! above one, reset to 1 under 10 %, else ×1.05 (capped at 1). The pushback rate is
+//! at least 3000 B, averaged with the previous window. Every update (`MaybeTriggerOnNetworkChanged`:
+//! each sent packet, each feedback and each 25 ms process interval) compares the bytes in
+//! flight (as of the last sent packet or feedback, whichever came last) with it and moves an
+//! encoding ratio: ×0.9 above 1.5 windows, ×0.95 above one, reset to 1 under 10 %, else ×1.05
+//! (capped at 1). The pushback rate is
 //! `target × ratio`, not below 30 kbit/s. In `DropFrame` mode (the default) the target is left
 //! alone and the encoder is told to drop frames in proportion instead.
 

@@ -309,6 +309,9 @@ impl Gcc {
         self.probe_controller.set_alr(self.alr.alr_start(), self.alr.alr_ended());
         let probes = self.probe_controller.process(now);
         self.queue_probes(probes);
+        // `OnProcessInterval` ends in `MaybeTriggerOnNetworkChanged`, which moves the pushback
+        // ratio every interval, not only when packets are sent or feedback comes.
+        self.update_pushback();
     }
 }
 
@@ -319,6 +322,14 @@ impl CongestionController for Gcc {
 
     fn on_feedback(&mut self, _now: Time, _fb: &FeedbackReport) {}
     fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {}
+
+    fn on_data_in_flight(&mut self, _now: Time, bytes: u64) {
+        // libwebrtc `OnTransportPacketsFeedback`: the pushback sees what the feedback left in
+        // flight (its ratio moves at the end of the feedback, in `on_target_changed`).
+        if let Some(p) = &mut self.pushback {
+            p.set_outstanding(bytes);
+        }
+    }
 
     fn on_packet_sent(&mut self, now: Time, pkt: &SentPacket) {
         self.last_packet_sent = Some(now);

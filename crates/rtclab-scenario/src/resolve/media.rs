@@ -708,7 +708,7 @@ pub(super) fn protection_spec(
         ProtectionKind::Auto => {
             let rtx = match cc {
                 MediaCcSpec::ZoomLike(z) if z.rtx_max_rtt > TimeDelta::ZERO => Some(RtxConfig {
-                    max_rtt: max_rtt.unwrap_or(z.rtx_max_rtt),
+                    max_rtt: Some(max_rtt.unwrap_or(z.rtx_max_rtt)),
                     ..Default::default()
                 }),
                 _ => None,
@@ -724,7 +724,7 @@ pub(super) fn protection_spec(
                 ));
             }
             let rtx = p.and_then(|p| p.rtx).unwrap_or(false).then(|| RtxConfig {
-                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
+                max_rtt: max_rtt.or(RtxConfig::default().max_rtt),
                 ..Default::default()
             });
             use rtclab_media::packetizer::FecCode;
@@ -741,10 +741,11 @@ pub(super) fn protection_spec(
             ProtectionSpec::Fixed { fec_ratio: fec, rtx, code }
         }
         ProtectionKind::Webrtc => {
-            let rtx = p.and_then(|p| p.rtx).unwrap_or(false).then(|| RtxConfig {
-                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
-                ..Default::default()
-            });
+            // libwebrtc's NACK/RTX: at any RTT unless the scenario sets a limit.
+            let rtx = p
+                .and_then(|p| p.rtx)
+                .unwrap_or(false)
+                .then(|| RtxConfig { max_rtt, ..RtxConfig::libwebrtc() });
             ProtectionSpec::WebRtc { rtx }
         }
         ProtectionKind::Hairpin => {
@@ -760,7 +761,7 @@ pub(super) fn protection_spec(
                 return Err(ConfigError::new(at("media.protection.deadline"), "must be positive"));
             }
             let rtx = RtxConfig {
-                max_rtt: max_rtt.unwrap_or(RtxConfig::default().max_rtt),
+                max_rtt: max_rtt.or(RtxConfig::default().max_rtt),
                 ..Default::default()
             };
             ProtectionSpec::Hairpin { lambda_exp, deadline, rtx }
