@@ -45,15 +45,19 @@ from rtclab import realclient
 #: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
 TWINS: dict[str, dict[str, Any]] = {
     # Chromium's libwebrtc: send-side GCC; VP8 at the canvas's 640x480 under libvpx's one-pass
-    # CBR rate control; EncoderBitrateAdjuster on (Chromium's default); NACK with the hybrid
-    # NACK/FEC method (FEC only on loss); a receiver that waits 3 s behind a missing frame
-    # before it asks for a key frame (`kMaxWaitForFrame` with NACK's 1000 ms history).
+    # CBR rate control, a key frame every 3000 frames (`GetDefaultVp8Settings`'s keyFrameInterval:
+    # 100 s at 30 fps; Chromium's recordings make one per call); EncoderBitrateAdjuster on
+    # (Chromium's default); NACK with the hybrid NACK/FEC method (FEC only on loss); a receiver
+    # that waits 3 s behind a missing frame before it asks for a key frame (`kMaxWaitForFrame`
+    # with NACK's 1000 ms history).
     "chromium": {"cc": "gcc", "media": {"resolution": "640x480", "encoder_model": "libvpx_vp8",
                                         "bitrate_adjuster": True, "protection": {"kind": "webrtc", "rtx": True},
-                                        "frame_wait": "3s"}},
+                                        "frame_wait": "3s", "key_frame_interval": "100s"}},
     # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (an
-    # ideal encoder) behind pion's send-side GCC, which has no probing.
-    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False}, "key_frame_interval": "3s", "key_frame_size": 3}},
+    # ideal encoder) behind pion's send-side GCC (pion/interceptor pkg/gcc), which has no probing
+    # and no congestion-window pushback.
+    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False, "pushback": False}, "key_frame_interval": "3s",
+                                    "key_frame_size": 3}},
     # aiortc: receive-side REMB (the paper's GCC) steering its VP8 encoder.
     "aiortc": {"cc": "gcc_paper", "media": {}},
 }
@@ -228,7 +232,7 @@ def _csv(path: Path) -> dict[str, np.ndarray]:
 
 
 #: Per-second series, in this order in per_second.csv (sim and real alike).
-SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms", "width")
+SERIES = ("send_mbps", "target_mbps", "fps", "frame_delay_ms", "queue_ms", "width", "encoder_target_mbps")
 
 
 def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path, n: int) -> dict[str, np.ndarray]:
@@ -247,6 +251,10 @@ def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path,
     out["queue_ms"] = _bin_mean(lk["time_s"], lk["queue_delay_ms_mean"], n)
     # the encoded picture's width (Chromium logs it; not judged)
     out["width"] = _bin_mean(s["time_s"], s["frame_width"], n) if "frame_width" in s else np.full(n, np.nan)
+    # the encoder's target, libwebrtc's `targetBitrate`: after protection and headers, before the
+    # bitrate adjuster (Chromium logs it; not judged)
+    out["encoder_target_mbps"] = (_bin_mean(s["time_s"], s["encoder_target_bps"] / 1e6, n) if "encoder_target_bps" in s
+                                  else np.full(n, np.nan))
     return out
 
 
@@ -265,7 +273,10 @@ def sim_per_second(result, n: int, width: float = math.nan) -> dict[str, np.ndar
             "fps": _bin_mean(t, fr, n),
             "frame_delay_ms": _bin_mean(t, f["frame_delay_ms_mean"].to_numpy(dtype=float), n, fr),
             "queue_ms": _bin_mean(lk["time_s"].to_numpy(dtype=float), lk["queue_delay_ms_mean"].to_numpy(dtype=float), n),
-            "width": w}
+            "width": w,
+            # the libvpx model's stream target, where the twin has one
+            "encoder_target_mbps": (_bin_mean(t, f["encoder_target_mbps"].to_numpy(dtype=float), n)
+                                    if "encoder_target_mbps" in f.columns else np.full(n, np.nan))}
 
 
 def _twin_width(twin_dict: dict[str, Any]) -> float:
@@ -630,6 +641,9 @@ def plot(result: dict[str, Any], real: list[dict[str, np.ndarray]], path: Path) 
             ax.set_yscale("symlog", linthresh=100)
     axes[0].plot(t, ps["real_target_mbps"], color="C0", lw=1, ls="--", label=f"{client} target (median)")
     axes[0].plot(t, ps["twin_target_mbps"], color="C3", lw=1, ls="--", label="twin target")
+    if np.isfinite(ps["real_encoder_target_mbps"]).any() or np.isfinite(ps["twin_encoder_target_mbps"]).any():
+        axes[0].plot(t, ps["real_encoder_target_mbps"], color="C0", lw=1, ls=":", label=f"{client} encoder target")
+        axes[0].plot(t, ps["twin_encoder_target_mbps"], color="C3", lw=1, ls=":", label="twin encoder target")
     axes[0].legend(fontsize=7, ncol=3)
     axes[-1].set_xlabel("time s")
     s = result["twin_stats"]
