@@ -23,7 +23,7 @@ impl Rate {
         Rate(m * 1_000_000)
     }
     pub fn from_mbps_f64(m: f64) -> Self {
-        Rate((m * 1e6).round().max(0.0) as u64)
+        Rate(crate::time::round(m * 1e6).max(0.0) as u64)
     }
     pub const fn as_bps(self) -> u64 {
         self.0
@@ -56,7 +56,7 @@ impl Rate {
         Rate((bytes as u128 * 8 * NANOS_PER_SEC as u128 / d.as_nanos() as u128) as u64)
     }
     pub fn mul_f64(self, f: f64) -> Rate {
-        Rate((self.0 as f64 * f).round().max(0.0) as u64)
+        Rate(crate::time::round(self.0 as f64 * f).max(0.0) as u64)
     }
 }
 

@@ -12,8 +12,6 @@
 //! popped event whose generation is stale is ignored.
 
 use rtclab_core::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -24,45 +22,109 @@ pub enum Event {
     FlowStop { flow: u32 },
 }
 
-/// `key` = time (high 64 bits) and insertion sequence (low 64 bits): one integer compare.
-#[derive(Debug, PartialEq, Eq)]
+/// One scheduled event: ordered by (time, insertion sequence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
-    key: u128,
+    time: u64,
+    seq: u64,
     ev: Event,
 }
 
 impl Entry {
+    /// The order key as one integer (built in registers: one compare).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
     fn time(&self) -> Time {
-        Time::from_nanos((self.key >> 64) as u64)
+        Time::from_nanos(self.time)
     }
 }
 
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap.
-        o.key.cmp(&self.key)
-    }
+/// A binary min-heap of entries on their key. Written for this queue rather than
+/// `std::collections::BinaryHeap` because of how the entry moves: std's `push` stores the
+/// entry into the vector and reads it back whole to sift it up, and its `pop` sifts a hole to
+/// the bottom and back; both read 16-byte halves of an entry just written in smaller pieces,
+/// which the processor cannot forward from its store buffer (a stall on most pushes and pops:
+/// a fifth of the simulator's time in `perf`, docs/benchmarks.md). Here the moving entry stays
+/// in registers and is written once, where it lands. The order is the same: keys are unique,
+/// so any correct heap pops the same sequence.
+#[derive(Debug, Default)]
+struct MinHeap {
+    v: Vec<Entry>,
 }
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+
+impl MinHeap {
+    #[inline]
+    fn peek(&self) -> Option<&Entry> {
+        self.v.first()
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        let key = e.key();
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.v[parent];
+            if p.key() <= key {
+                break;
+            }
+            self.v[i] = p;
+            i = parent;
+        }
+        self.v[i] = e;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        let last = self.v.pop()?;
+        let Some(&top) = self.v.first() else { return Some(last) };
+        // Sift `last` down from the root's place.
+        let n = self.v.len();
+        let key = last.key();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.v[r].key() < self.v[l].key() { r } else { l };
+            let child = self.v[c];
+            if key <= child.key() {
+                break;
+            }
+            self.v[i] = child;
+            i = c;
+        }
+        self.v[i] = last;
+        Some(top)
+    }
+
+    fn len(&self) -> usize {
+        self.v.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.v.is_empty()
     }
 }
 
 #[derive(Debug, Default)]
 pub struct EventQueue {
     /// Network elements' timers.
-    elements: BinaryHeap<Entry>,
+    elements: MinHeap,
     /// Endpoints' timers, flow start and stop.
-    endpoints: BinaryHeap<Entry>,
+    endpoints: MinHeap,
     seq: u64,
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        let e = Entry { key: ((time.as_nanos() as u128) << 64) | self.seq as u128, ev };
+        let e = Entry { time: time.as_nanos(), seq: self.seq, ev };
         match ev {
             Event::Element { .. } => self.elements.push(e),
             _ => self.endpoints.push(e),
@@ -73,14 +135,16 @@ impl EventQueue {
     #[inline]
     fn top(&self) -> Option<(&Entry, bool)> {
         match (self.elements.peek(), self.endpoints.peek()) {
-            (Some(a), Some(b)) if b.key < a.key => Some((b, true)),
+            (Some(a), Some(b)) if b.key() < a.key() => Some((b, true)),
             (Some(a), _) => Some((a, false)),
             (None, b) => b.map(|b| (b, true)),
         }
     }
+    #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         self.top().map(|(e, _)| e.time())
     }
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let (_, endpoints) = self.top()?;
         let heap = if endpoints { &mut self.endpoints } else { &mut self.elements };
