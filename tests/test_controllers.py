@@ -121,6 +121,37 @@ def test_a_python_media_controller_sets_the_target(registered):
     assert r.summary["flows"][0]["throughput_mbps"] == pytest.approx(1.5, rel=0.15)
 
 
+class Watching(ConstantRate):
+    """A constant rate that keeps what the sender tells it beyond the feedback."""
+
+    def __init__(self, args):
+        super().__init__(args)
+        self.in_flight, self.frames = [], []
+
+    def on_data_in_flight(self, now, n):
+        self.in_flight.append(n)
+
+    def on_media_frame(self, now, size, queue_delay, queued):
+        self.frames.append((size, queue_delay, queued))
+
+    def metrics(self):
+        mean = sum(self.in_flight) / len(self.in_flight) if self.in_flight else float("nan")
+        told = sum(1 for size, wait, queued in self.frames if size > 0 and wait >= 0 and queued >= 0)
+        return {"in_flight_kb": mean / 1e3, "frames_told": float(told)}
+
+
+def test_a_python_media_controller_is_told_bytes_in_flight_and_frames(registered):
+    registered("py_watch", Watching, tcp=False, media=True)
+    r = rtclab.run(scenario("py_watch", "params = { mbps = 1.5 }", kind="media"), progress=False)
+    # 1.5 Mbit/s over a 100 ms RTT keeps about 19 kB in flight (feedback arrives every ~50 ms
+    # and covers what left up to half an RTT before): between a quarter and twice that.
+    kb = r.flows["in_flight_kb"].dropna()
+    assert kb.between(19 / 4, 2 * 19).all(), kb.describe()
+    # One call per encoded frame: 30 fps by default, 6 s.
+    told = r.flows["frames_told"].dropna().iloc[-1]
+    assert 150 <= told <= 185, told
+
+
 def test_mistakes_are_named(registered):
     registered("py_fixed", FixedWindow)
     with pytest.raises(ValueError, match="built-in"):

@@ -22,7 +22,9 @@ Entry points (all optional but `target`; times in seconds, rates in bit/s):
 `snd_nxt`, `in_recovery`, `app_limited`, `lost_packets`), `on_congestion_event(now, kind,
 bytes_in_flight)` (`"loss"` or `"timeout"`), `on_transport_feedback(now, packets)` (media: a
 list of `(seq, send_time, arrival or None, size)`), `on_receiver_estimate(now, bps)`,
-`on_loss_report(now, fraction_lost, rtt)`, `target()` -> a dict with any of `cwnd_bytes`,
+`on_loss_report(now, fraction_lost, rtt)`, `on_data_in_flight(now, bytes)` (media),
+`on_media_frame(now, bytes, queue_delay, queued_bytes)` (media), `on_tx_start(now, idle)`
+(tcp: sending again after an idle spell), `target()` -> a dict with any of `cwnd_bytes`,
 `pacing_rate_bps`, `target_rate_bps`, and `metrics()` -> up to 12 name -> number pairs (each a
 column of `flows.parquet`). The factory is called once when the scenario is checked (so a bad
 parameter is reported at its key) and once per flow per run; an exception it or a callback

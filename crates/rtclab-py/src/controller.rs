@@ -14,6 +14,12 @@
 //! - `on_transport_feedback(now, packets)`: media flows, a list of `(seq, send_time,
 //!   arrival or None, size)`
 //! - `on_receiver_estimate(now, bps)`, `on_loss_report(now, fraction_lost, rtt)`
+//! - `on_data_in_flight(now, bytes)`: media flows, the bytes still in flight once a transport
+//!   feedback is taken in (told just before `on_transport_feedback`)
+//! - `on_media_frame(now, bytes, queue_delay, queued_bytes)`: media flows, the encoder made a
+//!   frame of `bytes`; the sender's queue holds `queued_bytes`, its oldest packet has waited
+//!   `queue_delay` seconds
+//! - `on_tx_start(now, idle)`: the sender resumes after `idle` seconds without sending
 //! - `target()` → dict with any of `cwnd_bytes`, `pacing_rate_bps`, `target_rate_bps`
 //!   (asked after every call above and kept until the next)
 //! - `metrics()` → dict of name → number, up to 12 (each a `flows.parquet` column).
@@ -80,6 +86,9 @@ struct Has {
     transport: bool,
     estimate: bool,
     loss_report: bool,
+    in_flight: bool,
+    tx_start: bool,
+    media_frame: bool,
     metrics: bool,
 }
 
@@ -107,6 +116,9 @@ impl PyController {
                 transport: o.hasattr("on_transport_feedback")?,
                 estimate: o.hasattr("on_receiver_estimate")?,
                 loss_report: o.hasattr("on_loss_report")?,
+                in_flight: o.hasattr("on_data_in_flight")?,
+                tx_start: o.hasattr("on_tx_start")?,
+                media_frame: o.hasattr("on_media_frame")?,
                 metrics: o.hasattr("metrics")?,
             })
         })?;
@@ -256,6 +268,29 @@ impl CongestionController for PyController {
             self.call(|_, o| {
                 o.call_method1("on_loss_report", (secs(now), fraction_lost, opt_secs(rtt)))
                     .map(drop)
+            });
+        }
+    }
+
+    fn on_data_in_flight(&mut self, now: Time, bytes: u64) {
+        if self.has.in_flight {
+            self.call(|_, o| o.call_method1("on_data_in_flight", (secs(now), bytes)).map(drop));
+        }
+    }
+
+    fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
+        if self.has.tx_start {
+            self.call(|_, o| {
+                o.call_method1("on_tx_start", (secs(now), idle.as_secs_f64())).map(drop)
+            });
+        }
+    }
+
+    fn on_media_frame(&mut self, now: Time, bytes: u64, queue_delay: TimeDelta, queued: u64) {
+        if self.has.media_frame {
+            self.call(|_, o| {
+                let args = (secs(now), bytes, queue_delay.as_secs_f64(), queued);
+                o.call_method1("on_media_frame", args).map(drop)
             });
         }
     }

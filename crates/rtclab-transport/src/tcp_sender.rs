@@ -253,6 +253,8 @@ pub struct TcpSender {
     /// Video over TCP: the encoder and its socket writes (boxed: a bulk sender's state stays
     /// small, which the many-flow runs notice).
     video: Option<Box<TcpVideoApp>>,
+    /// When the last data packet left (Linux `lsndtime`): the idle time `on_tx_start` reports.
+    last_send: Option<Time>,
     pub stats: TcpSenderStats,
 }
 
@@ -303,6 +305,7 @@ impl TcpSender {
             app_start: Time::ZERO,
             data_wait: false,
             video: cfg.video.map(|v| Box::new(TcpVideoApp::new(v, cfg.packet_size))),
+            last_send: None,
             stats: TcpSenderStats::default(),
         }
     }
@@ -1071,6 +1074,14 @@ impl TcpSender {
 
     /// Sends packet `seq` (new or a retransmission) and does the bookkeeping.
     fn transmit(&mut self, now: Time, seq: u64) -> Packet {
+        // Linux `tcp_event_data_sent`: data leaving with nothing in flight is CA_EVENT_TX_START
+        // (CUBIC shifts its epoch by the idle time, Vegas starts over), then `lsndtime`.
+        if self.packets_in_flight() == 0 {
+            if let Some(last) = self.last_send {
+                self.cc.on_tx_start(now, now - last);
+            }
+        }
+        self.last_send = Some(now);
         let retransmit = seq < self.high_sent;
         if retransmit {
             let sack_mode = self.cfg.recovery == RecoveryMode::Sack;
@@ -1276,6 +1287,54 @@ mod tests {
         let w = s.window_packets();
         s.handle_ack(Time::from_millis(39), &ack(3));
         assert_eq!(s.window_packets(), w);
+    }
+
+    /// Linux `tcp_event_data_sent`: data sent with nothing in flight tells the controller
+    /// CA_EVENT_TX_START with the time since the last data left (`lsndtime`).
+    #[test]
+    fn sending_after_an_idle_spell_tells_the_controller_how_long_it_was() {
+        use std::sync::{Arc, Mutex};
+        struct Recorder(Reno, Arc<Mutex<Vec<(Time, TimeDelta)>>>);
+        impl rtclab_cc::CongestionController for Recorder {
+            fn name(&self) -> &'static str {
+                "recorder"
+            }
+            fn on_feedback(&mut self, now: Time, fb: &rtclab_cc::FeedbackReport) {
+                self.0.on_feedback(now, fb)
+            }
+            fn on_congestion_event(&mut self, now: Time, ev: &rtclab_cc::CongestionEvent) {
+                self.0.on_congestion_event(now, ev)
+            }
+            fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
+                self.1.lock().unwrap().push((now, idle));
+            }
+            fn target(&self) -> rtclab_cc::CcTarget {
+                self.0.target()
+            }
+            fn metrics(&self) -> rtclab_cc::CcMetrics {
+                self.0.metrics()
+            }
+        }
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let cc = AnyController::Custom(Box::new(Recorder(
+            Reno::new(RenoConfig::default()),
+            Arc::clone(&seen),
+        )));
+        // 1500 B at 1.2 Mbit/s: a packet written every 10 ms, each acknowledged before the next.
+        let cfg = TcpSenderConfig { app_rate: Some(Rate::from_kbps(1200)), ..Default::default() };
+        let mut s = TcpSender::new(FlowId(0), cfg, cc);
+        s.start(Time::ZERO);
+        assert_eq!(drain(&mut s, Time::from_millis(10)), vec![(0, false)]);
+        assert!(seen.lock().unwrap().is_empty(), "the first packet follows no idle spell");
+        s.handle_ack(Time::from_millis(15), &ack(1));
+        assert_eq!(drain(&mut s, Time::from_millis(20)), vec![(1, false)]);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![(Time::from_millis(20), TimeDelta::from_millis(10))]
+        );
+        // With a packet still in flight, sending is not a restart.
+        assert_eq!(drain(&mut s, Time::from_millis(30)), vec![(2, false)]);
+        assert_eq!(seen.lock().unwrap().len(), 1);
     }
 
     #[test]
