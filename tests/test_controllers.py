@@ -152,6 +152,89 @@ def test_a_python_media_controller_is_told_bytes_in_flight_and_frames(registered
     assert 150 <= told <= 185, told
 
 
+class StepAtTwoSeconds(ConstantRate):
+    """1 Mbit/s, then 3 Mbit/s from a timer set for t = 2 s."""
+
+    def __init__(self, args):
+        self.bps, self.at, self.fired = 1e6, 2.0, []
+
+    def poll_timeout(self):
+        return self.at
+
+    def handle_timeout(self, now):
+        self.fired.append(now)
+        self.bps, self.at = 3e6, None
+
+    def metrics(self):
+        return {"timeouts": float(len(self.fired)), "fired_at": self.fired[0] if self.fired else float("nan")}
+
+
+def test_a_python_media_controller_keeps_a_timer(registered):
+    registered("py_step", StepAtTwoSeconds, tcp=False, media=True)
+    r = rtclab.run(scenario("py_step", kind="media"), progress=False)
+    f = r.flows.dropna(subset=["target_mbps"])
+    assert f[f.time_s <= 2.0]["target_mbps"].eq(1.0).all()
+    assert f[f.time_s > 2.2]["target_mbps"].eq(3.0).all()
+    last = r.flows.dropna(subset=["timeouts"]).iloc[-1]
+    assert last["timeouts"] == 1 and last["fired_at"] == pytest.approx(2.0, abs=1e-6)
+
+
+class Gated(ConstantRate):
+    """2 Mbit/s, but at most 4 packets in flight (told by on_data_in_flight) may leave."""
+
+    def __init__(self, args):
+        self.bps, self.in_flight, self.held = 2e6, 0, 0
+        self.mss = args["packet_size"]
+
+    def on_data_in_flight(self, now, n):
+        self.in_flight = n
+
+    def on_packet_sent(self, now, seq, size, in_flight):
+        self.in_flight += size
+
+    def may_send(self, now, size):
+        ok = self.in_flight + size <= 4 * self.mss
+        self.held += not ok
+        return ok
+
+    def metrics(self):
+        return {"held": float(self.held)}
+
+
+def test_a_python_media_controller_gates_its_own_packets(registered):
+    registered("py_gate", Gated, tcp=False, media=True)
+    r = rtclab.run(scenario("py_gate", kind="media"), progress=False)
+    # 4 packets per 100 ms round trip is about 0.5 Mbit/s, a quarter of the 2 Mbit/s target.
+    assert r.flows["held"].dropna().iloc[-1] > 100
+    assert r.summary["flows"][0]["throughput_mbps"] < 0.8
+
+
+def test_a_python_timer_must_move_on(registered):
+    class Stuck(ConstantRate):
+        def __init__(self, args):
+            self.bps = 1e6
+
+        def poll_timeout(self):
+            return 1.0
+
+        def handle_timeout(self, now):
+            pass
+
+    class Half(ConstantRate):
+        def __init__(self, args):
+            self.bps = 1e6
+
+        def poll_timeout(self):
+            return None
+
+    registered("py_stuck", Stuck, tcp=False, media=True)
+    with pytest.raises(ValueError, match="not after the timeout it was just given"):
+        rtclab.run(scenario("py_stuck", kind="media"), progress=False)
+    registered("py_half", Half, tcp=False, media=True)
+    with pytest.raises(ConfigError, match="poll_timeout.*no handle_timeout"):
+        rtclab.run(scenario("py_half", kind="media"), progress=False)
+
+
 def test_mistakes_are_named(registered):
     registered("py_fixed", FixedWindow)
     with pytest.raises(ValueError, match="built-in"):

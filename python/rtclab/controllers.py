@@ -24,7 +24,9 @@ bytes_in_flight)` (`"loss"` or `"timeout"`), `on_transport_feedback(now, packets
 list of `(seq, send_time, arrival or None, size)`), `on_receiver_estimate(now, bps)`,
 `on_loss_report(now, fraction_lost, rtt)`, `on_data_in_flight(now, bytes)` (media),
 `on_media_frame(now, bytes, queue_delay, queued_bytes)` (media), `on_tx_start(now, idle)`
-(tcp: sending again after an idle spell), `target()` -> a dict with any of `cwnd_bytes`,
+(tcp: sending again after an idle spell), `may_send(now, size)` -> bool (media: the
+controller's own send gate), `poll_timeout()` -> seconds or None with `handle_timeout(now)`
+(media: a timer), `target()` -> a dict with any of `cwnd_bytes`,
 `pacing_rate_bps`, `target_rate_bps`, and `metrics()` -> up to 12 name -> number pairs (each a
 column of `flows.parquet`). The factory is called once when the scenario is checked (so a bad
 parameter is reported at its key) and once per flow per run; an exception it or a callback

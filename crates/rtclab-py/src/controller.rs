@@ -20,6 +20,12 @@
 //!   frame of `bytes`; the sender's queue holds `queued_bytes`, its oldest packet has waited
 //!   `queue_delay` seconds
 //! - `on_tx_start(now, idle)`: the sender resumes after `idle` seconds without sending
+//! - `may_send(now, size)` → bool: media flows, whether the packet at the head of the pacer's
+//!   queue may leave now (a window-gated controller's own gate; False holds the pacer until
+//!   the next feedback or timeout)
+//! - `poll_timeout()` → a time in seconds or None, and `handle_timeout(now)`: media flows, a
+//!   timer (both or neither); asked after each call as `target()` is, called once the time
+//!   comes
 //! - `target()` → dict with any of `cwnd_bytes`, `pacing_rate_bps`, `target_rate_bps`
 //!   (asked after every call above and kept until the next)
 //! - `metrics()` → dict of name → number, up to 12 (each a `flows.parquet` column).
@@ -89,6 +95,9 @@ struct Has {
     in_flight: bool,
     tx_start: bool,
     media_frame: bool,
+    may_send: bool,
+    /// `handle_timeout` and `poll_timeout` (one needs the other).
+    timer: bool,
     metrics: bool,
 }
 
@@ -97,6 +106,11 @@ pub struct PyController {
     obj: Py<PyAny>,
     has: Has,
     target: CcTarget,
+    /// The object's `poll_timeout()`, asked after each call as `target()` is.
+    timer: Option<Time>,
+    /// The latest `now` any entry point was given, and the last `handle_timeout`'s.
+    seen: Time,
+    fired: Option<Time>,
     failed: bool,
 }
 
@@ -119,18 +133,44 @@ impl PyController {
                 in_flight: o.hasattr("on_data_in_flight")?,
                 tx_start: o.hasattr("on_tx_start")?,
                 media_frame: o.hasattr("on_media_frame")?,
+                may_send: o.hasattr("may_send")?,
+                timer: match (o.hasattr("poll_timeout")?, o.hasattr("handle_timeout")?) {
+                    (true, true) => true,
+                    (false, false) => false,
+                    (has_poll, _) => {
+                        let (has, lacks) = if has_poll {
+                            ("poll_timeout", "handle_timeout")
+                        } else {
+                            ("handle_timeout", "poll_timeout")
+                        };
+                        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                            "the controller object for {name:?} has {has}() but no {lacks}(): a timer needs both"
+                        )));
+                    }
+                },
                 metrics: o.hasattr("metrics")?,
             })
         })?;
-        let mut c = PyController { name, obj, has, target: CcTarget::default(), failed: false };
+        let mut c = PyController {
+            name,
+            obj,
+            has,
+            target: CcTarget::default(),
+            timer: None,
+            seen: Time::ZERO,
+            fired: None,
+            failed: false,
+        };
         c.refresh_target();
+        c.refresh_timer();
         match take_pending() {
             Some(e) => Err(e),
             None => Ok(c),
         }
     }
 
-    /// Calls `f` with the GIL unless an earlier call failed, then re-reads `target()`.
+    /// Calls `f` with the GIL unless an earlier call failed, then re-reads `target()` (and
+    /// `poll_timeout()`).
     fn call(&mut self, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>) {
         if self.failed {
             return;
@@ -141,6 +181,58 @@ impl PyController {
             return;
         }
         self.refresh_target();
+        self.refresh_timer();
+    }
+
+    /// Reads `poll_timeout()` (seconds or None). A time already past is due at once (the
+    /// latest `now` seen); one not after the last timeout would fire for ever, and is an error.
+    fn refresh_timer(&mut self) {
+        if !self.has.timer || self.failed {
+            return;
+        }
+        let name = self.name;
+        let r = Python::attach(|py| -> PyResult<Option<f64>> {
+            let v = self.obj.bind(py).call_method0("poll_timeout")?;
+            if v.is_none() {
+                return Ok(None);
+            }
+            let t: f64 = v.extract().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "controller {name:?}: poll_timeout() must return a time in seconds or None"
+                ))
+            })?;
+            if !t.is_finite() || t < 0.0 {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "controller {name:?}: poll_timeout() returned {t}, not a finite time in seconds"
+                )));
+            }
+            Ok(Some(t))
+        });
+        match r {
+            Ok(None) => self.timer = None,
+            Ok(Some(t)) => {
+                let t = Time::from_secs_f64(t);
+                if let Some(f) = self.fired.filter(|&f| t <= f) {
+                    let e = pyo3::exceptions::PyValueError::new_err(format!(
+                        "controller {name:?}: poll_timeout() returned {} s, not after the timeout it was just given at {} s (it would fire for ever)",
+                        secs(t),
+                        secs(f)
+                    ));
+                    self.fail(e);
+                    self.timer = None;
+                    return;
+                }
+                self.timer = Some(t.max(self.seen));
+            }
+            Err(e) => {
+                self.timer = None;
+                self.fail(e);
+            }
+        }
+    }
+
+    fn saw(&mut self, now: Time) {
+        self.seen = self.seen.max(now);
     }
 
     fn fail(&mut self, e: PyErr) {
@@ -199,6 +291,7 @@ impl CongestionController for PyController {
     }
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
+        self.saw(now);
         if self.has.sent {
             self.call(|_, o| {
                 o.call_method1("on_packet_sent", (secs(now), p.seq, p.size, p.bytes_in_flight))
@@ -208,6 +301,7 @@ impl CongestionController for PyController {
     }
 
     fn on_feedback(&mut self, now: Time, fb: &FeedbackReport) {
+        self.saw(now);
         if !self.has.feedback {
             return;
         }
@@ -229,6 +323,7 @@ impl CongestionController for PyController {
     }
 
     fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
+        self.saw(now);
         if !self.has.congestion {
             return;
         }
@@ -242,6 +337,7 @@ impl CongestionController for PyController {
     }
 
     fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
+        self.saw(now);
         if !self.has.transport {
             return;
         }
@@ -256,6 +352,7 @@ impl CongestionController for PyController {
     }
 
     fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
+        self.saw(now);
         if self.has.estimate {
             self.call(|_, o| {
                 o.call_method1("on_receiver_estimate", (secs(now), bitrate.as_bps())).map(drop)
@@ -264,6 +361,7 @@ impl CongestionController for PyController {
     }
 
     fn on_loss_report(&mut self, now: Time, fraction_lost: f64, rtt: Option<TimeDelta>) {
+        self.saw(now);
         if self.has.loss_report {
             self.call(|_, o| {
                 o.call_method1("on_loss_report", (secs(now), fraction_lost, opt_secs(rtt)))
@@ -273,12 +371,14 @@ impl CongestionController for PyController {
     }
 
     fn on_data_in_flight(&mut self, now: Time, bytes: u64) {
+        self.saw(now);
         if self.has.in_flight {
             self.call(|_, o| o.call_method1("on_data_in_flight", (secs(now), bytes)).map(drop));
         }
     }
 
     fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
+        self.saw(now);
         if self.has.tx_start {
             self.call(|_, o| {
                 o.call_method1("on_tx_start", (secs(now), idle.as_secs_f64())).map(drop)
@@ -287,11 +387,56 @@ impl CongestionController for PyController {
     }
 
     fn on_media_frame(&mut self, now: Time, bytes: u64, queue_delay: TimeDelta, queued: u64) {
+        self.saw(now);
         if self.has.media_frame {
             self.call(|_, o| {
                 let args = (secs(now), bytes, queue_delay.as_secs_f64(), queued);
                 o.call_method1("on_media_frame", args).map(drop)
             });
+        }
+    }
+
+    fn may_send(&mut self, now: Time, size: u32) -> bool {
+        self.saw(now);
+        if !self.has.may_send || self.failed {
+            return true;
+        }
+        let name = self.name;
+        let r = Python::attach(|py| -> PyResult<bool> {
+            let v = self.obj.bind(py).call_method1("may_send", (secs(now), size))?;
+            v.extract::<bool>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "controller {name:?}: may_send() must return True or False"
+                ))
+            })
+        });
+        match r {
+            Ok(yes) => {
+                self.refresh_target();
+                self.refresh_timer();
+                yes
+            }
+            Err(e) => {
+                self.fail(e);
+                true
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        self.saw(now);
+        if !self.has.timer || self.timer.is_none_or(|t| t > now) {
+            return;
+        }
+        self.fired = Some(now);
+        self.call(|_, o| o.call_method1("handle_timeout", (secs(now),)).map(drop));
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        if self.failed {
+            None
+        } else {
+            self.timer
         }
     }
 
