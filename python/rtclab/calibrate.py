@@ -251,8 +251,8 @@ def real_per_second(s: dict[str, np.ndarray], receiver: Path | None, link: Path,
     out["queue_ms"] = _bin_mean(lk["time_s"], lk["queue_delay_ms_mean"], n)
     # the encoded picture's width (Chromium logs it; not judged)
     out["width"] = _bin_mean(s["time_s"], s["frame_width"], n) if "frame_width" in s else np.full(n, np.nan)
-    # the encoder's target, libwebrtc's `targetBitrate`: after protection and headers, before the
-    # bitrate adjuster (Chromium logs it; not judged)
+    # the encoder's target, libwebrtc's `targetBitrate`: after protection, headers and the bitrate
+    # adjuster (Chromium logs it; not judged)
     out["encoder_target_mbps"] = (_bin_mean(s["time_s"], s["encoder_target_bps"] / 1e6, n) if "encoder_target_bps" in s
                                   else np.full(n, np.nan))
     return out

@@ -189,6 +189,8 @@ pub struct VideoEncoder {
     adaptation: Option<Adaptation>,
     /// The last target and pushback drop ratio asked for (re-applied after a resize).
     asked: (Rate, f64),
+    /// The rate the last frame was encoded to (after the bitrate adjuster).
+    handed: Option<Rate>,
     /// First frames dropped as too large for the start rate.
     pub frames_dropped_for_size: u64,
     /// Picture size changes.
@@ -224,6 +226,7 @@ impl VideoEncoder {
             frames_dropped_by_rate_control: 0,
             adaptation,
             asked: (start, 0.0),
+            handed: None,
             frames_dropped_for_size: 0,
             resolution_changes: 0,
             last_output: None,
@@ -262,12 +265,15 @@ impl VideoEncoder {
         self.adaptation.as_ref().map(|a| a.adapter.size())
     }
 
-    /// The libvpx VP8 model's stream target: what the sender last gave the encoder (after
-    /// protection and headers), within the stream's minimum and maximum, before the
-    /// congestion window's frame dropping and the bitrate adjuster — the rate libwebrtc reports
-    /// as `outbound-rtp.targetBitrate`. None for the ideal encoder.
+    /// The libvpx VP8 model's stream target: the rate the last frame was encoded to — what
+    /// the sender gave the encoder (after protection and headers, within the stream's minimum
+    /// and maximum, less the congestion window's frame-drop share) as the bitrate adjuster
+    /// left it; before the first frame, what the sender gave. This is the rate Chromium 156
+    /// reports as `outbound-rtp.targetBitrate`: on a logged 4g call its every value was the
+    /// adjuster's output ("Adjusting allocation ... to", docs/realclient.md). None for the
+    /// ideal encoder.
     pub fn stream_target(&self) -> Option<Rate> {
-        self.vp8.as_ref().map(|_| self.given(self.asked.0))
+        self.vp8.as_ref().map(|_| self.handed.unwrap_or_else(|| self.given(self.asked.0)))
     }
 
     /// The stream's maximum bitrate: the configured one, and with resolution adaptation never
@@ -437,6 +443,7 @@ impl VideoEncoder {
             Some(a) => a.adjust(due, self.target, self.fps),
             None => self.target,
         };
+        self.handed = Some(given);
         self.output_bps += (given.as_bps() as f64 - self.output_bps) * k;
         if self.paused {
             self.frames_skipped += 1;
@@ -716,6 +723,40 @@ mod tests {
         e.start(Time::ZERO);
         assert!(e.poll_frame(Time::ZERO).is_some());
         assert_eq!((e.resolution(), e.adapted_resolution()), ((640, 480), None));
+    }
+
+    /// `outbound-rtp.targetBitrate` in Chromium 156 is the adjuster's output: at VP8's floor
+    /// (640x480 at 200 kbit/s overshoots), the stream target falls below what the sender gave,
+    /// by what the adjuster took; without the adjuster it is what the sender gave.
+    #[test]
+    fn the_stream_target_is_what_the_adjuster_hands_the_encoder() {
+        let vp8 = |adjuster| EncoderConfig {
+            width: 640,
+            height: 480,
+            key_frame_interval: None,
+            model: EncoderModel::LibvpxVp8 {
+                min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
+                complexity: 1.0,
+            },
+            bitrate_adjuster: adjuster,
+            ..Default::default()
+        };
+        for adjuster in [false, true] {
+            let mut e =
+                VideoEncoder::new(vp8(adjuster), Rate::from_kbps(200), RngStream::from_seed(5));
+            e.start(Time::ZERO);
+            assert_eq!(e.stream_target(), Some(Rate::from_kbps(200)), "before the first frame");
+            let frames =
+                (0..300).filter(|&i| e.poll_frame(Time::from_micros(i * 33_334)).is_some()).count();
+            assert!(frames > 0);
+            let t = e.stream_target().unwrap();
+            if adjuster {
+                assert!(t < Rate::from_kbps(190), "{t:?}");
+                assert_eq!(Some(t), e.handed);
+            } else {
+                assert_eq!(t, Rate::from_kbps(200));
+            }
+        }
     }
 
     #[test]
