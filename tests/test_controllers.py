@@ -179,6 +179,15 @@ def test_a_python_media_controller_keeps_a_timer(registered):
     assert last["timeouts"] == 1 and last["fired_at"] == pytest.approx(2.0, abs=1e-6)
 
 
+def test_a_python_timer_already_past_fires_at_once_and_the_clock_never_runs_back(registered):
+    # The flow starts at 3 s; its controller's timer says 2 s.
+    registered("py_step_late", StepAtTwoSeconds, tcp=False, media=True)
+    r = rtclab.run(scenario("py_step_late", 'start = "3s"', kind="media"), progress=False)
+    last = r.flows.dropna(subset=["timeouts"]).iloc[-1]
+    assert last["timeouts"] == 1 and 3.0 <= last["fired_at"] < 3.1
+    assert r.flows["time_s"].is_monotonic_increasing
+
+
 class Gated(ConstantRate):
     """2 Mbit/s, but at most 4 packets in flight (told by on_data_in_flight) may leave."""
 
@@ -228,7 +237,7 @@ def test_a_python_timer_must_move_on(registered):
             return None
 
     registered("py_stuck", Stuck, tcp=False, media=True)
-    with pytest.raises(ValueError, match="not after the timeout it was just given"):
+    with pytest.raises(ValueError, match="not after the last timeout it was given"):
         rtclab.run(scenario("py_stuck", kind="media"), progress=False)
     registered("py_half", Half, tcp=False, media=True)
     with pytest.raises(ConfigError, match="poll_timeout.*no handle_timeout"):

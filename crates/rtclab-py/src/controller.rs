@@ -185,7 +185,8 @@ impl PyController {
     }
 
     /// Reads `poll_timeout()` (seconds or None). A time already past is due at once (the
-    /// latest `now` seen); one not after the last timeout would fire for ever, and is an error.
+    /// latest `now` seen; the engines also treat a past time as now); one not after the last
+    /// timeout would fire for ever, and is an error.
     fn refresh_timer(&mut self) {
         if !self.has.timer || self.failed {
             return;
@@ -214,7 +215,7 @@ impl PyController {
                 let t = Time::from_secs_f64(t);
                 if let Some(f) = self.fired.filter(|&f| t <= f) {
                     let e = pyo3::exceptions::PyValueError::new_err(format!(
-                        "controller {name:?}: poll_timeout() returned {} s, not after the timeout it was just given at {} s (it would fire for ever)",
+                        "controller {name:?}: poll_timeout() returned {} s, not after the last timeout it was given ({} s): it would fire for ever",
                         secs(t),
                         secs(f)
                     ));

@@ -532,7 +532,9 @@ impl Simulation {
         // Sender events (a media target change) are not metered yet: the controller's target
         // is sampled per bin instead.
         while st.snd.poll_event().is_some() {}
-        let want = st.snd.poll_timeout();
+        // A time already past is due now: the clock never runs back (a controller from
+        // outside, say a Python one, may name one).
+        let want = st.snd.poll_timeout().map(|t| t.max(now));
         st.snd_timer.arm(queue, want, |gen| Event::Sender { flow: flow as u32, gen });
     }
 
@@ -545,7 +547,7 @@ impl Simulation {
             meters.stats.sent_acks += 1;
             work.push_back(launch(t, &mut out.payloads));
         }
-        let want = st.rcv.poll_timeout();
+        let want = st.rcv.poll_timeout().map(|t| t.max(now));
         st.rcv_timer.arm(queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
     }
 
