@@ -46,8 +46,8 @@ impl Entry {
 /// entry into the vector and reads it back whole to sift it up, and its `pop` sifts a hole to
 /// the bottom and back; both read 16-byte halves of an entry just written in smaller pieces,
 /// which the processor cannot forward from its store buffer (a stall on most pushes and pops;
-/// removing it took 6-9 % off the loop's wall time, docs/benchmarks.md). Here the moving entry stays
-/// in registers and is written once, where it lands. The order is the same: keys are unique,
+/// removing it took 6-9 % off the loop's wall time, docs/benchmarks.md). Here the moving entry
+/// stays in registers and is written once, where it lands. The order is the same: keys are unique,
 /// so any correct heap pops the same sequence.
 #[derive(Debug, Default)]
 struct MinHeap {
