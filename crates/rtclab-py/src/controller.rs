@@ -108,8 +108,7 @@ pub struct PyController {
     target: CcTarget,
     /// The object's `poll_timeout()`, asked after each call as `target()` is.
     timer: Option<Time>,
-    /// The latest `now` any entry point was given, and the last `handle_timeout`'s.
-    seen: Time,
+    /// The last `handle_timeout`'s `now`.
     fired: Option<Time>,
     failed: bool,
 }
@@ -157,7 +156,6 @@ impl PyController {
             has,
             target: CcTarget::default(),
             timer: None,
-            seen: Time::ZERO,
             fired: None,
             failed: false,
         };
@@ -184,9 +182,9 @@ impl PyController {
         self.refresh_timer();
     }
 
-    /// Reads `poll_timeout()` (seconds or None). A time already past is due at once (the
-    /// latest `now` seen; the engines also treat a past time as now); one not after the last
-    /// timeout would fire for ever, and is an error.
+    /// Reads `poll_timeout()` (seconds or None). A time already past is due at once (both
+    /// engines treat a past time as now); one not after the last timeout would fire for ever,
+    /// and is an error.
     fn refresh_timer(&mut self) {
         if !self.has.timer || self.failed {
             return;
@@ -223,17 +221,13 @@ impl PyController {
                     self.timer = None;
                     return;
                 }
-                self.timer = Some(t.max(self.seen));
+                self.timer = Some(t);
             }
             Err(e) => {
                 self.timer = None;
                 self.fail(e);
             }
         }
-    }
-
-    fn saw(&mut self, now: Time) {
-        self.seen = self.seen.max(now);
     }
 
     fn fail(&mut self, e: PyErr) {
@@ -292,7 +286,6 @@ impl CongestionController for PyController {
     }
 
     fn on_packet_sent(&mut self, now: Time, p: &SentPacket) {
-        self.saw(now);
         if self.has.sent {
             self.call(|_, o| {
                 o.call_method1("on_packet_sent", (secs(now), p.seq, p.size, p.bytes_in_flight))
@@ -302,7 +295,6 @@ impl CongestionController for PyController {
     }
 
     fn on_feedback(&mut self, now: Time, fb: &FeedbackReport) {
-        self.saw(now);
         if !self.has.feedback {
             return;
         }
@@ -324,7 +316,6 @@ impl CongestionController for PyController {
     }
 
     fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
-        self.saw(now);
         if !self.has.congestion {
             return;
         }
@@ -338,7 +329,6 @@ impl CongestionController for PyController {
     }
 
     fn on_transport_feedback(&mut self, now: Time, packets: &[PacketResult]) {
-        self.saw(now);
         if !self.has.transport {
             return;
         }
@@ -353,7 +343,6 @@ impl CongestionController for PyController {
     }
 
     fn on_receiver_estimate(&mut self, now: Time, bitrate: Rate) {
-        self.saw(now);
         if self.has.estimate {
             self.call(|_, o| {
                 o.call_method1("on_receiver_estimate", (secs(now), bitrate.as_bps())).map(drop)
@@ -362,7 +351,6 @@ impl CongestionController for PyController {
     }
 
     fn on_loss_report(&mut self, now: Time, fraction_lost: f64, rtt: Option<TimeDelta>) {
-        self.saw(now);
         if self.has.loss_report {
             self.call(|_, o| {
                 o.call_method1("on_loss_report", (secs(now), fraction_lost, opt_secs(rtt)))
@@ -372,14 +360,12 @@ impl CongestionController for PyController {
     }
 
     fn on_data_in_flight(&mut self, now: Time, bytes: u64) {
-        self.saw(now);
         if self.has.in_flight {
             self.call(|_, o| o.call_method1("on_data_in_flight", (secs(now), bytes)).map(drop));
         }
     }
 
     fn on_tx_start(&mut self, now: Time, idle: TimeDelta) {
-        self.saw(now);
         if self.has.tx_start {
             self.call(|_, o| {
                 o.call_method1("on_tx_start", (secs(now), idle.as_secs_f64())).map(drop)
@@ -388,7 +374,6 @@ impl CongestionController for PyController {
     }
 
     fn on_media_frame(&mut self, now: Time, bytes: u64, queue_delay: TimeDelta, queued: u64) {
-        self.saw(now);
         if self.has.media_frame {
             self.call(|_, o| {
                 let args = (secs(now), bytes, queue_delay.as_secs_f64(), queued);
@@ -398,7 +383,6 @@ impl CongestionController for PyController {
     }
 
     fn may_send(&mut self, now: Time, size: u32) -> bool {
-        self.saw(now);
         if !self.has.may_send || self.failed {
             return true;
         }
@@ -425,7 +409,6 @@ impl CongestionController for PyController {
     }
 
     fn handle_timeout(&mut self, now: Time) {
-        self.saw(now);
         if !self.has.timer || self.timer.is_none_or(|t| t > now) {
             return;
         }
