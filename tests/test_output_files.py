@@ -51,3 +51,34 @@ def test_write_parquet_names_a_bad_column(tmp_path):
         _core.write_parquet(str(tmp_path / "x.parquet"),
                             [("who", "str_by_index", (["a", "b"], struct.pack("<2d", 0.0, 2.0)))])
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_table_columns_lend_the_engines_bytes_without_a_copy():
+    """A table column is the engine's vector lent through the buffer protocol: read-only,
+    little-endian float64, equal to and pickled as the bytes it holds; columns that are one
+    value throughout share one object (and one encoded Parquet chunk)."""
+    import array
+    import pickle
+
+    r = run("two-cubic", progress=False)
+    flows = r.tables["flows"]
+    t = flows["time_s"]
+    assert isinstance(t, _core.Column)
+    raw = bytes(t)
+    assert len(t) == len(raw) == 8 * len(r.flows)
+    assert struct.unpack_from("<d", raw)[0] == r.flows["time_s"].iloc[0]
+    m = memoryview(t)
+    assert (m.format, m.itemsize, m.readonly, m.nbytes) == ("B", 1, True, len(raw))
+    with pytest.raises(TypeError):
+        m[0] = 1
+    assert t == raw and t == flows["time_s"] and not (t == flows["flow"])
+    back = pickle.loads(pickle.dumps(t))
+    assert type(back) is bytes and back == raw
+    a = array.array("d")
+    a.frombytes(t)
+    assert len(a) == len(raw) // 8
+    # two-cubic has no media: its stage columns are all NaN, one shared object.
+    assert flows["stage_encode_ms"] is flows["stage_decode_ms"]
+    assert all(math.isnan(x) for x in struct.iter_unpack("<d", bytes(flows["stage_encode_ms"])) for x in x)
+    del r, flows
+    assert struct.unpack_from("<d", bytes(m))[0] == a[0]  # the view keeps the column alive

@@ -35,14 +35,14 @@ INTERRUPTION_KINDS = ["freeze", "stall"]
 INT_COLUMNS = {"flows": ("flow",), "fairness": ("active_flows",), "interruptions": ("flow",), "distributions": ("flow",)}
 
 
-def floats(raw: bytes) -> array:
+def floats(raw: Any) -> array:
     """A column's little-endian float64 bytes as an array of floats (no numpy needed)."""
     a = array("d")
     a.frombytes(raw)
     return a
 
 
-def _frame(columns: dict[str, bytes], ints: tuple[str, ...] = ()) -> "pd.DataFrame":
+def _frame(columns: dict[str, Any], ints: tuple[str, ...] = ()) -> "pd.DataFrame":
     import numpy as np
     import pandas as pd
 
@@ -64,8 +64,10 @@ class RunResult:
 
     summary: dict[str, Any]
     #: {table: {column: little-endian float64 bytes}} for flows, link, fairness, interruptions,
-    #: distributions, as the engine produced them.
-    tables: dict[str, dict[str, bytes]] = field(repr=False)
+    #: distributions, as the engine produced them: `_core.Column` objects (the engine's vectors
+    #: lent without a copy; bytes-like: numpy.frombuffer, memoryview, bytes()) or, for a run
+    #: read back from its files, bytes.
+    tables: dict[str, dict[str, Any]] = field(repr=False)
     scenario_origin: str = ""
     scenario_text: str = field(default="", repr=False)
     #: Where the scenario's relative file names (traces) are resolved.

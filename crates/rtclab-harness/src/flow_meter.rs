@@ -514,6 +514,16 @@ pub fn flow_columns(
     n_bins: usize,
     active: impl Fn(usize, Time, Time) -> bool,
 ) -> Columns {
+    flow_columns_split(meters, n_bins, active, PARALLEL_ROWS)
+}
+
+/// [`flow_columns`], on two threads when the table has at least `parallel_rows` rows.
+fn flow_columns_split(
+    meters: &[FlowMeter],
+    n_bins: usize,
+    active: impl Fn(usize, Time, Time) -> bool,
+    parallel_rows: usize,
+) -> Columns {
     let mut c = Columns::new(&FLOW_COLUMNS);
     let names = cc_series_names(meters);
     let base = c.names.len();
@@ -526,11 +536,14 @@ pub fn flow_columns(
         .iter()
         .map(|m| names.iter().map(|n| m.cc.named.iter().find(|s| s.name == *n)).collect())
         .collect();
-    // The row of (bin, flow) in the table's bin-major order, where the flow was active.
+    // The row of (bin, flow) in the table's bin-major order, where the flow was active, and
+    // the rows before each bin.
     let n = meters.len();
     let mut row_of = vec![NOT_ACTIVE; n_bins * n];
+    let mut bin_row = Vec::with_capacity(n_bins + 1);
     let mut rows = 0usize;
     for b in 0..n_bins {
+        bin_row.push(rows);
         for (i, f) in meters.iter().enumerate() {
             let (t0, t1) = bin_span(f, b);
             if active(i, t0, t1) {
@@ -539,58 +552,154 @@ pub fn flow_columns(
             }
         }
     }
-    let mut cols: Vec<Vec<f64>> = (0..c.names.len()).map(|_| vec![0.0; rows]).collect();
-    let mut row = vec![0.0; c.names.len()];
-    // Filled flow-major in blocks of flows, bin by bin inside a block: each flow's per-bin
-    // vectors are read in order (one cache line serves eight bins) while the rows written for
-    // one bin stay together. Bin-major reading touched every flow's vectors for every row: with
-    // 1,000 flows a cache miss per source vector per row. Same table either way.
-    for block in (0..n).step_by(FLOW_BLOCK) {
-        for b in 0..n_bins {
-            for i in block..(block + FLOW_BLOCK).min(n) {
-                let r = row_of[b * n + i];
-                if r == NOT_ACTIVE {
-                    continue;
-                }
-                let f = &meters[i];
-                let (_, t1) = bin_span(f, b);
-                let bin = f.window.bin;
-                let secs = bin.as_secs_f64();
-                let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
-                let x = f.bin(b);
-                let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
-                let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
-                row[..STAGE_COLUMNS_AT].copy_from_slice(&[
-                    t1.as_secs_f64(),
-                    i as f64,
-                    mbps(x.recv_bytes),
-                    mbps(x.goodput_bytes),
-                    mbps(x.sent_bytes),
-                    x.queue_delay_mean_ms(),
-                    x.queue_delay_max_ms(),
-                    x.one_way_delay_mean_ms(),
-                    x.drops as f64,
-                    cc(&f.cc.cwnd),
-                    cc(&f.cc.srtt_ms),
-                    cc(&f.cc.target_mbps),
-                    f.media.frame_rate(b, bin),
-                    f.media.rendered_fps(b, bin),
-                    delay_mean,
-                    delay_max,
-                    cc(&f.cc.state),
-                ]);
-                row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
-                for (v, s) in row[base..].iter_mut().zip(&series[i]) {
-                    *v = s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN);
-                }
-                for (col, v) in cols.iter_mut().zip(&row) {
-                    col[r as usize] = *v;
+    bin_row.push(rows);
+    // A column no flow has a source for (the media columns in a run without media, a
+    // controller's series no flow's controller reports) is one value throughout: filled once,
+    // and left out of the row loop, whose stores into every column were most of its time.
+    let constant = constant_flow_columns(meters, &series, c.names.len());
+    let live: Vec<usize> = (0..constant.len()).filter(|&j| constant[j].is_none()).collect();
+    let mut filled: Vec<Vec<f64>> = live.iter().map(|_| vec![0.0; rows]).collect();
+    let fill = Fill { meters, series: &series, row_of: &row_of, live: &live, base };
+    // A large table is filled by two threads, each a range of bins (their rows are a
+    // contiguous range of every column), while this one also writes the constant columns.
+    let two = rows >= parallel_rows
+        && n_bins >= 2
+        && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1);
+    let constants = |rows| constant.iter().map(|k| k.map(|v| vec![v; rows])).collect::<Vec<_>>();
+    let mut made = if two {
+        let split = n_bins / 2;
+        let (mut lo, mut hi): (Vec<&mut [f64]>, Vec<&mut [f64]>) =
+            filled.iter_mut().map(|col| col.split_at_mut(bin_row[split])).unzip();
+        std::thread::scope(|s| {
+            let fill = &fill;
+            s.spawn(move || fill.bins(0..split, 0, &mut lo));
+            let made = constants(rows);
+            fill.bins(split..n_bins, bin_row[split], &mut hi);
+            made
+        })
+    } else {
+        let mut all: Vec<&mut [f64]> = filled.iter_mut().map(Vec::as_mut_slice).collect();
+        fill.bins(0..n_bins, 0, &mut all);
+        constants(rows)
+    };
+    for (j, col) in live.iter().zip(filled) {
+        made[*j] = Some(col);
+    }
+    c.data = made.into_iter().map(Option::unwrap_or_default).collect();
+    c
+}
+
+/// Tables with at least this many rows are filled on two threads.
+const PARALLEL_ROWS: usize = 20_000;
+
+/// What `flow_columns` fills the table's rows from.
+struct Fill<'a> {
+    meters: &'a [FlowMeter],
+    /// Per flow: which of its series each controller-series column is.
+    series: &'a [Vec<Option<&'a NamedSeries>>],
+    /// The row of (bin, flow), bin-major, or [`NOT_ACTIVE`].
+    row_of: &'a [u32],
+    /// The columns written row by row (the others are constant).
+    live: &'a [usize],
+    /// Where the controller series begin among the columns.
+    base: usize,
+}
+
+impl Fill<'_> {
+    /// Writes the rows of `bins` into `out` (one slice per live column, starting at row
+    /// `first_row` of the table).
+    fn bins(&self, bins: std::ops::Range<usize>, first_row: usize, out: &mut [&mut [f64]]) {
+        let (meters, n, base) = (self.meters, self.meters.len(), self.base);
+        let mut row = vec![0.0; base + self.series.first().map_or(0, Vec::len)];
+        // Filled flow-major in blocks of flows, bin by bin inside a block: each flow's per-bin
+        // vectors are read in order (one cache line serves eight bins) while the rows written
+        // for one bin stay together. Bin-major reading touched every flow's vectors for every
+        // row: with 1,000 flows a cache miss per source vector per row. Same table either way.
+        for block in (0..n).step_by(FLOW_BLOCK) {
+            for b in bins.clone() {
+                let flows = meters.iter().enumerate().take(block + FLOW_BLOCK).skip(block);
+                for (i, f) in flows {
+                    let r = self.row_of[b * n + i];
+                    if r == NOT_ACTIVE {
+                        continue;
+                    }
+                    let r = r as usize - first_row;
+                    let (_, t1) = bin_span(f, b);
+                    let bin = f.window.bin;
+                    let secs = bin.as_secs_f64();
+                    let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
+                    let x = f.bin(b);
+                    let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
+                    let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
+                    row[..STAGE_COLUMNS_AT].copy_from_slice(&[
+                        t1.as_secs_f64(),
+                        i as f64,
+                        mbps(x.recv_bytes),
+                        mbps(x.goodput_bytes),
+                        mbps(x.sent_bytes),
+                        x.queue_delay_mean_ms(),
+                        x.queue_delay_max_ms(),
+                        x.one_way_delay_mean_ms(),
+                        x.drops as f64,
+                        cc(&f.cc.cwnd),
+                        cc(&f.cc.srtt_ms),
+                        cc(&f.cc.target_mbps),
+                        f.media.frame_rate(b, bin),
+                        f.media.rendered_fps(b, bin),
+                        delay_mean,
+                        delay_max,
+                        cc(&f.cc.state),
+                    ]);
+                    row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
+                    for (v, s) in row[base..].iter_mut().zip(&self.series[i]) {
+                        *v = s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN);
+                    }
+                    for (col, &j) in out.iter_mut().zip(self.live) {
+                        col[r] = row[j];
+                    }
                 }
             }
         }
     }
-    c.data = cols;
-    c
+}
+
+/// Per column of the `flows` table (in [`flow_columns`]' order): the value every row has when
+/// no flow has a source for that column, else `None`. What an empty source reads as is what
+/// the row loop would write: NaN for the controller's and the frames' series, zero frames per
+/// second for a flow that completed and displayed none.
+fn constant_flow_columns(
+    meters: &[FlowMeter],
+    series: &[Vec<Option<&NamedSeries>>],
+    n_columns: usize,
+) -> Vec<Option<f64>> {
+    let mut k = vec![None; n_columns];
+    let all = |p: &dyn Fn(&FlowMeter) -> bool| meters.iter().all(p);
+    let no_cc = |v: fn(&CcSeries) -> &Vec<f64>| all(&|f: &FlowMeter| v(&f.cc).is_empty());
+    let at = |name: &str| FLOW_COLUMNS.iter().position(|n| *n == name);
+    let mut set = |name: &str, v: f64, when: bool| {
+        if let (Some(j), true) = (at(name), when) {
+            k[j] = Some(v);
+        }
+    };
+    set("cwnd_packets", f64::NAN, no_cc(|c| &c.cwnd));
+    set("srtt_ms", f64::NAN, no_cc(|c| &c.srtt_ms));
+    set("target_mbps", f64::NAN, no_cc(|c| &c.target_mbps));
+    set("cc_state", f64::NAN, no_cc(|c| &c.state));
+    let no_frames = all(&|f: &FlowMeter| f.media.frames_completed_bins() == 0);
+    let none_shown = all(&|f: &FlowMeter| f.media.frames_displayed_bins() == 0);
+    set("frame_rate", 0.0, no_frames);
+    set("frame_delay_ms_mean", f64::NAN, no_frames);
+    set("frame_delay_ms_max", f64::NAN, no_frames);
+    set("rendered_fps", 0.0, none_shown);
+    if none_shown {
+        k[STAGE_COLUMNS_AT..FLOW_COLUMNS.len()].fill(Some(f64::NAN));
+    }
+    for (j, slot) in k.iter_mut().enumerate().skip(FLOW_COLUMNS.len()) {
+        if series.iter().all(|s| s[j - FLOW_COLUMNS.len()].is_none()) {
+            *slot = Some(f64::NAN);
+        }
+    }
+    k
 }
 
 /// `flow_columns`' mark for a (bin, flow) with no row.
@@ -726,5 +835,68 @@ mod tests {
         let y = c.column("y").unwrap();
         assert_eq!(y[1], 2.0);
         assert!(y[3].is_nan()); // flow 1 stopped reporting it
+    }
+
+    /// A column no flow has a source for is filled once instead of row by row: a flow's rows
+    /// read the same, bit for bit, whether its table had that column constant (alone) or
+    /// filled row by row (beside a media flow that reports a controller series).
+    #[test]
+    fn constant_columns_read_as_the_row_loop_writes_them() {
+        let mut tcp = FlowMeter::new(window());
+        tcp.push_sample(CcSample { cwnd_packets: 10.0, ..Default::default() });
+        tcp.push_sample(CcSample { cwnd_packets: 12.0, ..Default::default() });
+        let mut media = FlowMeter::new(window());
+        media.push_sample(CcSample { named: vec![("threshold", 6.0)], ..Default::default() });
+        media.media.on_frame(0, TimeDelta::from_millis(40));
+        media.media.on_display(1, &rtclab_core::FrameStages([TimeDelta::from_millis(5); 8]));
+        let alone = flow_columns(std::slice::from_ref(&tcp), 2, |_, _, _| true);
+        let mixed = flow_columns(&[tcp, media], 2, |_, _, _| true);
+        let constant = constant_flow_columns(
+            &[FlowMeter::new(window())],
+            &[vec![None; STANDARD_CC_SERIES.len()]],
+            FLOW_COLUMNS.len() + STANDARD_CC_SERIES.len(),
+        );
+        assert_eq!(
+            constant[FLOW_COLUMNS.iter().position(|n| *n == "frame_rate").unwrap()],
+            Some(0.0)
+        );
+        assert!(constant[FLOW_COLUMNS.len()].is_some_and(f64::is_nan));
+        assert_eq!(constant[0], None); // time_s always has a source
+        assert_eq!(alone.names, mixed.names);
+        for (name, a) in alone.names.iter().zip(&alone.data) {
+            let m = mixed.column(name).unwrap();
+            // The tcp flow's rows in the mixed table: bin 0 row 0, bin 1 row 2.
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(a), bits(&[m[0], m[2]]), "{name}");
+        }
+        assert_eq!(mixed.column("frame_rate").unwrap()[1], 5.0); // 1 frame in 200 ms
+        assert_eq!(mixed.column("threshold").unwrap()[1], 6.0);
+    }
+
+    /// Two threads filling a bin range each write the table one thread writes, bit for bit.
+    #[test]
+    fn two_threads_fill_the_same_table() {
+        let meters: Vec<FlowMeter> = (0..7)
+            .map(|i| {
+                let mut m = FlowMeter::new(window());
+                for b in 0..(3 + i) {
+                    let cwnd = (i * 10 + b) as f64;
+                    m.push_sample(CcSample { cwnd_packets: cwnd, ..Default::default() });
+                }
+                m.media.on_frame(i, TimeDelta::from_millis(30 + i as i64));
+                m
+            })
+            .collect();
+        // Flow 3 is active only from bin 2.
+        let active = |i: usize, t0: Time, _| i != 3 || t0 >= Time::from_millis(400);
+        let one = flow_columns_split(&meters, 9, active, usize::MAX);
+        let two = flow_columns_split(&meters, 9, active, 0);
+        assert_eq!(one.rows(), 9 * 7 - 2);
+        assert_eq!(one.names, two.names);
+        for (a, b) in one.data.iter().zip(&two.data) {
+            assert_eq!(a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), {
+                b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            });
+        }
     }
 }

@@ -58,6 +58,16 @@ impl MediaBins {
 
     /// The mean time (ms) the frames shown in bin `b` spent in each stage; NaN where none
     /// was shown.
+    /// Bins that have a count of frames completed (zero: none completed in the run).
+    pub fn frames_completed_bins(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Bins that have a count of frames displayed (zero: none displayed in the run).
+    pub fn frames_displayed_bins(&self) -> usize {
+        self.displayed.len()
+    }
+
     pub fn stage_means_ms(&self, b: usize) -> [f64; 8] {
         match self.displayed.get(b).copied().unwrap_or(0) {
             0 => [f64::NAN; 8],

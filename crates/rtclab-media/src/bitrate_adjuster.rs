@@ -16,7 +16,16 @@
 //!   lets it bring the rate under the codec's minimum bitrate, and gives the encoder
 //!   allocation / factor. The detector is told the adjusted rate, and libwebrtc re-applies
 //!   the adjustment on every input frame (`VideoStreamEncoder::MaybeEncodeVideoFrame`).
-//! - Headroom use (`BitrateAdjusterCanUseNetworkHeadroom`) is off by default and not modelled.
+//! - Headroom use (`BitrateAdjusterCanUseNetworkHeadroom`, on by default in current libwebrtc:
+//!   `VideoRateControlConfig::adjuster_use_headroom`) lets a layer that overshoots use the link
+//!   allocation above its encoder target, `bandwidth_allocation − bitrate`. Not modelled: that
+//!   is zero unless the codec's maximum bitrate caps the encoder target, since
+//!   `VideoSendStreamImpl::OnBitrateUpdated` passes a link allocation of max(encoder target,
+//!   payload rate − protection rate), and the payload rate is the uncapped encoder target
+//!   (Chromium 156's log on a 4g call shows the two equal, docs/realclient.md).
+//! - libwebrtc's own frame dropper (`FrameDropper`, `kMediaOptimization` drops) is off for
+//!   libvpx VP8, whose rate controller is trusted by default (`trust_vp8`), so it is not
+//!   modelled either: VP8's drops are libvpx's (`libvpx_rate.rs`).
 //!
 //! Chromium turns it off with the field trial `WebRTC-VideoRateControl/bitrate_adjuster:false/`;
 //! here `media.bitrate_adjuster = false` (docs/scenario.md).

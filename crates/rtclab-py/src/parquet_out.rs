@@ -18,6 +18,7 @@ use bytes::Bytes;
 use parquet::basic::{Compression, ConvertedType, Repetition, Type as Physical};
 use parquet::column::writer::{get_column_writer, ColumnCloseResult, ColumnWriter};
 use parquet::data_type::ByteArray;
+use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor, Type};
@@ -84,6 +85,41 @@ fn encode_column(
     Ok((Bytes::from(buf), close))
 }
 
+/// Whether two columns are the same values of the same kind, by identity: the same bytes
+/// borrowed (comparing contents would cost what encoding saves).
+fn same_values(a: &Column<'_>, b: &Column<'_>) -> bool {
+    let same = |x: &[u8], y: &[u8]| std::ptr::eq(x, y);
+    match (a, b) {
+        (Column::F64(x), Column::F64(y)) | (Column::I64(x), Column::I64(y)) => same(x, y),
+        _ => false,
+    }
+}
+
+/// An encoded column chunk's result, described as column `descr` (of the same physical type):
+/// the fields `SerializedRowGroupWriter::append_column` carries over, nothing else.
+fn retarget(close: &ColumnCloseResult, descr: ColumnDescPtr) -> Result<ColumnCloseResult, String> {
+    let m = &close.metadata;
+    let mut b = ColumnChunkMetaData::builder(descr)
+        .set_compression_codec(m.compression_codec())
+        .set_encodings_mask(*m.encodings_mask())
+        .set_total_compressed_size(m.compressed_size())
+        .set_total_uncompressed_size(m.uncompressed_size())
+        .set_num_values(m.num_values())
+        .set_data_page_offset(m.data_page_offset())
+        .set_dictionary_page_offset(m.dictionary_page_offset())
+        .set_unencoded_byte_array_data_bytes(m.unencoded_byte_array_data_bytes())
+        .set_repetition_level_histogram(m.repetition_level_histogram().cloned())
+        .set_definition_level_histogram(m.definition_level_histogram().cloned());
+    if let Some(s) = m.statistics() {
+        b = b.set_statistics(s.clone());
+    }
+    if let Some(s) = m.page_encoding_stats() {
+        b = b.set_page_encoding_stats(s.clone());
+    }
+    let metadata = b.build().map_err(|e| e.to_string())?;
+    Ok(ColumnCloseResult { metadata, ..close.clone() })
+}
+
 fn floats(b: &[u8]) -> impl Iterator<Item = f64> + '_ {
     b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
 }
@@ -119,25 +155,29 @@ pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String>
     let props = Arc::new(props);
     let schema = Arc::new(schema);
     let descr = SchemaDescriptor::new(schema.clone());
-    // Encode the columns, on as many threads as there are cores (one for a small table).
     let n = columns.len();
     let cells = rows * n;
+    // A column given the very same values as an earlier one of its kind (the engine's tables
+    // share one object among their all-NaN columns) reuses that column's encoded pages:
+    // pages hold values, not names.
+    let same_as: Vec<Option<usize>> =
+        (0..n).map(|k| (0..k).find(|&j| same_values(&columns[j].1, &columns[k].1))).collect();
+    let todo: Vec<usize> = (0..n).filter(|&k| same_as[k].is_none()).collect();
+    // Encode the columns, on as many threads as there are cores (one for a small table).
     let workers = if cells < 200_000 {
         1
     } else {
-        std::thread::available_parallelism().map_or(1, |c| c.get()).min(n)
+        std::thread::available_parallelism().map_or(1, |c| c.get()).min(todo.len())
     };
     let next = AtomicUsize::new(0);
     let encoded: Mutex<Vec<Option<Result<Encoded, String>>>> =
         Mutex::new((0..n).map(|_| None).collect());
-    let work = || loop {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        if k >= n {
-            break;
-        }
-        let r = encode_column(descr.column(k), props.clone(), &columns[k].1);
-        if let Ok(mut e) = encoded.lock() {
-            e[k] = Some(r);
+    let work = || {
+        while let Some(&k) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let r = encode_column(descr.column(k), props.clone(), &columns[k].1);
+            if let Ok(mut e) = encoded.lock() {
+                e[k] = Some(r);
+            }
         }
     };
     if workers <= 1 {
@@ -149,7 +189,16 @@ pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String>
             }
         });
     }
-    let encoded = encoded.into_inner().map_err(|_| "a column encoder panicked".to_string())?;
+    let mut encoded = encoded.into_inner().map_err(|_| "a column encoder panicked".to_string())?;
+    for k in 0..n {
+        if let Some(j) = same_as[k] {
+            let copy = match &encoded[j] {
+                Some(Ok((chunk, close))) => Ok((chunk.clone(), retarget(close, descr.column(k))?)),
+                _ => Err(format!("column {} was not encoded", columns[j].0)),
+            };
+            encoded[k] = Some(copy);
+        }
+    }
     let file = File::create(path).map_err(|e| format!("{path}: {e}"))?;
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(|e| e.to_string())?;
     let mut rg = w.next_row_group().map_err(|e| e.to_string())?;
