@@ -1,0 +1,160 @@
+"""A real client's video frames read back from its capture, and libwebrtc's overshoot detector
+replayed on them.
+
+`rtclab realclient chromium SCENARIO --capture` keeps each run's sent packets
+(`runN-sent.pcap`). Grouped by RTP timestamp, the video stream's packets give every frame's
+first send time and payload size. Replaying the encoder overshoot detector that rtclab's twin
+models (`crates/rtclab-media/src/bitrate_adjuster.rs`, after libwebrtc's
+`video/encoder_overshoot_detector.cc`: a leaky bucket drained at the encoder target; each frame
+reads 1 + the bucket's earlier content it pushes past one ideal frame of target / input fps,
+the first of a window max(1, size / ideal); the mean over 3 s) on those frames, against the
+call's own `targetBitrate` (the adjuster's output) and estimate, shows whether the model reads a
+real encoder's frames as Chromium's adjuster did: the adjuster gives the encoder
+allocation / utilization, the allocation being 0.95 of the estimate in these calls
+(docs/realclient.md).
+
+    python -m rtclab.realclient.frames RUN-sent.pcap RUN-sender.csv [--offset S] [--from S --to S]
+
+`--offset`: seconds to add to capture times to put them on the sender log's clock (the capture
+starts later; printed as found when not given, by matching per-second payload rates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import collections
+import csv
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+#: libwebrtc's `kWindowSize` for the utilization factors (s).
+WINDOW_S = 3.0
+
+
+@dataclass
+class Frame:
+    time_s: float
+    bits: float
+
+
+def video_frames(pcap: str | Path) -> list[Frame]:
+    """The capture's largest RTP stream (by payload bytes: the video) as frames, in send order."""
+    from rtclab.classify import rtp_packets
+
+    packets = list(rtp_packets(pcap))
+    if not packets:
+        raise ValueError(f"{pcap}: no RTP packets")
+    size: collections.Counter = collections.Counter()
+    for p in packets:
+        size[(p.stream[4], p.payload_type)] += len(p.payload)
+    (ssrc, pt), _ = size.most_common(1)[0]
+    t0 = packets[0].time_s
+    frames: dict[int, Frame] = {}
+    for p in packets:
+        if p.stream[4] == ssrc and p.payload_type == pt:
+            f = frames.setdefault(p.timestamp, Frame(p.time_s - t0, 0.0))
+            f.bits += 8 * len(p.payload)
+    return sorted(frames.values(), key=lambda f: f.time_s)
+
+
+def replay(frames: Iterable[Frame], target_bps: Callable[[float], float], fps: float = 30.0) -> list[float]:
+    """The network utilization factor after each frame, the detector's target at a frame's time
+    given by `target_bps(t)` (drained at the rate in force since the previous frame)."""
+    buffer = 0.0
+    last: Optional[float] = None
+    rate = 0.0
+    window: collections.deque = collections.deque()
+    out = []
+    for f in frames:
+        target = target_bps(f.time_s)
+        if last is not None:
+            buffer = max(0.0, buffer - rate * (f.time_s - last))
+        last, rate = f.time_s, target
+        ideal = target / fps
+        if ideal <= 0:
+            out.append(out[-1] if out else 1.0)
+            continue
+        over = min(buffer, f.bits + buffer - ideal) if f.bits + buffer > ideal else 0.0
+        while window and window[0][0] < f.time_s - WINDOW_S:
+            window.popleft()
+        factor = max(1.0, f.bits / ideal) if not window else 1.0 + over / ideal
+        buffer += f.bits - over
+        window.append((f.time_s, factor))
+        out.append(sum(x for _, x in window) / len(window))
+    return out
+
+
+def _sender_log(path: str | Path) -> tuple[list[float], list[dict]]:
+    rows = list(csv.DictReader(open(path, encoding="utf-8")))
+    if not rows or not {"time_s", "encoder_target_bps", "target_bps", "bytes_sent"} <= rows[0].keys():
+        raise ValueError(f"{path}: not a realclient chromium sender log (runN-sender.csv)")
+    return [float(r["time_s"]) for r in rows], rows
+
+
+def _offset(frames: list[Frame], times: list[float], rows: list[dict]) -> float:
+    """Seconds that put the capture on the log's clock: the shift (whole seconds) that best
+    matches the per-second payload rates."""
+    cap: collections.Counter = collections.Counter()
+    for f in frames:
+        cap[int(f.time_s)] += f.bits
+    log: dict[int, float] = {}
+    for a, b in zip(rows, rows[1:]):
+        ta, tb = float(a["time_s"]), float(b["time_s"])
+        if int(ta) == int(tb) or tb - int(tb) < 0.05:
+            log[int(ta)] = log.get(int(ta), 0.0) + 8 * (int(b["bytes_sent"]) - int(a["bytes_sent"]))
+    keys = [k for k in log if k >= 1]
+    return float(min(range(-20, 21), key=lambda o: sum((cap.get(k - o, 0.0) - log[k]) ** 2 for k in keys)))
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rtclab.realclient.frames", description=__doc__.split("\n\n")[0])
+    ap.add_argument("pcap")
+    ap.add_argument("sender_csv")
+    ap.add_argument("--offset", type=float)
+    ap.add_argument("--from", dest="lo", type=float, default=0.0)
+    ap.add_argument("--to", dest="hi", type=float, default=60.0)
+    ap.add_argument("--fps", type=float, default=30.0, help="the input frame rate the detector divides by (30)")
+    a = ap.parse_args(argv)
+    from rtclab.classify import CaptureError
+
+    try:
+        frames = video_frames(a.pcap)
+        times, rows = _sender_log(a.sender_csv)
+    except (OSError, ValueError, CaptureError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    off = a.offset if a.offset is not None else _offset(frames, times, rows)
+    if a.offset is None:
+        print(f"capture times + {off:g} s = the sender log's (matched per-second rates)")
+    frames = [Frame(f.time_s + off, f.bits) for f in frames]
+
+    def at(t: float, key: str) -> float:
+        return float(rows[max(0, bisect.bisect_right(times, t) - 1)][key])
+
+    util = replay(frames, lambda t: at(t, "encoder_target_bps"), a.fps)
+    per: dict[int, list] = collections.defaultdict(list)
+    for f, u in zip(frames, util):
+        if a.lo <= f.time_s < a.hi:
+            per[int(f.time_s)].append((f, u, at(f.time_s, "encoder_target_bps") / (0.95 * at(f.time_s, "target_bps"))))
+    print("second  frames  kbit/frame  gaps (input frames)  replayed adjusted/alloc  Chromium's")
+    prev = None
+    for s in sorted(per):
+        v = per[s]
+        gaps = []
+        for f, _, _ in v:
+            if prev is not None:
+                gaps.append(round((f.time_s - prev) * a.fps))
+            prev = f.time_s
+        u = sum(x[1] for x in v) / len(v)
+        real = sum(x[2] for x in v) / len(v)
+        kbit = sum(x[0].bits for x in v) / len(v) / 1e3
+        print(f"{s:6d}  {len(v):6d}  {kbit:10.1f}  {str(dict(sorted(collections.Counter(gaps).items()))):19s}  "
+              f"{1 / min(2.0, max(1.0, u)):23.2f}  {real:10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
