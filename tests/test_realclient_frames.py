@@ -26,3 +26,11 @@ def test_floor_frames_one_in_four_read_as_double_overshoot():
 def test_a_missing_file_is_named(tmp_path, capsys):
     assert main([str(tmp_path / "none.pcap"), str(tmp_path / "none.csv")]) == 2
     assert "none.pcap" in capsys.readouterr().err
+
+
+def test_acked_rate_of_a_steady_stream_and_of_too_few_packets():
+    from rtclab.realclient.frames import acked_rate
+
+    packets = [(0.01 * k, 1000) for k in range(300)]  # 1000 B every 10 ms: 800 kbit/s
+    assert acked_rate(packets, 2.99) == pytest.approx(800_000, rel=0.02)
+    assert acked_rate(packets[:5], 1.0) is None

@@ -11,7 +11,9 @@ the first of a window max(1, size / ideal); the mean over 3 s) on those frames, 
 call's own `targetBitrate` (the adjuster's output) and estimate, shows whether the model reads a
 real encoder's frames as Chromium's adjuster did: the adjuster gives the encoder
 allocation / utilization, the allocation being 0.95 of the estimate in these calls
-(docs/realclient.md).
+(docs/realclient.md). Beside it, the limit libwebrtc's delay-based estimate may not grow past
+(`AimdRateControl`: 1.5 × the acknowledged rate + 10 kbit/s), the acknowledged rate replayed
+on the captured packets (`acked_rate`), and the call's estimate.
 
     python -m rtclab.realclient.frames RUN-sent.pcap RUN-sender.csv [--offset S] [--from S --to S]
 
@@ -58,6 +60,36 @@ def video_frames(pcap: str | Path) -> list[Frame]:
             f = frames.setdefault(p.timestamp, Frame(p.time_s - t0, 0.0))
             f.bits += 8 * len(p.payload)
     return sorted(frames.values(), key=lambda f: f.time_s)
+
+
+def sent_packets(pcap: str | Path) -> list[tuple[float, int]]:
+    """Every RTP packet of the capture (media, retransmissions, padding): (send time from the
+    capture's first packet, size on the wire in bytes)."""
+    from rtclab.classify import rtp_packets
+
+    packets = list(rtp_packets(pcap))
+    t0 = packets[0].time_s if packets else 0.0
+    return [(p.time_s - t0, p.size) for p in packets]
+
+
+def acked_rate(packets: list[tuple[float, int]], now: float) -> Optional[float]:
+    """libwebrtc's `RobustThroughputEstimator` (as `crates/rtclab-cc/src/gcc/acked_bitrate.rs`
+    models it) at `now` on packets (time, bytes) that arrived as they were sent (an uncongested
+    path: the receive and send sides see the same gaps): the smallest window of >= 20 packets and
+    >= 1 s (<= 5 s), its largest gap discounted and the second largest added back, the edge
+    packet left out of each side; bit/s, or None with fewer than 10 packets."""
+    w = [p for p in packets if p[0] <= now and now - p[0] <= 5.0]
+    i = len(w) - 1
+    while i > 0 and not (len(w) - i >= 20 and now - w[i][0] >= 1.0):
+        i -= 1
+    w = w[max(0, i - 1):]
+    if len(w) < 10:
+        return None
+    gaps = sorted((b[0] - a[0] for a, b in zip(w, w[1:])), reverse=True) + [0.0, 0.0]
+    span = w[-1][0] - w[0][0]
+    recv = 8 * sum(x[1] for x in w[1:]) / max(span - gaps[0] + gaps[1], 1e-3)
+    send = 8 * sum(x[1] for x in w[:-1]) / max(span, 1e-3)
+    return min(recv, send)
 
 
 def replay(frames: Iterable[Frame], target_bps: Callable[[float], float], fps: float = 30.0) -> list[float]:
@@ -135,11 +167,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return float(rows[max(0, bisect.bisect_right(times, t) - 1)][key])
 
     util = replay(frames, lambda t: at(t, "encoder_target_bps"), a.fps)
+    packets = [(t + off, size) for t, size in sent_packets(a.pcap)]
     per: dict[int, list] = collections.defaultdict(list)
     for f, u in zip(frames, util):
         if a.lo <= f.time_s < a.hi:
             per[int(f.time_s)].append((f, u, at(f.time_s, "encoder_target_bps") / (0.95 * at(f.time_s, "target_bps"))))
-    print("second  frames  kbit/frame  gaps (input frames)  replayed adjusted/alloc  Chromium's")
+    print("second  frames  kbit/frame  gaps (input frames)  replayed adjusted/alloc  Chromium's"
+          "  1.5 x acked + 10 kbit/s  estimate")
     prev = None
     for s in sorted(per):
         v = per[s]
@@ -151,8 +185,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         u = sum(x[1] for x in v) / len(v)
         real = sum(x[2] for x in v) / len(v)
         kbit = sum(x[0].bits for x in v) / len(v) / 1e3
+        acked = acked_rate(packets, s + 0.5)
+        limit = f"{(1.5 * acked + 10e3) / 1e3:.0f}" if acked else "-"
         print(f"{s:6d}  {len(v):6d}  {kbit:10.1f}  {str(dict(sorted(collections.Counter(gaps).items()))):19s}  "
-              f"{1 / min(2.0, max(1.0, u)):23.2f}  {real:10.2f}")
+              f"{1 / min(2.0, max(1.0, u)):23.2f}  {real:10.2f}  {limit:>23s}  {at(s + 0.5, 'target_bps') / 1e3:8.0f}")
     return 0
 
 
