@@ -42,13 +42,19 @@ class Frame:
     bits: float
 
 
-def video_frames(pcap: str | Path) -> list[Frame]:
-    """The capture's largest RTP stream (by payload bytes: the video) as frames, in send order."""
+def read_capture(pcap: str | Path) -> list:
+    """The capture's RTP packets (`rtclab.classify.rtp_packets`), read once."""
     from rtclab.classify import rtp_packets
 
     packets = list(rtp_packets(pcap))
     if not packets:
         raise ValueError(f"{pcap}: no RTP packets")
+    return packets
+
+
+def video_frames(packets: list) -> list[Frame]:
+    """The largest RTP stream (by payload bytes: the video) as frames, in send order, times from
+    the capture's first packet."""
     size: collections.Counter = collections.Counter()
     for p in packets:
         size[(p.stream[4], p.payload_type)] += len(p.payload)
@@ -62,13 +68,10 @@ def video_frames(pcap: str | Path) -> list[Frame]:
     return sorted(frames.values(), key=lambda f: f.time_s)
 
 
-def sent_packets(pcap: str | Path) -> list[tuple[float, int]]:
-    """Every RTP packet of the capture (media, retransmissions, padding): (send time from the
-    capture's first packet, size on the wire in bytes)."""
-    from rtclab.classify import rtp_packets
-
-    packets = list(rtp_packets(pcap))
-    t0 = packets[0].time_s if packets else 0.0
+def sent_packets(packets: list) -> list[tuple[float, int]]:
+    """Every RTP packet (media, retransmissions, padding): (send time from the capture's first
+    packet, size on the wire in bytes)."""
+    t0 = packets[0].time_s
     return [(p.time_s - t0, p.size) for p in packets]
 
 
@@ -126,7 +129,7 @@ def _sender_log(path: str | Path) -> tuple[list[float], list[dict]]:
     return [float(r["time_s"]) for r in rows], rows
 
 
-def _offset(frames: list[Frame], times: list[float], rows: list[dict]) -> float:
+def _offset(frames: list[Frame], rows: list[dict]) -> float:
     """Seconds that put the capture on the log's clock: the shift (whole seconds) that best
     matches the per-second payload rates."""
     cap: collections.Counter = collections.Counter()
@@ -153,12 +156,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     from rtclab.classify import CaptureError
 
     try:
-        frames = video_frames(a.pcap)
+        captured = read_capture(a.pcap)
         times, rows = _sender_log(a.sender_csv)
     except (OSError, ValueError, CaptureError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    off = a.offset if a.offset is not None else _offset(frames, times, rows)
+    frames = video_frames(captured)
+    off = a.offset if a.offset is not None else _offset(frames, rows)
     if a.offset is None:
         print(f"capture times + {off:g} s = the sender log's (matched per-second rates)")
     frames = [Frame(f.time_s + off, f.bits) for f in frames]
@@ -167,7 +171,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return float(rows[max(0, bisect.bisect_right(times, t) - 1)][key])
 
     util = replay(frames, lambda t: at(t, "encoder_target_bps"), a.fps)
-    packets = [(t + off, size) for t, size in sent_packets(a.pcap)]
+    packets = [(t + off, size) for t, size in sent_packets(captured)]
     per: dict[int, list] = collections.defaultdict(list)
     for f, u in zip(frames, util):
         if a.lo <= f.time_s < a.hi:
