@@ -209,3 +209,33 @@ def test_the_twin_mirrors_the_peer_switches_a_recording_was_made_with():
     assert r["twin"]["media"]["bitrate_adjuster"] is False
     w = [x for x in r["per_second"]["twin_width"] if x == x]
     assert max(w) == 640 and min(w) == 320
+
+
+def test_the_twin_runs_start_when_the_real_calls_did():
+    """Chromium connects seconds into a run (its first sender row 0.2 s after the call starts):
+    the twin runs `TWIN_SEEDS_PER_RUN` times per real run from that run's start, seeds 1, 2, ...;
+    a start given in the twin's settings is kept for all its runs."""
+    senders = [{"time_s": np.array([4.328, 4.528])}, {"time_s": np.array([3.332])}, {"time_s": np.array([0.1])}]
+    starts = [cal.call_start_s(s) for s in senders]
+    assert starts == [4.128, 3.132, 0.0]
+    base = {"flows": [{"kind": "media"}]}
+    runs = cal.twin_runs(base, starts, seeds_per_run=2)
+    assert [(d["flows"][0]["start"], seed) for d, seed in runs] == [
+        ("4.128s", 1), ("4.128s", 2), ("3.132s", 3), ("3.132s", 4), ("0s", 5), ("0s", 6)]
+    assert "start" not in base["flows"][0]  # the caller's scenario is left as it was
+    fixed = cal.twin_runs({"flows": [{"kind": "media", "start": "1s"}]}, starts, seeds_per_run=2)
+    assert [(d["flows"][0]["start"], seed) for d, seed in fixed] == [("1s", 1), ("1s", 2)]
+    r = cal.calibrate("chromium", "4g", progress=False, recorded=True)
+    assert r["twin_starts_s"] == [4.128, 4.093, 3.132]
+
+
+def test_the_canvas_parameters_are_what_the_floor_capture_gives():
+    """The Chromium twin's key-frame size and floor spread are measured on the vp8-floor call
+    shipped in recorded/chromium-rate/floor-capture (a scenario no agreement table judges)."""
+    from rtclab.realclient.frames import frame_sizes, read_frames_csv
+
+    z = frame_sizes(read_frames_csv(cal.RECORDED / "chromium-rate" / "floor-capture" / "run1-frames.csv"))
+    assert round(z["key_ratio"], 2) == cal.CANVAS_KEY_FRAME_SIZE
+    assert round(z["spread"], 3) == cal.CANVAS_FLOOR_JITTER
+    assert cal.TWINS["chromium"]["media"]["key_frame_size"] == cal.CANVAS_KEY_FRAME_SIZE
+    assert cal.TWINS["chromium"]["media"]["floor_jitter"] == cal.CANVAS_FLOOR_JITTER

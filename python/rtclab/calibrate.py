@@ -10,7 +10,9 @@ do per second what the real one does on the same link?
 
 It runs the real client N times through the emulator (or reads runs recorded earlier: `--from`,
 or the recordings shipped with rtclab, `--recorded`), runs the twin in the simulator on the same
-scenario, and reports per second: sending rate, target, frame rate (frames completed at the
+scenario (`TWIN_SEEDS_PER_RUN` runs per real run, each started when that run's call started on
+the link's clock, seeds 1, 2, ...; the twin is their median, as the real client is its runs'),
+and reports per second: sending rate, target, frame rate (frames completed at the
 receiver; Chromium: inbound-rtp's framesDecoded), frame delay (capture to the arrival of the
 frame's last packet; Chromium: `requestVideoFrameCallback`'s captureTime and receiveTime) and the
 bottleneck's queue delay. Then the agreement statistics (`AGREEMENT`), each beside the real
@@ -43,21 +45,32 @@ import numpy as np
 from rtclab import realclient
 
 #: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
+#: The canvas `rtclab realclient` sends, as Chromium 156's VP8 encodes it at its highest
+#: quantizer (one captured call on the built-in `vp8-floor`, which no agreement table judges:
+#: `recorded/chromium-rate/floor-capture/`, `frame_sizes` in `rtclab.realclient.frames`): the
+#: key frame is 1.05 times a floor frame (the picture changes whole from frame to frame, so a
+#: key frame costs little more), and a floor frame varies by a robust 5.7 % from one to the next.
+CANVAS_KEY_FRAME_SIZE = 1.05
+CANVAS_FLOOR_JITTER = 0.057
+
 TWINS: dict[str, dict[str, Any]] = {
     # Chromium's libwebrtc: send-side GCC; VP8 at the canvas's 640x480 under libvpx's one-pass
     # CBR rate control, a key frame every 3000 frames (`GetDefaultVp8Settings`'s keyFrameInterval:
-    # 100 s at 30 fps; Chromium's recordings make one per call); EncoderBitrateAdjuster on
-    # (Chromium's default); NACK with the hybrid NACK/FEC method (FEC only on loss); a receiver
-    # that waits 3 s behind a missing frame before it asks for a key frame (`kMaxWaitForFrame`
-    # with NACK's 1000 ms history).
+    # 100 s at 30 fps; Chromium's recordings make one per call), key-frame size and floor spread
+    # as measured for the canvas; EncoderBitrateAdjuster on (Chromium's default); NACK with the
+    # hybrid NACK/FEC method (FEC only on loss); a receiver that waits 3 s behind a missing frame
+    # before it asks for a key frame (`kMaxWaitForFrame` with NACK's 1000 ms history).
     "chromium": {"cc": "gcc", "media": {"resolution": "640x480", "encoder_model": "libvpx_vp8",
                                         "bitrate_adjuster": True, "protection": {"kind": "webrtc", "rtx": True},
-                                        "frame_wait": "3s", "key_frame_interval": "100s"}},
+                                        "frame_wait": "3s", "key_frame_interval": "100s",
+                                        "key_frame_size": CANVAS_KEY_FRAME_SIZE,
+                                        "floor_jitter": CANVAS_FLOOR_JITTER}},
     # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (an
     # ideal encoder) behind pion's send-side GCC (pion/interceptor pkg/gcc), which has no probing
-    # and no congestion-window pushback.
-    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False, "pushback": False}, "key_frame_interval": "3s",
-                                    "key_frame_size": 3}},
+    # and no congestion-window pushback, and paces at 1.5 times its target from the start
+    # (`LeakyBucketPacer`'s `f`, pion/interceptor v0.1.51).
+    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False, "pushback": False, "pacing_factor": 1.5},
+                                    "key_frame_interval": "3s", "key_frame_size": 3}},
     # aiortc: receive-side REMB (the paper's GCC) steering its VP8 encoder.
     "aiortc": {"cc": "gcc_paper", "media": {}},
 }
@@ -69,6 +82,12 @@ AGREEMENT = {"send_rate_error": 0.15, "fps_error": 3.0, "recovery_error": 0.20}
 RECOVERY_SHARE = 0.8
 #: The recordings shipped with rtclab (`--recorded`): recorded/<client>/<scenario>/.
 RECORDED = Path(__file__).parent / "realclient" / "recorded"
+#: Every peer logs its first sender row this long after its call starts sending (Chromium's and
+#: aiortc's pages every 200 ms once the connection is up, pion's `logEvery`).
+LOG_INTERVAL_S = 0.2
+#: The twin's runs per real run (seeds 1, 2, ...: the encoder's frame-size draws), each started
+#: when that real run's call started; the twin is their median second by second.
+TWIN_SEEDS_PER_RUN = 5
 
 
 class CalibrateError(ValueError):
@@ -279,6 +298,32 @@ def sim_per_second(result, n: int, width: float = math.nan) -> dict[str, np.ndar
                                     if "encoder_target_mbps" in f.columns else np.full(n, np.nan))}
 
 
+def call_start_s(sender: dict[str, np.ndarray]) -> float:
+    """When a real run's call started sending, on the emulation's clock (the trace's): its first
+    sender-log row less `LOG_INTERVAL_S`. A browser connects seconds into the run (Chromium
+    3.0-4.5 s in the shipped recordings), so the twin starts each of its runs there too."""
+    t = sender["time_s"]
+    return max(0.0, round(float(t[0]) - LOG_INTERVAL_S, 3)) if len(t) else 0.0
+
+
+def twin_runs(twin_dict: dict[str, Any], starts: list[float],
+              seeds_per_run: int = TWIN_SEEDS_PER_RUN) -> list[tuple[dict[str, Any], int]]:
+    """The twin's runs as (scenario, seed): `seeds_per_run` per real run, each started when that
+    run's call started (seeds 1, 2, ... in turn); as many runs at the given start when the
+    twin's settings give their own `start`."""
+    import copy
+
+    fixed = "start" in twin_dict["flows"][0]
+    out = []
+    for s in starts[:1] if fixed else starts:
+        d = copy.deepcopy(twin_dict)
+        if not fixed:
+            d["flows"][0]["start"] = f"{s:g}s"
+        for _ in range(seeds_per_run):
+            out.append((d, len(out) + 1))
+    return out
+
+
 def _twin_width(twin_dict: dict[str, Any]) -> float:
     """The twin's picture width as configured (the simulator's default picture is 1280x720)."""
     res = str(twin_dict["flows"][0].get("media", {}).get("resolution", "1280x720"))
@@ -378,7 +423,7 @@ def _run_files(folder: Path) -> list[int]:
 def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.PathLike | None = None,
               progress: bool = True, from_dir: str | os.PathLike | None = None, recorded: bool | str = False,
               twin: dict[str, Any] | None = None, scale: float = 1.0, duration_s: float = 60.0,
-              buffer: str = "300ms") -> dict[str, Any]:
+              buffer: str = "300ms", twin_seeds: int = TWIN_SEEDS_PER_RUN) -> dict[str, Any]:
     """Calibrates the simulator's twin of `client` on `scenario` (module doc): the real runs
     come from the emulator, from `from_dir`, or with `recorded` from rtclab's recordings
     (`RECORDED`/client/scenario, or /client/<recorded> when it is a name); returns
@@ -459,13 +504,21 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
                 for k, sd in zip(ks, senders)]
         if progress:
             print(f"the {client} twin in the simulator ...", file=sys.stderr, flush=True)
-        res = rtclab.run(twin_dict)
-        sim = sim_per_second(res, n, _twin_width(twin_dict))
-        lt, cap = res.link["time_s"].to_numpy(dtype=float), res.link["capacity_mbps"].to_numpy(dtype=float)
-        ups = rises(lt, cap)
-        f0 = res.timeseries[res.timeseries["flow"] == 0]
-        st, sv = f0["time_s"].to_numpy(dtype=float), f0["target_mbps"].to_numpy(dtype=float)
-        sim_rec = [recovery_s(st, sv, a, c, duration) for a, c in ups]
+        # The twin as the real client is judged: one run per real run, each started when that
+        # run's call did, and their median second by second (a single run on a knife-edge
+        # trace such as 4g lands on one side of it; the real runs' median does not).
+        starts = [call_start_s(sd) for sd in senders]
+        sims, sim_recs = [], []
+        for d, seed in twin_runs(twin_dict, starts, twin_seeds):
+            res = rtclab.run(d, seed=seed)
+            sims.append(sim_per_second(res, n, _twin_width(d)))
+            lt, cap = res.link["time_s"].to_numpy(dtype=float), res.link["capacity_mbps"].to_numpy(dtype=float)
+            ups = rises(lt, cap)
+            f0 = res.timeseries[res.timeseries["flow"] == 0]
+            st, sv = f0["time_s"].to_numpy(dtype=float), f0["target_mbps"].to_numpy(dtype=float)
+            sim_recs.append([recovery_s(st, sv, a, c, duration) for a, c in ups])
+        sim = _median_series(sims) if len(sims) > 1 else sims[0]
+        sim_rec = [float(np.median([r[i] for r in sim_recs])) for i in range(len(ups))]
         run_rec = [[recovery_s(sd["time_s"], sd["target_bps"] / 1e6, a, c, duration) for a, c in ups]
                    for sd in senders]
         ref = _median_series(real)
@@ -486,6 +539,7 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
             per_second[f"real_{key}_max"] = _over_runs(np.nanmax, real, key)
             per_second[f"twin_{key}"] = sim[key]
         result = {"client": client, "scenario": scenario, "runs": ks, "twin": twin_dict["flows"][0],
+                  "twin_starts_s": ([] if "start" in twin_dict["flows"][0] else starts),
                   "twin_settings": twin or {}, "mirrored": mirrored, "unmatched": unmatched, "real": meta,
                   "rises": [{"at_s": a, "capacity_mbps": c} for a, c in ups],
                   "twin_stats": twin_stats, "spread": spread, "verdict": verdict(twin_stats),

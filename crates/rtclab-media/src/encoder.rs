@@ -108,6 +108,11 @@ pub struct EncoderConfig {
     /// libvpx VP8 model: a frame asked for this long after the last one out is encoded with
     /// dropping off (libwebrtc's 2 s; `None` is `WebRTC-VP8-MaxFrameInterval/Disabled/`).
     pub max_frame_drop_interval: Option<TimeDelta>,
+    /// libvpx VP8 model: the spread of the frame-size floor from frame to frame (the content's
+    /// own variation at the highest quantizer; the same unit-variance draw as `size_jitter`):
+    /// a frame at the floor is floor × (1 + `floor_jitter`·u). 0 by default (every floor frame
+    /// the same size).
+    pub floor_jitter: f64,
 }
 
 impl Default for EncoderConfig {
@@ -130,6 +135,7 @@ impl Default for EncoderConfig {
             bitrate_adjuster: false,
             degradation: Degradation::MaintainResolution,
             max_frame_drop_interval: Some(MAX_FRAME_DROP_INTERVAL),
+            floor_jitter: 0.0,
         }
     }
 }
@@ -499,9 +505,10 @@ impl VideoEncoder {
                 f64::from(self.cfg.width) * f64::from(self.cfg.height),
             );
             let ratio = if key { self.cfg.key_frame_factor } else { 1.0 };
-            let size = (budget * ratio * (1.0 + self.cfg.size_jitter * u).max(0.1))
-                .max(rc.floor_bytes(pixels, key, self.cfg.key_frame_factor))
-                .max(1.0);
+            let floor = rc.floor_bytes(pixels, key, self.cfg.key_frame_factor)
+                * (1.0 + self.cfg.floor_jitter * u).max(0.1);
+            let size =
+                (budget * ratio * (1.0 + self.cfg.size_jitter * u).max(0.1)).max(floor).max(1.0);
             rc.encoded(size, earned, given.as_bps() as f64);
             self.last_output = Some(due);
             if let Some(q) = self.adaptation.as_mut().and_then(|a| a.scaler.as_mut()) {
@@ -757,6 +764,40 @@ mod tests {
                 assert_eq!(t, Rate::from_kbps(200));
             }
         }
+    }
+
+    /// Far under the floor every frame the libvpx model makes is at it: all one size without
+    /// `floor_jitter`, spread by about it with (a floor frame of Chromium's canvas varies by a
+    /// robust 5.7 %, docs/algorithms/encoder.md).
+    #[test]
+    fn floor_frames_vary_by_the_floor_jitter() {
+        let spread = |jitter: f64| {
+            let cfg = EncoderConfig {
+                width: 640,
+                height: 480,
+                key_frame_interval: None,
+                model: EncoderModel::LibvpxVp8 {
+                    min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
+                    complexity: 1.0,
+                },
+                floor_jitter: jitter,
+                ..Default::default()
+            };
+            let mut e = VideoEncoder::new(cfg, Rate::from_kbps(60), RngStream::from_seed(5));
+            e.start(Time::ZERO);
+            let sizes: Vec<f64> = (0..3000)
+                .filter_map(|i| e.poll_frame(Time::from_micros(i * 33_334)))
+                .filter(|f| !f.key)
+                .map(|f| f64::from(f.size))
+                .collect();
+            assert!(sizes.len() > 100, "{}", sizes.len());
+            let mean = sizes.iter().sum::<f64>() / sizes.len() as f64;
+            let var = sizes.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / sizes.len() as f64;
+            var.sqrt() / mean
+        };
+        assert!(spread(0.0) < 1e-3);
+        let s = spread(0.057);
+        assert!((0.045..0.07).contains(&s), "{s}");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //!
 //! - Pacing: a leaky bucket with no credit for idle time. Like libwebrtc's
 //!   `drain_large_queues`, the rate is raised when needed so that the queue drains within
-//!   `max_queue_time` (2 s, `kMaxExpectedQueueLength`) of its oldest packet's arrival.
+//!   `max_queue_time` (2 s, `kMaxExpectedQueueLength`) less its packets' average time in the
+//!   queue (`MaybeUpdateMediaRateDueToLongQueue`: queue size / max(1 ms, limit − average queue
+//!   time), `PrioritizedPacketQueue::AverageQueueTime`).
 //! - Bursts (optional, the 2017 paper's pacer): the pacer wakes every `burst_interval`
 //!   (5 ms) and sends that interval's worth of data at once.
 //! - Probing: a cluster becomes active once a media packet of at least
@@ -50,6 +52,9 @@ pub struct Pacer {
     /// (enqueue time, packet)
     queue: VecDeque<(Time, MediaPacket)>,
     queued_bytes: u64,
+    /// The queued packets' enqueue times summed (µs): their average time in the queue is now
+    /// less this over their count.
+    enqueued_sum_us: u128,
     rate: Rate,
     next_send: Time,
     burst_interval: Option<TimeDelta>,
@@ -79,10 +84,15 @@ impl Pacer {
         self
     }
 
-    /// The configured rate, raised if the queue would otherwise wait beyond 2 s.
+    /// The configured rate, raised to send the queue within 2 s less its packets' average
+    /// time in it.
     fn effective_rate(&self, now: Time) -> Rate {
-        let Some(&(oldest, _)) = self.queue.front() else { return self.rate };
-        let left = (MAX_QUEUE_TIME - (now - oldest)).max(TimeDelta::from_millis(1));
+        let n = self.queue.len() as u128;
+        if n == 0 {
+            return self.rate;
+        }
+        let avg_enqueued = Time::from_micros((self.enqueued_sum_us / n) as u64);
+        let left = (MAX_QUEUE_TIME - (now - avg_enqueued)).max(TimeDelta::from_millis(1));
         self.rate.max(Rate::from_bytes_per(self.queued_bytes, left))
     }
     pub fn set_rate(&mut self, rate: Rate) {
@@ -90,6 +100,7 @@ impl Pacer {
     }
     pub fn enqueue(&mut self, now: Time, p: MediaPacket) {
         self.queued_bytes += p.size as u64;
+        self.enqueued_sum_us += u128::from(now.as_micros());
         self.queue.push_back((now, p));
         // BitrateProber::OnIncomingPacket: a large enough packet starts probing.
         if !self.probing_active {
@@ -105,6 +116,7 @@ impl Pacer {
     /// A retransmission goes ahead of queued video.
     pub fn enqueue_retransmission(&mut self, now: Time, p: MediaPacket) {
         self.queued_bytes += p.size as u64;
+        self.enqueued_sum_us += u128::from(now.as_micros());
         self.queue.push_front((now, p));
     }
     pub fn add_probe_cluster(&mut self, now: Time, c: ProbeCluster) {
@@ -182,8 +194,9 @@ impl Pacer {
 
     fn pop_media(&mut self, now: Time) -> Option<MediaPacket> {
         let rate = self.effective_rate(now);
-        let (_, p) = self.queue.pop_front()?;
+        let (at, p) = self.queue.pop_front()?;
         self.queued_bytes -= p.size as u64;
+        self.enqueued_sum_us -= u128::from(at.as_micros());
         // Media debt: the next paced packet may leave one serialization time after this one.
         self.next_send = self.next_send.max(now) + rate.tx_time(p.size as u64);
         Some(p)
@@ -293,6 +306,30 @@ mod tests {
             pacer.poll_transmit(now);
         }
         assert!(now <= Time::from_millis(2_010), "drained at {now}");
+    }
+
+    /// libwebrtc raises the rate by the packets' average time in the queue, not the oldest's:
+    /// 20 kB queued, half of it 1 s old and half new, must leave within 2 − 0.5 s.
+    #[test]
+    fn the_drain_rate_reads_the_average_time_in_the_queue() {
+        let mut pacer = Pacer::new(Rate::from_kbps(10));
+        for _ in 0..10 {
+            pacer.enqueue(Time::ZERO, p(1000));
+        }
+        let now = Time::from_secs(1);
+        for _ in 0..10 {
+            pacer.enqueue(now, p(1000));
+        }
+        let want = Rate::from_bytes_per(20_000, TimeDelta::from_millis(1_500));
+        assert_eq!(pacer.effective_rate(now), want);
+        // what leaves is taken out of the average: ten new packets alone are 0 s old
+        for _ in 0..10 {
+            pacer.pop_media(now).unwrap();
+        }
+        assert_eq!(
+            pacer.effective_rate(now),
+            Rate::from_bytes_per(10_000, TimeDelta::from_secs(2))
+        );
     }
 
     fn drain(pacer: &mut Pacer, from: Time, until: Time) -> Vec<(Time, Paced)> {

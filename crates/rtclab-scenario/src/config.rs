@@ -513,6 +513,8 @@ pub struct MediaParams {
     pub encoder_lag: Option<Duration>,
     /// Encoder: a key frame's size in normal frames (default 3).
     pub key_frame_size: Option<f64>,
+    /// libvpx VP8 model: the frame-size floor's spread from frame to frame (default 0).
+    pub floor_jitter: Option<f64>,
     /// Encoder: the share of the controller's target it is given and produces (default 1).
     pub encoder_target_share: Option<f64>,
     /// Encoder: "ideal" (default; meets its target) or "libvpx_vp8" (libvpx VP8's CBR rate

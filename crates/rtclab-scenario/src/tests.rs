@@ -225,6 +225,27 @@ fn controller_parameters_by_name_with_ranges() {
     assert!(e.message.contains("loss_low <= loss_high"), "{e}");
 }
 
+/// A video stream on transport-wide feedback is paced at its pacing factor from its first
+/// packet (libwebrtc's `VideoSendStreamImpl` sets it when the stream is created); GoogCC's 2.5
+/// before the first feedback holds with RFC 8888 feedback only; a factor given by name wins.
+#[test]
+fn a_video_stream_on_twcc_is_paced_at_its_factor_from_the_start() {
+    let factors = |media: &str| {
+        let s = from_toml_str(&format!("{MEDIA}media = {{ {media} }}\n"), Path::new(".")).unwrap();
+        match &s.flows[0].kind {
+            FlowKindSpec::Media(m) => match &m.cc {
+                MediaCcSpec::Gcc(g) => (g.initial_pacing_factor, g.pacing_factor),
+                _ => panic!("not gcc"),
+            },
+            _ => panic!("not media"),
+        }
+    };
+    assert_eq!(factors(""), (1.1, 1.1));
+    assert_eq!(factors("feedback = \"twcc\", gcc = { pacing_factor = 1.5 }"), (1.5, 1.5));
+    assert_eq!(factors("feedback = \"rfc8888\""), (2.5, 1.1));
+    assert_eq!(factors("gcc = { initial_pacing_factor = 3.0 }"), (3.0, 1.1));
+}
+
 /// gcc_paper's statistic picks the detector's bounds (in the statistic's units); explicit
 /// bounds still win, whatever their order in the table.
 #[test]
@@ -450,6 +471,12 @@ fn receiver_pipeline_settings_are_checked() {
         ("frame_size_jitter = 0.8", "flows[0].media.frame_size_jitter", "0..=0.5"),
         ("encoder_lag = \"20s\"", "flows[0].media.encoder_lag", "0..=10 s"),
         ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
+        ("floor_jitter = 0.05", "flows[0].media.floor_jitter", "no frame-size floor"),
+        (
+            "encoder_model = \"libvpx_vp8\", floor_jitter = 0.8",
+            "flows[0].media.floor_jitter",
+            "0..=0.5",
+        ),
         ("encoder_target_share = 1.2", "flows[0].media.encoder_target_share", "0.1..=1"),
         ("encoder_model = \"x264\"", "flows[0].media.encoder_model", "libvpx_vp8"),
         ("frame_wait = \"11s\"", "flows[0].media.frame_wait", "0..=10 s"),

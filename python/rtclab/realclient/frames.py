@@ -27,6 +27,7 @@ import argparse
 import bisect
 import collections
 import csv
+import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +35,29 @@ from typing import Callable, Iterable, Optional
 
 #: libwebrtc's `kWindowSize` for the utilization factors (s).
 WINDOW_S = 3.0
+#: `EncoderBitrateAdjuster`: the first `kMinFramesSinceLayoutChange` frames of a stream read
+#: `kDefaultUtilizationFactor`.
+MIN_FRAMES = 30
+DEFAULT_FACTOR = 1.2
+
+
+#: RTP's video clock (Hz).
+RTP_VIDEO_HZ = 90_000
 
 
 @dataclass
 class Frame:
+    #: The first packet's send time (the pacer's clock).
     time_s: float
     bits: float
+    #: When the frame was captured (its RTP timestamp, unwrapped, on the send clock: the first
+    #: frame's send time plus the timestamp's advance); the encoder's clock, which libwebrtc's
+    #: overshoot detector and libvpx's frame dropping see. None: the send time.
+    capture_s: Optional[float] = None
+
+    @property
+    def encoded_s(self) -> float:
+        return self.time_s if self.capture_s is None else self.capture_s
 
 
 def read_capture(pcap: str | Path) -> list:
@@ -65,7 +83,14 @@ def video_frames(packets: list) -> list[Frame]:
         if p.stream[4] == ssrc and p.payload_type == pt:
             f = frames.setdefault(p.timestamp, Frame(p.time_s - t0, 0.0))
             f.bits += 8 * len(p.payload)
-    return sorted(frames.values(), key=lambda f: f.time_s)
+    out = sorted(frames.values(), key=lambda f: f.time_s)
+    if out:
+        first = next(ts for ts, f in frames.items() if f is out[0])
+        for ts, f in frames.items():
+            # the signed advance from the first frame's timestamp, modulo RTP's 2^32 wrap
+            ticks = (ts - first + 2**31) % 2**32 - 2**31
+            f.capture_s = out[0].time_s + ticks / RTP_VIDEO_HZ
+    return out
 
 
 def sent_packets(packets: list) -> list[tuple[float, int]]:
@@ -96,29 +121,31 @@ def acked_rate(packets: list[tuple[float, int]], now: float) -> Optional[float]:
 
 
 def replay(frames: Iterable[Frame], target_bps: Callable[[float], float], fps: float = 30.0) -> list[float]:
-    """The network utilization factor after each frame, the detector's target at a frame's time
-    given by `target_bps(t)` (drained at the rate in force since the previous frame)."""
+    """The network utilization factor after each frame (in encoding order, at `encoded_s`), the
+    detector's target at a frame's time given by `target_bps(t)` (drained at the rate in force
+    since the previous frame)."""
     buffer = 0.0
     last: Optional[float] = None
     rate = 0.0
     window: collections.deque = collections.deque()
     out = []
     for f in frames:
-        target = target_bps(f.time_s)
+        t = f.encoded_s
+        target = target_bps(t)
         if last is not None:
-            buffer = max(0.0, buffer - rate * (f.time_s - last))
-        last, rate = f.time_s, target
+            buffer = max(0.0, buffer - rate * (t - last))
+        last, rate = t, target
         ideal = target / fps
         if ideal <= 0:
             out.append(out[-1] if out else 1.0)
             continue
         over = min(buffer, f.bits + buffer - ideal) if f.bits + buffer > ideal else 0.0
-        while window and window[0][0] < f.time_s - WINDOW_S:
+        while window and window[0][0] < t - WINDOW_S:
             window.popleft()
         factor = max(1.0, f.bits / ideal) if not window else 1.0 + over / ideal
         buffer += f.bits - over
-        window.append((f.time_s, factor))
-        out.append(sum(x for _, x in window) / len(window))
+        window.append((t, factor))
+        out.append(sum(x for _, x in window) / len(window) if len(out) + 1 >= MIN_FRAMES else DEFAULT_FACTOR)
     return out
 
 
@@ -144,6 +171,58 @@ def _offset(frames: list[Frame], rows: list[dict]) -> float:
     return float(min(range(-20, 21), key=lambda o: sum((cap.get(k - o, 0.0) - log[k]) ** 2 for k in keys)))
 
 
+#: Frames left out of the floor's statistics at the start of a call (the key frame and the
+#: frames libvpx makes while its buffer starts full).
+START_FRAMES = 10
+
+
+def frame_sizes(frames: list[Frame]) -> dict[str, float]:
+    """The sizes the Chromium twin's content parameters come from (docs/algorithms/encoder.md):
+    the call's first frame (its key frame) in bytes, the median of the frames after the first
+    `START_FRAMES`, their robust relative spread (1.4826 × median absolute deviation / median:
+    the floor's frame-to-frame variation when the call is held at it, unmoved by the odd frame
+    carrying more) and the key frame over that median."""
+    if len(frames) <= START_FRAMES:
+        raise ValueError(f"{len(frames)} frames: need more than {START_FRAMES}")
+    first = min(frames, key=lambda f: f.encoded_s)
+    rest = sorted(frames, key=lambda f: f.encoded_s)[START_FRAMES:]
+    b = sorted(f.bits / 8 for f in rest)
+    med = statistics.median(b)
+    mad = statistics.median(abs(x - med) for x in b)
+    return {"key_bytes": first.bits / 8, "median_bytes": med, "spread": 1.4826 * mad / med,
+            "key_ratio": first.bits / 8 / med, "frames": len(rest)}
+
+
+def write_frames_csv(frames: list[Frame], path: str | Path) -> None:
+    """The frames as CSV (send_s, capture_s, bytes), in capture order, to a new file `path`:
+    written whole beside it first, then linked into place, so an existing file (FileExistsError)
+    is never replaced and a failed write leaves nothing."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    rows = ["send_s,capture_s,bytes"] + [f"{f.time_s:.6f},{f.encoded_s:.6f},{f.bits / 8:.0f}"
+                                         for f in sorted(frames, key=lambda f: f.encoded_s)]
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(rows) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as the umask allows (mkstemp's file is 0600)
+        os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
+
+
+def read_frames_csv(path: str | Path) -> list[Frame]:
+    with open(path, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows or set(rows[0]) != {"send_s", "capture_s", "bytes"}:
+        raise ValueError(f"{path}: not a frames CSV (send_s,capture_s,bytes)")
+    return [Frame(float(r["send_s"]), 8 * float(r["bytes"]), float(r["capture_s"])) for r in rows]
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rtclab.realclient.frames", description=__doc__.split("\n\n")[0])
     ap.add_argument("pcap")
@@ -152,6 +231,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--from", dest="lo", type=float, default=0.0)
     ap.add_argument("--to", dest="hi", type=float, default=60.0)
     ap.add_argument("--fps", type=float, default=30.0, help="the input frame rate the detector divides by (30)")
+    ap.add_argument("--frames-csv", metavar="PATH", help="also write the video frames (send_s, capture_s, bytes) there")
     a = ap.parse_args(argv)
     from rtclab.classify import CaptureError
 
@@ -162,10 +242,25 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     frames = video_frames(captured)
+    if a.frames_csv:
+        try:
+            write_frames_csv(frames, a.frames_csv)
+        except FileExistsError:
+            print(f"error: --frames-csv {a.frames_csv}: exists; rtclab never replaces a file it did not write "
+                  "(choose another path)", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"error: --frames-csv {a.frames_csv}: {e.strerror or e}", file=sys.stderr)
+            return 2
+    if len(frames) > START_FRAMES:
+        z = frame_sizes(frames)
+        print(f"first frame (the key frame) {z['key_bytes']:.0f} B; frames after the first {START_FRAMES}: median "
+              f"{z['median_bytes']:.0f} B, robust spread {z['spread']:.3f}; key / median {z['key_ratio']:.2f}")
     off = a.offset if a.offset is not None else _offset(frames, rows)
     if a.offset is None:
         print(f"capture times + {off:g} s = the sender log's (matched per-second rates)")
-    frames = [Frame(f.time_s + off, f.bits) for f in frames]
+    frames = sorted((Frame(f.time_s + off, f.bits, None if f.capture_s is None else f.capture_s + off) for f in frames),
+                    key=lambda f: f.encoded_s)
 
     def at(t: float, key: str) -> float:
         return float(rows[max(0, bisect.bisect_right(times, t) - 1)][key])
@@ -174,8 +269,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     packets = [(t + off, size) for t, size in sent_packets(captured)]
     per: dict[int, list] = collections.defaultdict(list)
     for f, u in zip(frames, util):
-        if a.lo <= f.time_s < a.hi:
-            per[int(f.time_s)].append((f, u, at(f.time_s, "encoder_target_bps") / (0.95 * at(f.time_s, "target_bps"))))
+        t = f.encoded_s
+        if a.lo <= t < a.hi:
+            per[int(t)].append((f, u, at(t, "encoder_target_bps") / (0.95 * at(t, "target_bps"))))
     print("second  frames  kbit/frame  gaps (input frames)  replayed adjusted/alloc  Chromium's"
           "  1.5 x acked + 10 kbit/s  estimate")
     prev = None
@@ -184,8 +280,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         gaps = []
         for f, _, _ in v:
             if prev is not None:
-                gaps.append(round((f.time_s - prev) * a.fps))
-            prev = f.time_s
+                gaps.append(round((f.encoded_s - prev) * a.fps))
+            prev = f.encoded_s
         u = sum(x[1] for x in v) / len(v)
         real = sum(x[2] for x in v) / len(v)
         kbit = sum(x[0].bits for x in v) / len(v) / 1e3

@@ -206,7 +206,7 @@ pub static GCC_PARAMS: &[Param<GccConfig>] = &[
     param!(
         GccConfig,
         "initial_pacing_factor",
-        "pacing factor before the first feedback (2.5)",
+        "pacing factor before the first feedback (2.5; a media flow on TWCC: its pacing_factor, as libwebrtc's video stream sets it)",
         Real,
         0.1,
         100.0,

@@ -75,7 +75,13 @@ pub struct GccConfig {
     /// LossBasedBweV2 (libwebrtc's default since 2022); `enabled = false`: the classic rule
     /// only.
     pub loss_v2: LossBasedV2Config,
+    /// GoogCC's pacing factor until the first feedback when no stream configured one
+    /// (`kDefaultPaceMultiplier` 2.5; libwebrtc with RFC 8888 feedback). A video stream on
+    /// transport-wide feedback configures `pacing_factor` when it is created, so a scenario's
+    /// media flow on TWCC sets this to `pacing_factor` (`rtclab-scenario`, `gcc_spec`).
     pub initial_pacing_factor: f64,
+    /// The pacing factor once feedback arrives (`kDefaultPaceMultiplierWithSendSideBwe`, and
+    /// the video stream's `kStrictPacingMultiplier`: 1.1).
     pub pacing_factor: f64,
     /// Loss is evaluated once this many packets were reported (libwebrtc kLimitNumPackets).
     pub loss_report_packets: u32,

@@ -300,6 +300,16 @@ fn gcc_spec(
         "media.gcc",
         at,
     )?;
+    // With transport-wide feedback, libwebrtc's video send stream sets the pacing factor when it
+    // is created (`VideoSendStreamImpl`: `GetConfiguredPacingFactor` -> `kStrictPacingMultiplier`
+    // 1.1 -> `RtpTransportControllerSend::SetPacingFactor`), so GoogCC paces at it from the first
+    // packet; only with RFC 8888 feedback (where `SetPacingFactor` is not called) does GoogCC's
+    // own 2.5 hold until the first feedback. An `initial_pacing_factor` given by name wins.
+    let given_initial =
+        p.and_then(|p| p.gcc.as_ref()).is_some_and(|m| m.contains_key("initial_pacing_factor"));
+    if feedback_name != Some(FeedbackName::Ccfb) && !given_initial {
+        g.initial_pacing_factor = g.pacing_factor;
+    }
     loss_bounds(g.loss.low_loss, g.loss.high_loss, at)?;
     if g.trendline.detector.min_threshold > g.trendline.detector.max_threshold {
         return Err(ConfigError::new(at("media.gcc"), "need min_threshold <= max_threshold"));
@@ -509,6 +519,22 @@ fn encoder_config(
             ));
         }
         encoder.max_frame_drop_interval = (d > TimeDelta::ZERO).then_some(d);
+    }
+    if let Some(j) = number(
+        p.and_then(|p| p.floor_jitter),
+        0.0,
+        0.5,
+        "media.floor_jitter",
+        "the spread of the frame-size floor from frame to frame",
+    )? {
+        if encoder.model == rtclab_media::encoder::EncoderModel::Ideal {
+            return Err(ConfigError::new(
+                at("media.floor_jitter"),
+                "applies to encoder_model = \"libvpx_vp8\" only (the ideal encoder has no \
+                 frame-size floor)",
+            ));
+        }
+        encoder.floor_jitter = j;
     }
     match p.and_then(|p| p.degradation.as_deref()) {
         None | Some("maintain_resolution") => {}
