@@ -231,10 +231,10 @@ def test_the_twin_runs_start_when_the_real_calls_did():
 
 def test_the_canvas_parameters_are_what_the_floor_capture_gives():
     """The Chromium twin's key-frame size and floor spread are measured on the vp8-floor call
-    shipped in recorded/chromium-rate/floor-capture (a scenario no agreement table judges)."""
+    shipped in recorded/chromium-floor-capture (a scenario no agreement table judges)."""
     from rtclab.realclient.frames import frame_sizes, read_frames_csv
 
-    z = frame_sizes(read_frames_csv(cal.RECORDED / "chromium-rate" / "floor-capture" / "run1-frames.csv"))
+    z = frame_sizes(read_frames_csv(cal.RECORDED / "chromium-floor-capture" / "run1-frames.csv"))
     assert round(z["key_ratio"], 2) == cal.CANVAS_KEY_FRAME_SIZE
     assert round(z["spread"], 3) == cal.CANVAS_FLOOR_JITTER
     assert cal.TWINS["chromium"]["media"]["key_frame_size"] == cal.CANVAS_KEY_FRAME_SIZE

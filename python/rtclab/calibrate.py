@@ -44,15 +44,15 @@ import numpy as np
 
 from rtclab import realclient
 
-#: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
 #: The canvas `rtclab realclient` sends, as Chromium 156's VP8 encodes it at its highest
 #: quantizer (one captured call on the built-in `vp8-floor`, which no agreement table judges:
-#: `recorded/chromium-rate/floor-capture/`, `frame_sizes` in `rtclab.realclient.frames`): the
+#: `recorded/chromium-floor-capture/`, `frame_sizes` in `rtclab.realclient.frames`): the
 #: key frame is 1.05 times a floor frame (the picture changes whole from frame to frame, so a
 #: key frame costs little more), and a floor frame varies by a robust 5.7 % from one to the next.
 CANVAS_KEY_FRAME_SIZE = 1.05
 CANVAS_FLOOR_JITTER = 0.057
 
+#: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
 TWINS: dict[str, dict[str, Any]] = {
     # Chromium's libwebrtc: send-side GCC; VP8 at the canvas's 640x480 under libvpx's one-pass
     # CBR rate control, a key frame every 3000 frames (`GetDefaultVp8Settings`'s keyFrameInterval:
@@ -300,8 +300,8 @@ def sim_per_second(result, n: int, width: float = math.nan) -> dict[str, np.ndar
 
 def call_start_s(sender: dict[str, np.ndarray]) -> float:
     """When a real run's call started sending, on the emulation's clock (the trace's): its first
-    sender-log row less `LOG_INTERVAL_S`. A browser connects seconds into the run (Chromium
-    3.0-4.5 s in the shipped recordings), so the twin starts each of its runs there too."""
+    sender-log row less `LOG_INTERVAL_S`. A browser connects seconds into the run (Chromium's
+    calls start 2.7-4.5 s in in the shipped recordings), so the twin starts its runs there too."""
     t = sender["time_s"]
     return max(0.0, round(float(t[0]) - LOG_INTERVAL_S, 3)) if len(t) else 0.0
 
@@ -440,6 +440,8 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
         raise CalibrateError("--from and --recorded both name the real runs: give one")
     if runs < 1:
         raise CalibrateError(f"runs must be at least 1, got {runs}")
+    if twin_seeds < 1:
+        raise CalibrateError(f"twin_seeds must be at least 1, got {twin_seeds}")
     if recorded:
         from_dir = RECORDED / client / (recorded if isinstance(recorded, str) else scenario)
         if not from_dir.is_dir():
@@ -504,9 +506,9 @@ def calibrate(client: str, scenario: str = "dip", runs: int = 3, out: str | os.P
                 for k, sd in zip(ks, senders)]
         if progress:
             print(f"the {client} twin in the simulator ...", file=sys.stderr, flush=True)
-        # The twin as the real client is judged: one run per real run, each started when that
-        # run's call did, and their median second by second (a single run on a knife-edge
-        # trace such as 4g lands on one side of it; the real runs' median does not).
+        # The twin as the real client is judged: `twin_seeds` runs per real run, each started
+        # when that run's call did, and their median second by second (a single run on a
+        # knife-edge trace such as 4g lands on one side of it; a median of runs does not).
         starts = [call_start_s(sd) for sd in senders]
         sims, sim_recs = [], []
         for d, seed in twin_runs(twin_dict, starts, twin_seeds):
