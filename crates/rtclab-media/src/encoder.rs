@@ -735,9 +735,9 @@ mod tests {
     /// `outbound-rtp.targetBitrate` in Chromium 156 is the adjuster's output: at VP8's floor
     /// (640x480 at 200 kbit/s overshoots), the stream target falls below what the sender gave,
     /// by what the adjuster took; without the adjuster it is what the sender gave.
-    #[test]
-    fn the_stream_target_is_what_the_adjuster_hands_the_encoder() {
-        let vp8 = |adjuster| EncoderConfig {
+    /// The libvpx model at the canvas's 640x480 and the measured floor, no periodic key frames.
+    fn canvas_vp8() -> EncoderConfig {
+        EncoderConfig {
             width: 640,
             height: 480,
             key_frame_interval: None,
@@ -745,9 +745,13 @@ mod tests {
                 min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
                 complexity: 1.0,
             },
-            bitrate_adjuster: adjuster,
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn the_stream_target_is_what_the_adjuster_hands_the_encoder() {
+        let vp8 = |adjuster| EncoderConfig { bitrate_adjuster: adjuster, ..canvas_vp8() };
         for adjuster in [false, true] {
             let mut e =
                 VideoEncoder::new(vp8(adjuster), Rate::from_kbps(200), RngStream::from_seed(5));
@@ -772,17 +776,7 @@ mod tests {
     #[test]
     fn floor_frames_vary_by_the_floor_jitter() {
         let spread = |jitter: f64| {
-            let cfg = EncoderConfig {
-                width: 640,
-                height: 480,
-                key_frame_interval: None,
-                model: EncoderModel::LibvpxVp8 {
-                    min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
-                    complexity: 1.0,
-                },
-                floor_jitter: jitter,
-                ..Default::default()
-            };
+            let cfg = EncoderConfig { floor_jitter: jitter, ..canvas_vp8() };
             let mut e = VideoEncoder::new(cfg, Rate::from_kbps(60), RngStream::from_seed(5));
             e.start(Time::ZERO);
             let sizes: Vec<f64> = (0..3000)
