@@ -3,11 +3,13 @@ replayed on them.
 
 `rtclab realclient chromium SCENARIO --capture` keeps each run's sent packets
 (`runN-sent.pcap`). Grouped by RTP timestamp, the video stream's packets give every frame's
-first send time and payload size. Replaying the encoder overshoot detector that rtclab's twin
+first send time, payload size and capture time (the timestamp's advance: the encoder's clock,
+which the pacer's holding does not move; gaps and the replay use it). Replaying the encoder overshoot detector that rtclab's twin
 models (`crates/rtclab-media/src/bitrate_adjuster.rs`, after libwebrtc's
 `video/encoder_overshoot_detector.cc`: a leaky bucket drained at the encoder target; each frame
 reads 1 + the bucket's earlier content it pushes past one ideal frame of target / input fps,
-the first of a window max(1, size / ideal); the mean over 3 s) on those frames, against the
+the first of a window max(1, size / ideal); the mean over 3 s; a stream's first 30 frames the
+default 1.2) on those frames, against the
 call's own `targetBitrate` (the adjuster's output) and estimate, shows whether the model reads a
 real encoder's frames as Chromium's adjuster did: the adjuster gives the encoder
 allocation / utilization, the allocation being 0.95 of the estimate in these calls
@@ -16,6 +18,11 @@ allocation / utilization, the allocation being 0.95 of the estimate in these cal
 on the captured packets (`acked_rate`), and the call's estimate.
 
     python -m rtclab.realclient.frames RUN-sent.pcap RUN-sender.csv [--offset S] [--from S --to S]
+        [--frames-csv NEW.csv]
+
+It also prints the call's key frame (its first) and floor-frame sizes (`frame_sizes`: what the
+Chromium twin's `key_frame_size` and `floor_jitter` were measured with) and, with
+`--frames-csv`, writes the frames to a new CSV file.
 
 `--offset`: seconds to add to capture times to put them on the sender log's clock (the capture
 starts later; printed as found when not given, by matching per-second payload rates).
