@@ -90,14 +90,14 @@ def video_frames(packets: list) -> list[Frame]:
         if p.stream[4] == ssrc and p.payload_type == pt:
             f = frames.setdefault(p.timestamp, Frame(p.time_s - t0, 0.0))
             f.bits += 8 * len(p.payload)
-    out = sorted(frames.values(), key=lambda f: f.time_s)
-    if out:
-        first = next(ts for ts, f in frames.items() if f is out[0])
-        for ts, f in frames.items():
+    ordered = sorted(frames.items(), key=lambda kv: kv[1].time_s)
+    if ordered:
+        first_ts, first = ordered[0]
+        for ts, f in ordered:
             # the signed advance from the first frame's timestamp, modulo RTP's 2^32 wrap
-            ticks = (ts - first + 2**31) % 2**32 - 2**31
-            f.capture_s = out[0].time_s + ticks / RTP_VIDEO_HZ
-    return out
+            ticks = (ts - first_ts + 2**31) % 2**32 - 2**31
+            f.capture_s = first.time_s + ticks / RTP_VIDEO_HZ
+    return [f for _, f in ordered]
 
 
 def sent_packets(packets: list) -> list[tuple[float, int]]:
@@ -191,9 +191,9 @@ def frame_sizes(frames: list[Frame]) -> dict[str, float]:
     carrying more) and the key frame over that median."""
     if len(frames) <= START_FRAMES:
         raise ValueError(f"{len(frames)} frames: need more than {START_FRAMES}")
-    first = min(frames, key=lambda f: f.encoded_s)
-    rest = sorted(frames, key=lambda f: f.encoded_s)[START_FRAMES:]
-    b = sorted(f.bits / 8 for f in rest)
+    ordered = sorted(frames, key=lambda f: f.encoded_s)
+    first, rest = ordered[0], ordered[START_FRAMES:]
+    b = [f.bits / 8 for f in rest]
     med = statistics.median(b)
     mad = statistics.median(abs(x - med) for x in b)
     return {"key_bytes": first.bits / 8, "median_bytes": med, "spread": 1.4826 * mad / med,
