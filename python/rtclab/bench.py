@@ -68,7 +68,7 @@ queue = {{ limit = "350ms" }}
 kind = "media"
 cc = "{cc}"
 rtt = "50ms"
-media = {{ max_bitrate = "2500kbps" }}
+media = {{ max_bitrate = "2500kbps", sender = "ideal" }}
 """
 
 
@@ -97,7 +97,7 @@ loss = {{ model = "iid", rate = 0.01 }}
 kind = "media"
 cc = "gcc"
 rtt = "40ms"
-media = {{ fps = 60, max_bitrate = "6Mbps", encode_time = "4ms", decoder = "windows-wifi", jitter_buffer = "adaptive", protection = {{ kind = "fixed", fec = 0.1, rtx = true }}, resolution = "1920x1080" }}
+media = {{ sender = "ideal", fps = 60, max_bitrate = "6Mbps", encode_time = "4ms", decoder = "windows-wifi", jitter_buffer = "adaptive", protection = {{ kind = "fixed", fec = 0.1, rtx = true }}, resolution = "1920x1080" }}
 """
 
 

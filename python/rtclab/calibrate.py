@@ -65,14 +65,14 @@ TWINS: dict[str, dict[str, Any]] = {
                                         "frame_wait": "3s", "key_frame_interval": "100s",
                                         "key_frame_size": CANVAS_KEY_FRAME_SIZE,
                                         "floor_jitter": CANVAS_FLOOR_JITTER}},
-    # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (an
-    # ideal encoder) behind pion's send-side GCC (pion/interceptor pkg/gcc), which has no probing
+    # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (the
+    # ideal sender) behind pion's send-side GCC (pion/interceptor pkg/gcc), which has no probing
     # and no congestion-window pushback, and paces at 1.5 times its target from the start
     # (`LeakyBucketPacer`'s `f`, pion/interceptor v0.1.51).
-    "pion": {"cc": "gcc", "media": {"gcc": {"probing": False, "pushback": False, "pacing_factor": 1.5},
+    "pion": {"cc": "gcc", "media": {"sender": "ideal", "gcc": {"probing": False, "pushback": False, "pacing_factor": 1.5},
                                     "key_frame_interval": "3s", "key_frame_size": 3}},
     # aiortc: receive-side REMB (the paper's GCC) steering its VP8 encoder.
-    "aiortc": {"cc": "gcc_paper", "media": {}},
+    "aiortc": {"cc": "gcc_paper", "media": {"sender": "ideal"}},
 }
 
 #: What `calibrate` calls agreement (issue 42): the sending rate's median absolute error at most

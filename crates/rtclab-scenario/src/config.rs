@@ -455,7 +455,8 @@ pub struct MediaParams {
     pub start_bitrate: Option<RateValue>,
     pub min_bitrate: Option<RateValue>,
     pub max_bitrate: Option<RateValue>,
-    /// Interval between key frames ("0s" = none).
+    /// Interval between key frames ("0s" = none; default 3000 frames with the libwebrtc
+    /// sender, libwebrtc's `GetDefaultVp8Settings`, 10 s with the ideal one).
     pub key_frame_interval: Option<Duration>,
     pub feedback: Option<FeedbackName>,
     /// The ECN field of the media packets: "ect0" (classic ECN, RFC 3168) or "ect1" (L4S,
@@ -517,13 +518,20 @@ pub struct MediaParams {
     pub floor_jitter: Option<f64>,
     /// Encoder: the share of the controller's target it is given and produces (default 1).
     pub encoder_target_share: Option<f64>,
-    /// Encoder: "ideal" (default; meets its target) or "libvpx_vp8" (libvpx VP8's CBR rate
-    /// control over a frame-size floor: overshoot and dropped frames at low rates).
+    /// The sender whose defaults the encoder keys take: "libwebrtc" (default except for
+    /// cc = "zoom_like": Chromium's VP8 sender — libvpx's rate control, the encoder bitrate
+    /// adjuster, 640x480, a key frame every 3000 frames) or "ideal" (an encoder that meets its
+    /// target: 1280x720, no adjuster, a key frame every 10 s). Each key given by name wins.
+    pub sender: Option<String>,
+    /// Encoder: "libvpx_vp8" (libvpx VP8's CBR rate control over a frame-size floor: overshoot
+    /// and dropped frames at low rates; the libwebrtc sender's default) or "ideal" (meets its
+    /// target; the ideal sender's, and the one that replays `frame_sizes`).
     pub encoder_model: Option<String>,
     /// Encoder: content complexity, scaling the libvpx_vp8 frame-size floor (default 1).
     pub content_complexity: Option<f64>,
-    /// libwebrtc's encoder bitrate adjuster between the allocation and the encoder (default
-    /// false; Chromium's is on, `WebRTC-VideoRateControl/bitrate_adjuster:false/` turns it off).
+    /// libwebrtc's encoder bitrate adjuster between the allocation and the encoder (default on
+    /// with the libwebrtc sender, as in Chromium, where `WebRTC-VideoRateControl/
+    /// bitrate_adjuster:false/` turns it off; off with the ideal sender).
     pub bitrate_adjuster: Option<bool>,
     /// Encoder, libvpx_vp8 only: "maintain_resolution" (default: the picture keeps its size)
     /// or "maintain_framerate" (libwebrtc's quality scaler shrinks and regrows it, Chromium's
@@ -533,7 +541,8 @@ pub struct MediaParams {
     /// encoded with frame dropping off (libwebrtc's `kDefaultMaxFrameDropInterval`, 2 s; "0s"
     /// turns it off as `WebRTC-VP8-MaxFrameInterval/Disabled/`).
     pub max_frame_drop_interval: Option<Duration>,
-    /// Picture size "WIDTHxHEIGHT" for the quality proxy (default "1280x720").
+    /// Picture size "WIDTHxHEIGHT" (default "640x480", getUserMedia's, with the libwebrtc
+    /// sender; "1280x720" with the ideal sender).
     pub resolution: Option<String>,
     /// Receiver-driven frame-rate control against decoder queuing: "afr" or a baseline of the
     /// AFR chapter ("droptail", "qlen-s", "qwait-s", "afr-qlen", "afr-qwait", "afr-tx",

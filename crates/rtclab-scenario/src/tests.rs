@@ -471,7 +471,11 @@ fn receiver_pipeline_settings_are_checked() {
         ("frame_size_jitter = 0.8", "flows[0].media.frame_size_jitter", "0..=0.5"),
         ("encoder_lag = \"20s\"", "flows[0].media.encoder_lag", "0..=10 s"),
         ("key_frame_size = 0.5", "flows[0].media.key_frame_size", "1..=20"),
-        ("floor_jitter = 0.05", "flows[0].media.floor_jitter", "no frame-size floor"),
+        (
+            "sender = \"ideal\", floor_jitter = 0.05",
+            "flows[0].media.floor_jitter",
+            "no frame-size floor",
+        ),
         (
             "encoder_model = \"libvpx_vp8\", floor_jitter = 0.8",
             "flows[0].media.floor_jitter",
@@ -479,8 +483,13 @@ fn receiver_pipeline_settings_are_checked() {
         ),
         ("encoder_target_share = 1.2", "flows[0].media.encoder_target_share", "0.1..=1"),
         ("encoder_model = \"x264\"", "flows[0].media.encoder_model", "libvpx_vp8"),
+        ("sender = \"chromium\"", "flows[0].media.sender", "\"libwebrtc\", \"ideal\""),
         ("frame_wait = \"11s\"", "flows[0].media.frame_wait", "0..=10 s"),
-        ("content_complexity = 2", "flows[0].media.content_complexity", "no frame-size floor"),
+        (
+            "sender = \"ideal\", content_complexity = 2",
+            "flows[0].media.content_complexity",
+            "no frame-size floor",
+        ),
         (
             "encoder_model = \"libvpx_vp8\", content_complexity = 50",
             "flows[0].media.content_complexity",
@@ -492,7 +501,7 @@ fn receiver_pipeline_settings_are_checked() {
             "one or the other",
         ),
         (
-            "degradation = \"maintain_framerate\"",
+            "sender = \"ideal\", degradation = \"maintain_framerate\"",
             "flows[0].media.degradation",
             "needs encoder_model",
         ),
@@ -507,7 +516,7 @@ fn receiver_pipeline_settings_are_checked() {
             "unknown degradation preference",
         ),
         (
-            "max_frame_drop_interval = \"1s\"",
+            "encoder_model = \"ideal\", max_frame_drop_interval = \"1s\"",
             "flows[0].media.max_frame_drop_interval",
             "libvpx_vp8",
         ),
@@ -543,10 +552,47 @@ fn receiver_pipeline_settings_are_checked() {
         (e.size_jitter, e.rate_time_constant, e.key_frame_factor, e.target_share),
         (0.4, TimeDelta::from_secs(2), 6.0, 0.85)
     );
+    // The libwebrtc sender by default: libvpx's rate control, the adjuster, 640x480, a key
+    // frame every 3000 frames.
     assert_eq!(
-        (&e.model, e.bitrate_adjuster),
-        (&rtclab_media::encoder::EncoderModel::Ideal, false)
+        (&e.model, e.bitrate_adjuster, e.width, e.height),
+        (
+            &rtclab_media::encoder::EncoderModel::LibvpxVp8 {
+                min_bits_per_pixel: rtclab_media::encoder::VP8_MIN_BITS_PER_PIXEL,
+                complexity: 1.0
+            },
+            true,
+            640,
+            480
+        )
     );
+    assert_eq!(e.key_frame_interval, Some(TimeDelta::from_secs(100)));
+    // The ideal sender's defaults, as before 2026-12-01.
+    let ideal = format!("{MEDIA}media = {{ sender = \"ideal\", fps = 60 }}\n");
+    let s = from_toml_str(&ideal, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    let e = &m.sender.encoder;
+    assert_eq!(
+        (&e.model, e.bitrate_adjuster, e.width, e.height, e.key_frame_interval),
+        (
+            &rtclab_media::encoder::EncoderModel::Ideal,
+            false,
+            1280,
+            720,
+            Some(TimeDelta::from_secs(10))
+        )
+    );
+    // libwebrtc's interval is in frames; a replayed frame-size trace is the encoder; a key
+    // given by name wins over the sender's default.
+    let sixty = format!("{MEDIA}media = {{ fps = 60, bitrate_adjuster = false }}\n");
+    let s = from_toml_str(&sixty, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    let e = &m.sender.encoder;
+    assert_eq!((e.key_frame_interval, e.bitrate_adjuster), (Some(TimeDelta::from_secs(50)), false));
+    let zoom = format!("{MEDIA}cc = \"zoom_like\"\nmedia = {{ }}\n");
+    let s = from_toml_str(&zoom, Path::new(".")).unwrap();
+    let FlowKindSpec::Media(m) = &s.flows[0].kind else { panic!("media") };
+    assert_eq!(m.sender.encoder.model, rtclab_media::encoder::EncoderModel::Ideal);
     let vp8 = format!(
         "{MEDIA}media = {{ encoder_model = \"libvpx_vp8\", content_complexity = 1.5, bitrate_adjuster = true }}\n"
     );

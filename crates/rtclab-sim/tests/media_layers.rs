@@ -20,7 +20,7 @@ loss = {{ model = "iid", rate = {loss} }}
 kind = "media"
 cc = "gcc"
 rtt = "40ms"
-media = {{ max_bitrate = "1Mbps", {media} }}
+media = {{ sender = "ideal", max_bitrate = "1Mbps", {media} }}
 "#
     ));
     run(s, 1).0.summary["flows"][0]["media"].clone()

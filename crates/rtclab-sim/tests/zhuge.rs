@@ -67,7 +67,8 @@ fn zhuge_shortens_copas_degradation_after_a_bandwidth_drop() {
 /// encoder's key-frame accounting).
 #[test]
 fn zhuge_makes_gcc_react_within_a_feedback_interval() {
-    let gcc = "kind = \"media\"\ncc = \"gcc\"\nmedia = { max_bitrate = \"50Mbps\" }";
+    let gcc =
+        "kind = \"media\"\ncc = \"gcc\"\nmedia = { sender = \"ideal\", max_bitrate = \"50Mbps\" }";
     let target_at = |o: &rtclab_sim::RunOutput, at: f64| {
         let t = col(&o.flows, "time_s");
         let v = col(&o.flows, "target_mbps");
@@ -86,7 +87,8 @@ fn zhuge_makes_gcc_react_within_a_feedback_interval() {
 /// wait), and keeps the link busy before the drop.
 #[test]
 fn zhuge_reporting_every_millisecond_drives_gcc() {
-    let gcc = "kind = \"media\"\ncc = \"gcc\"\nmedia = { max_bitrate = \"50Mbps\" }";
+    let gcc =
+        "kind = \"media\"\ncc = \"gcc\"\nmedia = { sender = \"ideal\", max_bitrate = \"50Mbps\" }";
     let text = s3(gcc, true).replace("qshort = false\n", "qshort = false\ncadence_ms = 1\n");
     let (o, _) = run(parse(&text), 1);
     let m = &o.summary["middleboxes"][0]["metrics"];

@@ -57,7 +57,7 @@ DEFAULT_SCENARIO: dict[str, Any] = {
                                         {"at": "30s", "rate": "0.8Mbps"}, {"at": "45s", "rate": "2Mbps"}]},
              "queue": {"limit": "200ms"}},
     "flows": [{"name": "agent", "kind": "media", "cc": "gcc", "rtt": "40ms",
-               "media": {"start_bitrate": "300kbps", "max_bitrate": "2Mbps"}}],
+               "media": {"start_bitrate": "300kbps", "max_bitrate": "2Mbps", "sender": "ideal"}}],
 }
 
 _ids = itertools.count()

@@ -44,7 +44,7 @@ def scenario(seed: int, duration_s: int = 40) -> dict:
     return {"name": f"bwe-staircase-{seed}", "duration": f"{duration_s}s",
             "link": {"capacity": {"schedule": steps}, "queue": {"limit": f"{int(rng.uniform(100, 400))}ms"}},
             "flows": [{"name": "agent", "kind": "media", "cc": "gcc", "rtt": f"{int(rng.uniform(20, 120))}ms",
-                       "media": {"start_bitrate": "300kbps", "max_bitrate": "2.5Mbps"}}]}
+                       "media": {"start_bitrate": "300kbps", "max_bitrate": "2.5Mbps", "sender": "ideal"}}]}
 
 
 def dnn_input(obs: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from rtclab.progress import ProgressBar
 from rtclab.runner import RunResult, run
+from rtclab.scenarios import with_sender
 
 
 @dataclass
@@ -23,6 +24,11 @@ class Job:
     key: tuple
     scenario: dict[str, Any]
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        # The reproductions were calibrated with the ideal sender; a paper's media flow keeps it
+        # unless its module names another (`media.sender`).
+        self.scenario = with_sender(self.scenario)
 
 
 #: every `rtclab repro PAPER`, each a module of this package with `build(runs=...)`

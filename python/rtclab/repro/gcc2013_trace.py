@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rtclab.scenarios import with_sender
 from rtclab.repro.gcc import (
     CAUSES_2013,
     CONTROLLERS,
@@ -66,7 +67,7 @@ def trace(capacity_mbps: int, seed: int, label: str, start: float, end: float, s
         flows = "first flow | second flow (second starts at 30 s)"
     if queue:
         sc["link"]["queue"] = {"limit": queue}
-    f = run(sc, seed, False).flows
+    f = run(with_sender(sc), seed, False).flows
     name = (f"gcc_paper, {cause}" if cause else label) + (f", {groups} groups" if groups else "")
     link = "400 -> 3000 kbit/s" if experiment == "step" else f"{capacity_mbps} Mbit/s"
     lines = [f"{name}, {link}, {queue or '60KB'} buffer, seed {seed}: {flows}"]

@@ -40,6 +40,30 @@ class ScenarioSource:
         return self.origin
 
 
+#: The sender every experiment rtclab ships (reproductions, test suites, the learning
+#: environments, benchmarks) was built, calibrated and documented with: an encoder that meets
+#: its target. A user's own media flow defaults to libwebrtc's sender (`media.sender`,
+#: docs/scenario.md); these name theirs with `with_sender`.
+SHIPPED_SENDER = "ideal"
+
+
+def with_sender(scenario: dict[str, Any], sender: str = SHIPPED_SENDER) -> dict[str, Any]:
+    """A copy of the scenario dict whose media flows without a `media.sender` of their own
+    have `sender` (the dict given is not changed)."""
+    flows = scenario.get("flows")
+    if not isinstance(flows, list):
+        return scenario
+    out = dict(scenario)
+    out["flows"] = []
+    for f in flows:
+        if isinstance(f, dict) and f.get("kind") == "media":
+            media = f.get("media")
+            if media is None or (isinstance(media, dict) and "sender" not in media):
+                f = {**f, "media": {**(media or {}), "sender": sender}}
+        out["flows"].append(f)
+    return out
+
+
 def builtin_scenarios() -> dict[str, Path]:
     """Name -> path of every built-in scenario."""
     return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.toml"))}

@@ -42,7 +42,7 @@ pub(super) fn media_spec(
         ));
     }
     let (ccspec, feedback) = media_controller(f, p, cc, rates, base_dir, at)?;
-    let encoder = encoder_config(p, fps, min, max, base_dir, at)?;
+    let encoder = encoder_config(p, &f.cc, fps, min, max, base_dir, at)?;
     let (pacer_burst, packetizer) = pacer_and_packetizer(f, p, at)?;
     if p.is_some_and(|p| p.zoom_like.is_some()) && !matches!(ccspec, MediaCcSpec::ZoomLike(_)) {
         return Err(ConfigError::new(
@@ -407,28 +407,67 @@ fn seconds_within(
     }
 }
 
+/// The sender whose defaults a media flow's encoder keys take (`media.sender`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SenderDefaults {
+    /// Chromium's VP8 sender: libvpx's rate control, libwebrtc's encoder bitrate adjuster,
+    /// getUserMedia's 640x480, a key frame every [`LIBWEBRTC_KEY_FRAME_FRAMES`] frames.
+    Libwebrtc,
+    /// An encoder that meets its target (rtclab's default until 2026-12-01).
+    Ideal,
+}
+
+/// libwebrtc's VP8 key-frame interval in frames (`GetDefaultVp8Settings`'s `keyFrameInterval`).
+const LIBWEBRTC_KEY_FRAME_FRAMES: f64 = 3000.0;
+
+/// `media.sender`: "libwebrtc" unless the controller is a model of another application's
+/// sender (cc = "zoom_like", whose frames follow its own model).
+fn sender_defaults(
+    p: Option<&MediaParams>,
+    cc: &MediaCc,
+    at: &dyn Fn(&str) -> String,
+) -> Result<SenderDefaults, ConfigError> {
+    match p.and_then(|p| p.sender.as_deref()) {
+        None if matches!(cc, MediaCc::ZoomLike) => Ok(SenderDefaults::Ideal),
+        None | Some("libwebrtc") => Ok(SenderDefaults::Libwebrtc),
+        Some("ideal") => Ok(SenderDefaults::Ideal),
+        Some(other) => Err(ConfigError::new(
+            at("media.sender"),
+            format!("unknown sender {other:?}: accepted \"libwebrtc\", \"ideal\""),
+        )),
+    }
+}
+
 /// The encoder: frame rate, rate range, key frames, encode time and lag, frame sizes.
 fn encoder_config(
     p: Option<&MediaParams>,
+    cc: &MediaCc,
     fps: f64,
     min: Rate,
     max: Rate,
     base_dir: &Path,
     at: &dyn Fn(&str) -> String,
 ) -> Result<EncoderConfig, ConfigError> {
+    let defaults = sender_defaults(p, cc, at)?;
     let key = p.and_then(|p| p.key_frame_interval).map(|d| d.0);
-    let encoder = EncoderConfig {
+    let mut encoder = EncoderConfig {
         fps,
         min_bitrate: min,
         max_bitrate: max,
         key_frame_interval: match key {
             Some(d) if d == rtclab_core::TimeDelta::ZERO => None,
             Some(d) => Some(d),
+            None if defaults == SenderDefaults::Libwebrtc => {
+                Some(TimeDelta::from_secs_f64(LIBWEBRTC_KEY_FRAME_FRAMES / fps))
+            }
             None => EncoderConfig::default().key_frame_interval,
         },
         ..EncoderConfig::default()
     };
-    let mut encoder = encoder;
+    if defaults == SenderDefaults::Libwebrtc {
+        (encoder.width, encoder.height) = (640, 480);
+        encoder.bitrate_adjuster = true;
+    }
     // A number key within `lo..=hi`.
     let number = |v: Option<f64>, lo: f64, hi: f64, key: &str, meaning: &str| match v {
         Some(v) if !(lo..=hi).contains(&v) => Err(ConfigError::new(
@@ -480,7 +519,12 @@ fn encoder_config(
         "media.content_complexity",
         "scales the libvpx_vp8 frame-size floor",
     )?;
-    match p.and_then(|p| p.encoder_model.as_deref()) {
+    // A replayed frame-size trace is the encoder (the libwebrtc sender's libvpx model would size
+    // the frames itself), unless a model is asked for by name (an error below).
+    let libvpx_default =
+        defaults == SenderDefaults::Libwebrtc && p.and_then(|p| p.frame_sizes.as_ref()).is_none();
+    let model = p.and_then(|p| p.encoder_model.as_deref());
+    match model.or(if libvpx_default { Some("libvpx_vp8") } else { None }) {
         None | Some("ideal") => {
             if complexity.is_some() {
                 return Err(ConfigError::new(
