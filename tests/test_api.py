@@ -215,3 +215,32 @@ def test_the_commands_functions_check_their_requests_before_any_work(tmp_path):
     result, folder = rtclab.run_to_folder("default", tmp_path / "r", plots=False)
     assert (folder / "summary.json").is_file() and result.summary["scenario"] == "default"
 
+
+
+def test_shipped_experiments_name_the_ideal_sender_and_a_users_flow_gets_libwebrtcs():
+    """A media flow without `media.sender` runs libwebrtc's VP8 sender; `with_sender` (what
+    reproductions, suites and benchmarks go through) names the ideal one, keeps a sender a flow
+    names itself, leaves other flows and the dict it was given alone; a reproduction's job
+    carries it."""
+    from rtclab.repro import Job
+    from rtclab.scenarios import with_sender
+
+    scn = {"duration": "2s", "link": {"capacity": "2Mbps"},
+           "flows": [{"kind": "media", "cc": "gcc", "rtt": "40ms"},
+                     {"kind": "media", "cc": "gcc", "rtt": "40ms", "media": {"sender": "libwebrtc", "fps": 15}},
+                     {"kind": "tcp", "cc": "cubic", "rtt": "40ms"}]}
+    pinned = with_sender(scn)
+    assert pinned["flows"][0]["media"] == {"sender": "ideal"}
+    assert pinned["flows"][1]["media"] == {"sender": "libwebrtc", "fps": 15}
+    assert "media" not in pinned["flows"][2] and "media" not in scn["flows"][0]
+    assert Job(("k",), scn).scenario["flows"][0]["media"]["sender"] == "ideal"
+    # The two senders on the same 2 s: VP8's rate control drops frames after the key frame
+    # (measured: 5 of 59) and the picture is 640x480, so more bits per pixel (quality proxy
+    # 89.5 against the ideal sender's 73.4 at 1280x720); the ideal encoder drops none.
+    one = {**scn, "flows": scn["flows"][:1]}
+    ideal = rtclab.run(with_sender(one)).summary["flows"][0]["media"]
+    libwebrtc = rtclab.run(one).summary["flows"][0]["media"]
+    assert ideal["frames_dropped_by_sender"] == 0 < libwebrtc["frames_dropped_by_sender"]
+    assert libwebrtc["quality"] > ideal["quality"] + 5
+    with pytest.raises(rtclab.ConfigError, match="libwebrtc"):
+        rtclab.run(with_sender(one, "chromium"))
