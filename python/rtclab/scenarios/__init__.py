@@ -49,7 +49,9 @@ SHIPPED_SENDER = "ideal"
 
 def with_sender(scenario: dict[str, Any], sender: str = SHIPPED_SENDER) -> dict[str, Any]:
     """A copy of the scenario dict whose media flows without a `media.sender` of their own
-    have `sender` (the dict given is not changed)."""
+    have `sender` (the dict given is not changed; anything but a dict is returned as it is)."""
+    if not isinstance(scenario, dict):
+        return scenario
     flows = scenario.get("flows")
     if not isinstance(flows, list):
         return scenario
