@@ -54,16 +54,14 @@ CANVAS_FLOOR_JITTER = 0.057
 
 #: The simulator's counterpart of each real client: the flow's `cc` and `media` settings.
 TWINS: dict[str, dict[str, Any]] = {
-    # Chromium's libwebrtc: send-side GCC; VP8 at the canvas's 640x480 under libvpx's one-pass
-    # CBR rate control, a key frame every 3000 frames (`GetDefaultVp8Settings`'s keyFrameInterval:
-    # 100 s at 30 fps; Chromium's recordings make one per call), key-frame size and floor spread
-    # as measured for the canvas; EncoderBitrateAdjuster on (Chromium's default); NACK with the
-    # hybrid NACK/FEC method (FEC only on loss); a receiver that waits 3 s behind a missing frame
-    # before it asks for a key frame (`kMaxWaitForFrame` with NACK's 1000 ms history).
-    "chromium": {"cc": "gcc", "media": {"resolution": "640x480", "encoder_model": "libvpx_vp8",
-                                        "bitrate_adjuster": True, "protection": {"kind": "webrtc", "rtx": True},
-                                        "frame_wait": "3s", "key_frame_interval": "100s",
-                                        "key_frame_size": CANVAS_KEY_FRAME_SIZE,
+    # Chromium's libwebrtc: send-side GCC; the libwebrtc sender (VP8 at the canvas's 640x480
+    # under libvpx's one-pass CBR rate control, EncoderBitrateAdjuster on, a key frame every 3000
+    # frames: `GetDefaultVp8Settings`'s keyFrameInterval, 100 s at 30 fps; Chromium's recordings
+    # make one per call), key-frame size and floor spread as measured for the canvas; NACK with
+    # the hybrid NACK/FEC method (FEC only on loss); a receiver that waits 3 s behind a missing
+    # frame before it asks for a key frame (`kMaxWaitForFrame` with NACK's 1000 ms history).
+    "chromium": {"cc": "gcc", "media": {"sender": "libwebrtc", "protection": {"kind": "webrtc", "rtx": True},
+                                        "frame_wait": "3s", "key_frame_size": CANVAS_KEY_FRAME_SIZE,
                                         "floor_jitter": CANVAS_FLOOR_JITTER}},
     # pion's peer writes target/30 bytes every 1/30 s and a key frame of 3 frames every 3 s (the
     # ideal sender) behind pion's send-side GCC (pion/interceptor pkg/gcc), which has no probing

@@ -73,6 +73,9 @@ pub const MAX_INITIAL_FRAME_DROPS: u32 = 4;
 /// Chromium sends in `rtclab realclient` (docs/algorithms/encoder.md says how it was measured).
 pub const VP8_MIN_BITS_PER_PIXEL: f64 = 0.060;
 
+/// libwebrtc's VP8 key-frame interval in frames (`GetDefaultVp8Settings`'s `keyFrameInterval`).
+pub const LIBWEBRTC_KEY_FRAME_FRAMES: f64 = 3000.0;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncoderConfig {
     pub fps: f64,
@@ -136,6 +139,27 @@ impl Default for EncoderConfig {
             degradation: Degradation::MaintainResolution,
             max_frame_drop_interval: Some(MAX_FRAME_DROP_INTERVAL),
             floor_jitter: 0.0,
+        }
+    }
+}
+
+impl EncoderConfig {
+    /// Chromium's VP8 sender at `fps` frames a second (a media flow's default, `media.sender =
+    /// "libwebrtc"`): libvpx's rate control over the measured floor, libwebrtc's encoder
+    /// bitrate adjuster, getUserMedia's 640x480, a key frame every
+    /// [`LIBWEBRTC_KEY_FRAME_FRAMES`] frames. `Default` is the ideal encoder.
+    pub fn libwebrtc_vp8(fps: f64) -> Self {
+        EncoderConfig {
+            fps,
+            key_frame_interval: Some(TimeDelta::from_secs_f64(LIBWEBRTC_KEY_FRAME_FRAMES / fps)),
+            width: 640,
+            height: 480,
+            model: EncoderModel::LibvpxVp8 {
+                min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
+                complexity: 1.0,
+            },
+            bitrate_adjuster: true,
+            ..EncoderConfig::default()
         }
     }
 }

@@ -407,30 +407,21 @@ fn seconds_within(
     }
 }
 
-/// The sender whose defaults a media flow's encoder keys take (`media.sender`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SenderDefaults {
-    /// Chromium's VP8 sender: libvpx's rate control, libwebrtc's encoder bitrate adjuster,
-    /// getUserMedia's 640x480, a key frame every [`LIBWEBRTC_KEY_FRAME_FRAMES`] frames.
-    Libwebrtc,
-    /// An encoder that meets its target (rtclab's default until 2026-12-01).
-    Ideal,
-}
-
-/// libwebrtc's VP8 key-frame interval in frames (`GetDefaultVp8Settings`'s `keyFrameInterval`).
-const LIBWEBRTC_KEY_FRAME_FRAMES: f64 = 3000.0;
-
-/// `media.sender`: "libwebrtc" unless the controller is a model of another application's
-/// sender (cc = "zoom_like", whose frames follow its own model).
-fn sender_defaults(
+/// The encoder the keys of `media` start from, the sender `media.sender` names: "libwebrtc"
+/// ([`EncoderConfig::libwebrtc_vp8`]) unless the controller is a model of another
+/// application's sender (cc = "zoom_like", whose frames follow its own model), or "ideal" (an
+/// encoder that meets its target, `EncoderConfig::default()`; rtclab's default until
+/// 2026-12-01).
+fn sender_base(
     p: Option<&MediaParams>,
     cc: &MediaCc,
+    fps: f64,
     at: &dyn Fn(&str) -> String,
-) -> Result<SenderDefaults, ConfigError> {
+) -> Result<EncoderConfig, ConfigError> {
     match p.and_then(|p| p.sender.as_deref()) {
-        None if matches!(cc, MediaCc::ZoomLike) => Ok(SenderDefaults::Ideal),
-        None | Some("libwebrtc") => Ok(SenderDefaults::Libwebrtc),
-        Some("ideal") => Ok(SenderDefaults::Ideal),
+        None if matches!(cc, MediaCc::ZoomLike) => Ok(EncoderConfig { fps, ..Default::default() }),
+        None | Some("libwebrtc") => Ok(EncoderConfig::libwebrtc_vp8(fps)),
+        Some("ideal") => Ok(EncoderConfig { fps, ..Default::default() }),
         Some(other) => Err(ConfigError::new(
             at("media.sender"),
             format!("unknown sender {other:?}: accepted \"libwebrtc\", \"ideal\""),
@@ -448,25 +439,12 @@ fn encoder_config(
     base_dir: &Path,
     at: &dyn Fn(&str) -> String,
 ) -> Result<EncoderConfig, ConfigError> {
-    let defaults = sender_defaults(p, cc, at)?;
-    let key = p.and_then(|p| p.key_frame_interval).map(|d| d.0);
-    let mut encoder = EncoderConfig {
-        fps,
-        min_bitrate: min,
-        max_bitrate: max,
-        key_frame_interval: match key {
-            Some(d) if d == rtclab_core::TimeDelta::ZERO => None,
-            Some(d) => Some(d),
-            None if defaults == SenderDefaults::Libwebrtc => {
-                Some(TimeDelta::from_secs_f64(LIBWEBRTC_KEY_FRAME_FRAMES / fps))
-            }
-            None => EncoderConfig::default().key_frame_interval,
-        },
-        ..EncoderConfig::default()
-    };
-    if defaults == SenderDefaults::Libwebrtc {
-        (encoder.width, encoder.height) = (640, 480);
-        encoder.bitrate_adjuster = true;
+    let base = sender_base(p, cc, fps, at)?;
+    let mut encoder = EncoderConfig { min_bitrate: min, max_bitrate: max, ..base };
+    match p.and_then(|p| p.key_frame_interval).map(|d| d.0) {
+        Some(d) if d == rtclab_core::TimeDelta::ZERO => encoder.key_frame_interval = None,
+        Some(d) => encoder.key_frame_interval = Some(d),
+        None => {}
     }
     // A number key within `lo..=hi`.
     let number = |v: Option<f64>, lo: f64, hi: f64, key: &str, meaning: &str| match v {
@@ -519,13 +497,17 @@ fn encoder_config(
         "media.content_complexity",
         "scales the libvpx_vp8 frame-size floor",
     )?;
-    // A replayed frame-size trace is the encoder (the libwebrtc sender's libvpx model would size
-    // the frames itself), unless a model is asked for by name (an error below).
-    let libvpx_default =
-        defaults == SenderDefaults::Libwebrtc && p.and_then(|p| p.frame_sizes.as_ref()).is_none();
-    let model = p.and_then(|p| p.encoder_model.as_deref());
-    match model.or(if libvpx_default { Some("libvpx_vp8") } else { None }) {
-        None | Some("ideal") => {
+    let model = match p.and_then(|p| p.encoder_model.as_deref()) {
+        Some(m) => m,
+        // A replayed frame-size trace is the encoder (the libwebrtc sender's libvpx model would
+        // size the frames itself); a model asked for by name beside it is an error below.
+        None if p.and_then(|p| p.frame_sizes.as_ref()).is_some() => "ideal",
+        None if encoder.model == rtclab_media::encoder::EncoderModel::Ideal => "ideal",
+        None => "libvpx_vp8",
+    };
+    match model {
+        "ideal" => {
+            encoder.model = rtclab_media::encoder::EncoderModel::Ideal;
             if complexity.is_some() {
                 return Err(ConfigError::new(
                     at("media.content_complexity"),
@@ -534,13 +516,13 @@ fn encoder_config(
                 ));
             }
         }
-        Some("libvpx_vp8") => {
+        "libvpx_vp8" => {
             encoder.model = rtclab_media::encoder::EncoderModel::LibvpxVp8 {
                 min_bits_per_pixel: rtclab_media::encoder::VP8_MIN_BITS_PER_PIXEL,
                 complexity: complexity.unwrap_or(1.0),
             };
         }
-        Some(other) => {
+        other => {
             return Err(ConfigError::new(
                 at("media.encoder_model"),
                 format!("unknown encoder model {other:?}: accepted \"ideal\", \"libvpx_vp8\""),
