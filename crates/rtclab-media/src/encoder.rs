@@ -756,23 +756,19 @@ mod tests {
         assert_eq!((e.resolution(), e.adapted_resolution()), ((640, 480), None));
     }
 
-    /// `outbound-rtp.targetBitrate` in Chromium 156 is the adjuster's output: at VP8's floor
-    /// (640x480 at 200 kbit/s overshoots), the stream target falls below what the sender gave,
-    /// by what the adjuster took; without the adjuster it is what the sender gave.
-    /// The libvpx model at the canvas's 640x480 and the measured floor, no periodic key frames.
+    /// The libvpx model at the canvas's 640x480 and the measured floor, no periodic key frames,
+    /// no adjuster.
     fn canvas_vp8() -> EncoderConfig {
         EncoderConfig {
-            width: 640,
-            height: 480,
             key_frame_interval: None,
-            model: EncoderModel::LibvpxVp8 {
-                min_bits_per_pixel: VP8_MIN_BITS_PER_PIXEL,
-                complexity: 1.0,
-            },
-            ..Default::default()
+            bitrate_adjuster: false,
+            ..EncoderConfig::libwebrtc_vp8(30.0)
         }
     }
 
+    /// `outbound-rtp.targetBitrate` in Chromium 156 is the adjuster's output: at VP8's floor
+    /// (640x480 at 200 kbit/s overshoots), the stream target falls below what the sender gave,
+    /// by what the adjuster took; without the adjuster it is what the sender gave.
     #[test]
     fn the_stream_target_is_what_the_adjuster_hands_the_encoder() {
         let vp8 = |adjuster| EncoderConfig { bitrate_adjuster: adjuster, ..canvas_vp8() };
