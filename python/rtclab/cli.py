@@ -1130,6 +1130,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `rtclab` program (`argv` None: the process's own arguments) or one command in this
+    process (tests, scripts: `main([...])`)."""
+    if argv is not None:
+        return _main(argv)
+    try:
+        return _main(None)
+    finally:
+        _before_exit()
+
+
+def _before_exit() -> None:
+    """The program ends with this return: the collector's last passes over every object still
+    alive while the interpreter tears down (0.02 s of a 1,000-flow `rtclab run`'s ~0.04 s
+    teardown) are skipped by moving those objects to the permanent generation. Files are closed
+    by then and atexit handlers still run; only reference cycles left for the collector are not
+    freed, which the process's end frees anyway."""
+    import gc
+
+    gc.freeze()
+
+
+def _main(argv: list[str] | None) -> int:
     timings.stamp("main")
     _sigterm_as_interrupt()
     import warnings

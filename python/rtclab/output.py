@@ -387,14 +387,45 @@ def summary_text(summary: dict) -> str:
     return _core.indent_json(compact)
 
 
+#: A `flows` table with at least this many rows is written on a second thread while this one
+#: writes `summary.json` and the other tables (the core releases the GIL while it encodes).
+PARALLEL_FLOWS_ROWS = 20_000
+
+
 def write_run_files(result: RunResult, d: Path) -> None:
     """The one writer of a run's `summary.json` and tables, into the (temporary) folder `d`:
-    `rtclab run --out`, `rtclab.save` and each run of a sweep or suite write through it."""
-    with open(d / "summary.json", "w", encoding="utf-8") as f:
-        f.write(summary_text(result.summary))
-        f.write("\n")
-    for table in RUN_TABLES:
-        write_table(result, table, d / f"{table}.parquet")
+    `rtclab run --out`, `rtclab.save` and each run of a sweep or suite write through it.
+
+    A large `flows` table (1,000 flows for a minute: 300,000 rows, ~0.05 s to encode) is
+    written beside the summary's text (~0.03 s of Python for its 1.3 MB), not after it."""
+    flows = result.tables.get("flows") or {}
+    first = next(iter(flows.values()), b"")
+    rows = len(first) // 8 if hasattr(first, "__len__") else 0
+    background = None
+    failed: list[BaseException] = []
+    if rows >= PARALLEL_FLOWS_ROWS:
+        import threading
+
+        def flows_table() -> None:
+            try:
+                write_table(result, "flows", d / "flows.parquet")
+            except BaseException as e:  # re-raised on this thread below
+                failed.append(e)
+
+        background = threading.Thread(target=flows_table, name="rtclab-flows-parquet")
+        background.start()
+    try:
+        with open(d / "summary.json", "w", encoding="utf-8") as f:
+            f.write(summary_text(result.summary))
+            f.write("\n")
+        for table in RUN_TABLES:
+            if background is None or table != "flows":
+                write_table(result, table, d / f"{table}.parquet")
+    finally:
+        if background is not None:
+            background.join()
+    if failed:
+        raise failed[0]
 
 
 def write_result(

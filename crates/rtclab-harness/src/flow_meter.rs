@@ -11,6 +11,8 @@
 //! [`FlowMeter::add_network`] joins them once the run is over. [`flow_columns`] writes the
 //! `flows` table (one [`FlowBin`] per row plus the controller series) from either.
 
+use std::sync::Arc;
+
 use crate::measure::{CcSample, Columns, FLOW_COLUMNS, STAGE_COLUMNS_AT, STANDARD_CC_SERIES};
 use crate::media_meter::{DisplayMeter, MediaBins};
 use rtclab_core::{Direction, EndpointEvent, LogHistogram, Time, TimeDelta};
@@ -140,7 +142,7 @@ const DELAY_BATCH: usize = 16;
 /// One controller series of a flow: its name, the bin it was first reported in, and one
 /// value per bin from bin 0 (NaN before the first report and in bins it was not reported).
 #[derive(Clone, Debug)]
-struct NamedSeries {
+pub(crate) struct NamedSeries {
     name: &'static str,
     first_bin: usize,
     values: Vec<f64>,
@@ -529,13 +531,10 @@ fn flow_columns_split(
     let base = c.names.len();
     for n in &names {
         c.names.push(n);
-        c.data.push(Vec::new());
+        c.data.push(Default::default());
     }
     // Per flow: which of its series each name is.
-    let series: Vec<Vec<Option<&NamedSeries>>> = meters
-        .iter()
-        .map(|m| names.iter().map(|n| m.cc.named.iter().find(|s| s.name == *n)).collect())
-        .collect();
+    let series = series_of(meters, &names);
     // The row of (bin, flow) in the table's bin-major order, where the flow was active, and
     // the rows before each bin.
     let n = meters.len();
@@ -565,7 +564,20 @@ fn flow_columns_split(
     let two = rows >= parallel_rows
         && n_bins >= 2
         && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1);
-    let constants = |rows| constant.iter().map(|k| k.map(|v| vec![v; rows])).collect::<Vec<_>>();
+    // One vector per constant value, shared by every column that holds it (filling each of a
+    // 1,000-flow run's twenty constant columns, 48 MB of fresh pages, took longer than the rows).
+    let constants = |rows| {
+        let mut made: Vec<(u64, Arc<Vec<f64>>)> = Vec::new();
+        let col = |v: f64, made: &mut Vec<(u64, Arc<Vec<f64>>)>| {
+            if let Some((_, c)) = made.iter().find(|(b, _)| *b == v.to_bits()) {
+                return c.clone();
+            }
+            let c = Arc::new(vec![v; rows]);
+            made.push((v.to_bits(), c.clone()));
+            c
+        };
+        constant.iter().map(|k| k.map(|v| col(v, &mut made))).collect::<Vec<_>>()
+    };
     let mut made = if two {
         let split = n_bins / 2;
         let (mut lo, mut hi): (Vec<&mut [f64]>, Vec<&mut [f64]>) =
@@ -583,7 +595,7 @@ fn flow_columns_split(
         constants(rows)
     };
     for (j, col) in live.iter().zip(filled) {
-        made[*j] = Some(col);
+        made[*j] = Some(Arc::new(col));
     }
     c.data = made.into_iter().map(Option::unwrap_or_default).collect();
     c
@@ -624,35 +636,9 @@ impl Fill<'_> {
                         continue;
                     }
                     let r = r as usize - first_row;
-                    let (_, t1) = bin_span(f, b);
-                    let bin = f.window.bin;
-                    let secs = bin.as_secs_f64();
-                    let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
-                    let x = f.bin(b);
-                    let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
-                    let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
-                    row[..STAGE_COLUMNS_AT].copy_from_slice(&[
-                        t1.as_secs_f64(),
-                        i as f64,
-                        mbps(x.recv_bytes),
-                        mbps(x.goodput_bytes),
-                        mbps(x.sent_bytes),
-                        x.queue_delay_mean_ms(),
-                        x.queue_delay_max_ms(),
-                        x.one_way_delay_mean_ms(),
-                        x.drops as f64,
-                        cc(&f.cc.cwnd),
-                        cc(&f.cc.srtt_ms),
-                        cc(&f.cc.target_mbps),
-                        f.media.frame_rate(b, bin),
-                        f.media.rendered_fps(b, bin),
-                        delay_mean,
-                        delay_max,
-                        cc(&f.cc.state),
-                    ]);
-                    row[STAGE_COLUMNS_AT..base].copy_from_slice(&f.media.stage_means_ms(b));
+                    base_row(f, i, b, &mut row[..base]);
                     for (v, s) in row[base..].iter_mut().zip(&self.series[i]) {
-                        *v = s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN);
+                        *v = series_value(*s, b);
                     }
                     for (col, &j) in out.iter_mut().zip(self.live) {
                         col[r] = row[j];
@@ -661,6 +647,56 @@ impl Fill<'_> {
             }
         }
     }
+}
+
+/// Flow `i`'s row of bin `b` in the [`FLOW_COLUMNS`] (`row`: that many values; the controller
+/// series that follow them are not written).
+pub(crate) fn base_row(f: &FlowMeter, i: usize, b: usize, row: &mut [f64]) {
+    let (_, t1) = bin_span(f, b);
+    let bin = f.window.bin;
+    let secs = bin.as_secs_f64();
+    let mbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e6;
+    let x = f.bin(b);
+    let cc = |v: &Vec<f64>| v.get(b).copied().unwrap_or(f64::NAN);
+    let (delay_mean, delay_max) = f.media.frame_delay_ms(b);
+    row[..STAGE_COLUMNS_AT].copy_from_slice(&[
+        t1.as_secs_f64(),
+        i as f64,
+        mbps(x.recv_bytes),
+        mbps(x.goodput_bytes),
+        mbps(x.sent_bytes),
+        x.queue_delay_mean_ms(),
+        x.queue_delay_max_ms(),
+        x.one_way_delay_mean_ms(),
+        x.drops as f64,
+        cc(&f.cc.cwnd),
+        cc(&f.cc.srtt_ms),
+        cc(&f.cc.target_mbps),
+        f.media.frame_rate(b, bin),
+        f.media.rendered_fps(b, bin),
+        delay_mean,
+        delay_max,
+        cc(&f.cc.state),
+    ]);
+    row[STAGE_COLUMNS_AT..FLOW_COLUMNS.len()].copy_from_slice(&f.media.stage_means_ms(b));
+}
+
+/// Per flow: which of its controller series each of the `flows` table's controller-series
+/// columns (`names`) is.
+pub(crate) fn series_of<'a>(
+    meters: &'a [FlowMeter],
+    names: &[&str],
+) -> Vec<Vec<Option<&'a NamedSeries>>> {
+    meters
+        .iter()
+        .map(|m| names.iter().map(|n| m.cc.named.iter().find(|s| s.name == *n)).collect())
+        .collect()
+}
+
+/// A controller series' value in bin `b` (NaN where the flow has no such series or did not
+/// report it then).
+pub(crate) fn series_value(s: Option<&NamedSeries>, b: usize) -> f64 {
+    s.and_then(|s| s.values.get(b)).copied().unwrap_or(f64::NAN)
 }
 
 /// Per column of the `flows` table (in [`flow_columns`]' order): the value every row has when

@@ -9,6 +9,7 @@
 pub mod endpoints;
 pub mod error;
 pub mod flow_meter;
+pub mod flow_table;
 pub mod link_meter;
 pub mod measure;
 pub mod media_meter;

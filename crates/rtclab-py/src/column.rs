@@ -2,14 +2,16 @@
 //!
 //! The engines build their tables as `Vec<f64>` columns; copying each into a `bytes` object
 //! cost a 1,000-flow run ~55 ms of its work after the loop (80 MB written into fresh memory).
-//! A `Column` owns the engine's vector and lends it through the buffer protocol (PEP 3118) as
-//! read-only little-endian float64 bytes — format `B`, like `bytes` — so `numpy.frombuffer`,
-//! `memoryview`, `array.frombytes`, `bytes(...)` and `_core.write_parquet` read it in place.
+//! A `Column` holds the engine's vector (one vector may serve several columns of the same
+//! values) and lends it through the buffer protocol (PEP 3118) as read-only little-endian
+//! float64 bytes — format `B`, like `bytes` — so `numpy.frombuffer`, `memoryview`,
+//! `array.frombytes`, `bytes(...)` and `_core.write_parquet` read it in place.
 //! Pickled, it becomes the `bytes` it holds.
 
 #![allow(unsafe_code)]
 
 use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
@@ -20,14 +22,16 @@ use pyo3::types::PyBytes;
 #[pyclass(module = "rtclab._core", frozen)]
 pub struct Column {
     /// The values, stored little-endian whatever the host's order (so the bytes lent are the
-    /// documented `<f8`).
-    data: Vec<f64>,
+    /// documented `<f8`); shared with the engine's other columns of the same values.
+    data: Arc<Vec<f64>>,
 }
 
 impl Column {
-    pub fn new(mut data: Vec<f64>) -> Self {
+    /// A column lending the engine's vector, which it may share among several of a table's
+    /// columns (one Python object then serves them all).
+    pub fn shared(mut data: Arc<Vec<f64>>) -> Self {
         if cfg!(target_endian = "big") {
-            for x in &mut data {
+            for x in Arc::make_mut(&mut data).iter_mut() {
                 *x = f64::from_bits(x.to_bits().to_le());
             }
         }

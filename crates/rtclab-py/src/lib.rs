@@ -19,6 +19,7 @@ use pyo3::types::{PyBytes, PyDict};
 use rtclab_scenario::{ConfigError as CoreConfigError, Scenario};
 use rtclab_sim::{Columns, Simulation as CoreSimulation};
 use std::path::Path;
+use std::sync::Arc;
 
 create_exception!(_core, ConfigError, PyValueError, "A scenario failed validation.");
 create_exception!(
@@ -243,15 +244,26 @@ fn columns_dict(py: Python<'_>, c: Columns) -> PyResult<Bound<'_, PyDict>> {
     // Columns that hold one value throughout (a 1,000-flow TCP run's `flows` table has twenty
     // of its 34 columns NaN or zero) share one object per value, so `write_parquet` encodes
     // them once.
+    // A vector the engine already shares among columns becomes one object (without reading it).
     let mut constants: Vec<(u64, Bound<'_, column::Column>)> = Vec::new();
+    let mut shared: Vec<(*const Vec<f64>, Bound<'_, column::Column>)> = Vec::new();
     for (name, col) in c.names.into_iter().zip(c.data) {
-        let one =
-            col.first().map(|x| x.to_bits()).filter(|&b| col.iter().all(|x| x.to_bits() == b));
-        if let Some(shared) = one.and_then(|b| constants.iter().find(|c| c.0 == b)) {
-            d.set_item(name, shared.1.clone())?;
+        let ptr = Arc::as_ptr(&col);
+        if let Some((_, obj)) = shared.iter().find(|s| s.0 == ptr) {
+            d.set_item(name, obj.clone())?;
             continue;
         }
-        let obj = Bound::new(py, column::Column::new(col))?;
+        let many = Arc::strong_count(&col) > 1;
+        let one =
+            col.first().map(|x| x.to_bits()).filter(|&b| col.iter().all(|x| x.to_bits() == b));
+        if let Some(same) = one.and_then(|b| constants.iter().find(|c| c.0 == b)) {
+            d.set_item(name, same.1.clone())?;
+            continue;
+        }
+        let obj = Bound::new(py, column::Column::shared(col))?;
+        if many {
+            shared.push((ptr, obj.clone()));
+        }
         if let Some(b) = one {
             constants.push((b, obj.clone()));
         }

@@ -5,6 +5,7 @@
 
 use rtclab_core::{Packet, PacketKind, Time, TimeDelta};
 use rtclab_harness::flow_meter::{self, FlowMeter, MeterWindow};
+use rtclab_harness::flow_table::FlowTable;
 use rtclab_net::DropReason;
 
 pub use rtclab_harness::link_meter::{LinkMeter, QUEUE_SAMPLE_INTERVAL};
@@ -52,12 +53,18 @@ pub struct Meters {
     /// link's forward and reverse directions are 0 and 1 (what `summary.link` describes).
     pub hops: Vec<LinkMeter>,
     pub stats: EngineStats,
+    /// The `flows` table, a bin's rows added as it closes.
+    table: FlowTable,
     warmup: Time,
 }
 
 impl Meters {
-    pub fn new(n_flows: usize, n_links: usize, window: MeterWindow) -> Self {
+    /// Meters for flows running over `spans` (`[start, stop)` each) and `n_links` links.
+    pub fn new(spans: Vec<(Time, Time)>, n_links: usize, window: MeterWindow) -> Self {
+        let n_flows = spans.len();
+        let bins = ((window.end - Time::ZERO).as_nanos() / window.bin.as_nanos().max(1)) as usize + 1;
         Meters {
+            table: FlowTable::new(spans, window.bin, bins.saturating_mul(n_flows)),
             bin: window.bin,
             next_bin_end: Time::ZERO + window.bin,
             closed: 0,
@@ -144,12 +151,20 @@ impl Meters {
         for (h, l) in self.hops.iter_mut().enumerate() {
             l.close_bin(end, self.bin, capacity_bits.get(h).copied().unwrap_or(0.0));
         }
+        self.table.close_bin(self.closed, &self.flows);
         self.closed += 1;
         self.next_bin_end = end + self.bin;
     }
 
-    /// Per-flow rows for the closed bins in which the flow was active (`active(flow, t0, t1)`).
-    pub fn flow_columns(&self, active: impl Fn(usize, Time, Time) -> bool) -> Columns {
+    /// Per-flow rows for the closed bins in which the flow was active (its span overlaps the bin).
+    pub fn flow_columns(&self) -> Columns {
+        self.table.columns(&self.flows, self.closed)
+    }
+
+    /// The same table built from the meters after the run ([`flow_meter::flow_columns`], what
+    /// the emulator does): the reference the incremental table is tested against.
+    #[doc(hidden)]
+    pub fn flow_columns_after_the_run(&self, active: impl Fn(usize, Time, Time) -> bool) -> Columns {
         flow_meter::flow_columns(&self.flows, self.closed, active)
     }
 

@@ -49,10 +49,6 @@ fn launch(t: Transmit, payloads: &mut rtclab_core::Payloads) -> Packet {
     p
 }
 
-/// From this many per-flow rows on (flows x bins), `finish` builds the per-flow table on a
-/// second thread.
-const PARALLEL_FINISH_ROWS: usize = 20_000;
-
 pub struct Simulation {
     scenario: Scenario,
     seed: u64,
@@ -119,7 +115,8 @@ impl Simulation {
             end,
             bin: scenario.metrics.bin,
         };
-        let meters = Meters::new(scenario.flows.len(), scenario.links.len(), window);
+        let spans: Vec<(Time, Time)> = scenario.flows.iter().map(|f| (f.start, f.stop)).collect();
+        let meters = Meters::new(spans, scenario.links.len(), window);
         Ok(Simulation {
             scenario,
             seed,
@@ -551,23 +548,19 @@ impl Simulation {
         st.rcv_timer.arm(queue, want, |gen| Event::Receiver { flow: flow as u32, gen });
     }
 
-    /// Builds the summary and time series; call once the run has finished.
+    /// Builds the summary and time series; call once the run has finished. The per-flow table's
+    /// rows were written as their bins closed (`Meters::close_bin`).
     pub fn finish(&self) -> RunOutput {
+        self.finish_with(self.meters.flow_columns())
+    }
+
+    /// The per-flow table built from the meters after the run, as the emulator builds it: the
+    /// reference `finish`'s table (built as the bins closed) is tested against.
+    #[doc(hidden)]
+    pub fn flow_columns_after_the_run(&self) -> Columns {
         let flows = &self.scenario.flows;
         let active = |i: usize, t0: Time, t1: Time| flows[i].start < t1 && flows[i].stop > t0;
-        // The per-flow table is most of this work with many flows (1,000 flows, 300 bins: two
-        // thirds of it); with a second core it is built beside the summary. Same result.
-        let rows = self.flows.len() * self.meters.closed;
-        if rows < PARALLEL_FINISH_ROWS {
-            let flow_cols = self.meters.flow_columns(active);
-            return self.finish_with(flow_cols);
-        }
-        std::thread::scope(|s| {
-            let table = s.spawn(|| self.meters.flow_columns(active));
-            let mut out = self.finish_with(Columns::default());
-            out.flows = table.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            out
-        })
+        self.meters.flow_columns_after_the_run(active)
     }
 
     /// Everything `finish` returns but the per-flow table, which it is given.
