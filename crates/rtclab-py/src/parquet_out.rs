@@ -65,9 +65,12 @@ fn encode_column(
             (ColumnWriter::DoubleColumnWriter(t), Column::F64(b)) => {
                 in_pieces(b, piece, |x| x, |v| t.write_batch(v, None, None).map(drop))
             }
-            (ColumnWriter::Int64ColumnWriter(t), Column::I64(b)) => {
-                in_pieces(b, piece, |x| x.round() as i64, |v| t.write_batch(v, None, None).map(drop))
-            }
+            (ColumnWriter::Int64ColumnWriter(t), Column::I64(b)) => in_pieces(
+                b,
+                piece,
+                |x| x.round() as i64,
+                |v| t.write_batch(v, None, None).map(drop),
+            ),
             (ColumnWriter::ByteArrayColumnWriter(t), Column::Str(v)) => {
                 let v: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(s.as_str())).collect();
                 t.write_batch(&v, None, None).map(drop)

@@ -62,7 +62,8 @@ impl Meters {
     /// Meters for flows running over `spans` (`[start, stop)` each) and `n_links` links.
     pub fn new(spans: Vec<(Time, Time)>, n_links: usize, window: MeterWindow) -> Self {
         let n_flows = spans.len();
-        let bins = ((window.end - Time::ZERO).as_nanos() / window.bin.as_nanos().max(1)) as usize + 1;
+        let bins =
+            ((window.end - Time::ZERO).as_nanos() / window.bin.as_nanos().max(1)) as usize + 1;
         Meters {
             table: FlowTable::new(spans, window.bin, bins.saturating_mul(n_flows)),
             bin: window.bin,
@@ -164,7 +165,10 @@ impl Meters {
     /// The same table built from the meters after the run ([`flow_meter::flow_columns`], what
     /// the emulator does): the reference the incremental table is tested against.
     #[doc(hidden)]
-    pub fn flow_columns_after_the_run(&self, active: impl Fn(usize, Time, Time) -> bool) -> Columns {
+    pub fn flow_columns_after_the_run(
+        &self,
+        active: impl Fn(usize, Time, Time) -> bool,
+    ) -> Columns {
         flow_meter::flow_columns(&self.flows, self.closed, active)
     }
 

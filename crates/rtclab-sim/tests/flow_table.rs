@@ -52,7 +52,11 @@ count = 200
 "#;
 
 fn bits(c: &rtclab_sim::Columns) -> Vec<(&'static str, Vec<u64>)> {
-    c.names.iter().zip(&c.data).map(|(n, v)| (*n, v.iter().map(|x| x.to_bits()).collect())).collect()
+    c.names
+        .iter()
+        .zip(&c.data)
+        .map(|(n, v)| (*n, v.iter().map(|x| x.to_bits()).collect()))
+        .collect()
 }
 
 fn same_table(s: rtclab_scenario::Scenario, what: &str) {
@@ -63,8 +67,11 @@ fn same_table(s: rtclab_scenario::Scenario, what: &str) {
     for ((name, got), (_, want)) in bits(&out.flows).into_iter().zip(bits(&after)) {
         assert_eq!(got.len(), want.len(), "{what}: column {name}'s length");
         if let Some(r) = (0..got.len()).find(|&r| got[r] != want[r]) {
-            panic!("{what}: column {name} row {r}: {} built as the run went, {} after it",
-                f64::from_bits(got[r]), f64::from_bits(want[r]));
+            panic!(
+                "{what}: column {name} row {r}: {} built as the run went, {} after it",
+                f64::from_bits(got[r]),
+                f64::from_bits(want[r])
+            );
         }
     }
 }
