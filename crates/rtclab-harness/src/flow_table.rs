@@ -36,6 +36,10 @@ pub struct FlowTable {
     scratch: Vec<f64>,
 }
 
+/// Rows a column is given room for at most when first written (128 MB; a longer table grows as
+/// a `Vec` does): a forced run beyond the cost limits should not ask for its whole table at once.
+const RESERVE_ROWS: usize = 1 << 24;
+
 /// A column of the table so far.
 #[derive(Clone, Debug)]
 enum Built {
@@ -91,7 +95,8 @@ impl FlowTable {
                         *bits = first;
                         continue;
                     }
-                    let mut v = Vec::with_capacity(self.expected_rows.max(self.rows + n));
+                    let room = self.expected_rows.min(RESERVE_ROWS).max(self.rows + n);
+                    let mut v = Vec::with_capacity(room);
                     v.resize(self.rows, first.map_or(0.0, f64::from_bits));
                     v.extend(values());
                     *col = Built::Values(Arc::new(v));
