@@ -13,7 +13,9 @@
 
 use std::sync::Arc;
 
-use crate::measure::{CcSample, Columns, FLOW_COLUMNS, STAGE_COLUMNS_AT, STANDARD_CC_SERIES};
+use crate::measure::{
+    CcSample, Columns, OneValueColumns, FLOW_COLUMNS, STAGE_COLUMNS_AT, STANDARD_CC_SERIES,
+};
 use crate::media_meter::{DisplayMeter, MediaBins};
 use rtclab_core::{Direction, EndpointEvent, LogHistogram, Time, TimeDelta};
 use rtclab_net::DropReason;
@@ -567,16 +569,8 @@ fn flow_columns_split(
     // One vector per constant value, shared by every column that holds it (filling each of a
     // 1,000-flow run's twenty constant columns, 48 MB of fresh pages, took longer than the rows).
     let constants = |rows| {
-        let mut made: Vec<(u64, Arc<Vec<f64>>)> = Vec::new();
-        let col = |v: f64, made: &mut Vec<(u64, Arc<Vec<f64>>)>| {
-            if let Some((_, c)) = made.iter().find(|(b, _)| *b == v.to_bits()) {
-                return c.clone();
-            }
-            let c = Arc::new(vec![v; rows]);
-            made.push((v.to_bits(), c.clone()));
-            c
-        };
-        constant.iter().map(|k| k.map(|v| col(v, &mut made))).collect::<Vec<_>>()
+        let mut one = OneValueColumns::new(rows);
+        constant.iter().map(|k| k.map(|v| one.of(v))).collect::<Vec<_>>()
     };
     let mut made = if two {
         let split = n_bins / 2;

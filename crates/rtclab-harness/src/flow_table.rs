@@ -18,7 +18,7 @@ use std::sync::Arc;
 use rtclab_core::{Time, TimeDelta};
 
 use crate::flow_meter::{self, FlowMeter};
-use crate::measure::{Columns, FLOW_COLUMNS};
+use crate::measure::{Columns, OneValueColumns, FLOW_COLUMNS};
 
 /// The `flows` table of the bins closed so far.
 #[derive(Clone, Debug)]
@@ -60,11 +60,6 @@ impl FlowTable {
             expected_rows,
             scratch: Vec::new(),
         }
-    }
-
-    /// Rows so far.
-    pub fn rows(&self) -> usize {
-        self.rows
     }
 
     fn active(&self, i: usize, b: usize) -> bool {
@@ -115,19 +110,11 @@ impl FlowTable {
         let series = flow_meter::series_of(meters, &names);
         let rows = self.rows;
         // One vector per value among the columns that hold one value throughout.
-        let mut same: Vec<(u64, Arc<Vec<f64>>)> = Vec::new();
-        let mut one = |bits: u64| {
-            if let Some((_, c)) = same.iter().find(|(b, _)| *b == bits) {
-                return c.clone();
-            }
-            let c = Arc::new(vec![f64::from_bits(bits); rows]);
-            same.push((bits, c.clone()));
-            c
-        };
+        let mut one = OneValueColumns::new(rows);
         let mut c = Columns::new(&FLOW_COLUMNS);
         for (slot, col) in c.data.iter_mut().zip(&self.columns) {
             *slot = match col {
-                Built::Same(Some(bits)) => one(*bits),
+                Built::Same(Some(bits)) => one.of(f64::from_bits(*bits)),
                 Built::Same(None) => Arc::default(),
                 Built::Values(v) => v.clone(),
             };
@@ -136,7 +123,7 @@ impl FlowTable {
         for (k, name) in names.iter().enumerate() {
             c.names.push(name);
             if series.iter().all(|s| s[k].is_none()) {
-                c.data.push(one(f64::NAN.to_bits()));
+                c.data.push(one.of(f64::NAN));
                 continue;
             }
             let mut v = Vec::with_capacity(rows);

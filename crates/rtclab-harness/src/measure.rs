@@ -37,6 +37,29 @@ impl Columns {
     }
 }
 
+/// Columns of `rows` rows that hold one value throughout, one shared vector per value (by its
+/// bits): the `flows` table's columns no flow has a source for.
+pub(crate) struct OneValueColumns {
+    rows: usize,
+    made: Vec<(u64, Arc<Vec<f64>>)>,
+}
+
+impl OneValueColumns {
+    pub(crate) fn new(rows: usize) -> Self {
+        OneValueColumns { rows, made: Vec::new() }
+    }
+
+    /// The column of `v` in every row (the one made before for the same bits, if any).
+    pub(crate) fn of(&mut self, v: f64) -> Arc<Vec<f64>> {
+        if let Some((_, c)) = self.made.iter().find(|(b, _)| *b == v.to_bits()) {
+            return c.clone();
+        }
+        let c = Arc::new(vec![v; self.rows]);
+        self.made.push((v.to_bits(), c.clone()));
+        c
+    }
+}
+
 /// Delay percentiles in ms (null where nothing was recorded).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Percentiles {

@@ -241,10 +241,10 @@ fn warning_texts(s: &Scenario) -> Vec<String> {
 /// Python without a copy.
 fn columns_dict(py: Python<'_>, c: Columns) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
-    // Columns that hold one value throughout (a 1,000-flow TCP run's `flows` table has twenty
-    // of its 34 columns NaN or zero) share one object per value, so `write_parquet` encodes
-    // them once.
-    // A vector the engine already shares among columns becomes one object (without reading it).
+    // A vector the engine shares among columns (the `flows` table's one-value columns: twenty
+    // of a 1,000-flow TCP run's 34) becomes one object, found without reading it; other columns
+    // that hold one value throughout share one object per value. `write_parquet` then encodes
+    // each object once.
     let mut constants: Vec<(u64, Bound<'_, column::Column>)> = Vec::new();
     let mut shared: Vec<(*const Vec<f64>, Bound<'_, column::Column>)> = Vec::new();
     for (name, col) in c.names.into_iter().zip(c.data) {
