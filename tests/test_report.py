@@ -272,3 +272,41 @@ def test_chart_descriptions_are_checked_and_drawn(tmp_path):
         _core.render_chart('{"width": 10, "height": 10, "panels": [{"items": [{"kind": "line", "x": 7, "y": 0, '
                            '"color": "#000000"}]}]}', [b"\0" * 8], str(tmp_path / "bad.png"))
     assert not (tmp_path / "bad.png").exists()
+
+
+def test_report_templates_are_rendered_by_the_core(media_report, tmp_path):
+    """The core's templates (MiniJinja) write what Jinja2 wrote: Python's number text, markupsafe's
+    escaping, the emulator's timing table with its printf-style steal; a missing value, an
+    unknown template and a value of a type the templates cannot take are errors that name them."""
+    from rtclab import reporting
+    from rtclab.repro import Row
+
+    result, _ = media_report
+    s = json.loads(json.dumps(result.summary))
+    s["emulator"] = {"release_error_us": {"p50": 21.5, "p99": 88.25, "max": 1e-05}, "packets_forwarded": 7,
+                     "realtime_forwarder": True, "realtime_endpoints": False, "host_steal_percent": 1.25,
+                     "device_write_drops": 0, "unclassified_packets": 0, "non_ip_packets": 2}
+    html = reporting.render("report.html", s=s, link=s["link"], media=[], media_more=0, plots=[], flows_folded=False,
+                            emu=s["emulator"], engine_name="emulator", time_label="emulated",
+                            scenario_text="rate = \"<b>\" & 'c'")
+    assert "<td>21.5 / 88.2 / 0.0 µs</td>" in html and "<td>1.2 %</td>" in html
+    assert "<td>yes</td>" in html and "<td>no</td>" in html
+    assert "rate = &#34;&lt;b&gt;&#34; &amp; &#39;c&#39;" in html
+    assert '{"bytes": ' in html or '{"packets": ' in html  # Jinja2's tojson: Python's separators
+    with pytest.raises(ValueError, match="report.html"):
+        reporting.render("report.html", s=s)  # `link` and the rest missing
+    with pytest.raises(ValueError, match="templates: report.html, repro.html"):
+        reporting.render("nope.html")
+    with pytest.raises(TypeError, match=r"s\.when is a \w*Path; expected a dict"):
+        reporting.render("report.html", s={"when": tmp_path})
+    rows = [Row("fig 3", "gcc <a>", "delay p95 ms", 12.3456, "10-13"), Row("t1", "x", "y", 0.5, "0.9")]
+
+    class Repro:
+        name, title, jobs, notes = "r", "Title & co", [1, 2, 3], ["n <1>"]
+
+    (tmp_path / "a.png").write_bytes(b"\x89PNG")
+    reporting.write_repro_report(Repro, rows, [("t", tmp_path / "a.png")], tmp_path / "r.html", 12.345)
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "3 simulation runs in 12.3 s" in page and "Title &amp; co" in page and "<li>n &lt;1&gt;</li>" in page
+    assert "<td>gcc &lt;a&gt;</td><td>delay p95 ms</td><td>12.346</td>" in page
+    assert "<td>not reproduced</td><td>open</td>" in page

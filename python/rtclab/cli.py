@@ -116,8 +116,7 @@ def _warn_if_host_stole_time(summary: dict) -> None:
 
 def _preload(plots: bool) -> None:
     """Imports what the run's end needs — the console table's `tabulate` (0.04-0.08 s: it reads
-    its own package metadata) and, with plots, the plots' modules (numpy) and the report's
-    template engine — on a second thread while the run goes on: the simulation releases the
+    its own package metadata) and, with plots, the plots' modules — on a second thread while the run goes on: the simulation releases the
     GIL, so on a machine with two cores the imports cost no wall time. The import lock makes a
     later `import` wait for it."""
     import threading

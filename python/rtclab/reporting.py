@@ -1,10 +1,12 @@
-"""Self-contained HTML reports (plots embedded as base64 PNG), rendered from Jinja2 templates
-(`templates/report.html.j2`, `templates/repro.html.j2`; autoescaped)."""
+"""Self-contained HTML reports (plots embedded as base64 PNG). The templates (Jinja syntax,
+`crates/rtclab-py/templates/*.html.j2`) are compiled into the core and rendered there with
+MiniJinja (docs/adr/0007): no template engine to import and no template to compile on a run's
+path. Values are HTML-escaped; `fmt(x, digits=3)` and `pct(x)` are the templates' number
+formats (a missing value reads "–", never 0)."""
 
 from __future__ import annotations
 
 import base64
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -16,30 +18,12 @@ MEDIA_ROWS = 50
 FOLD_FLOWS = 50
 
 
-@lru_cache(maxsize=1)
-def _env():
-    import jinja2
+def render(template: str, **context) -> str:
+    """One of the core's report templates ("report.html", "repro.html", "suite.html",
+    "sweep.html") rendered with `context` (plain data: dicts, lists, strings, numbers)."""
+    from rtclab import _core
 
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("rtclab", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-def _fmt(x, digits: int = 3) -> str:
-    """A value for a table: missing reads "–", never 0."""
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def _pct(x) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
+    return _core.render_report(template, context)
 
 
 def _data_uri(path: Path) -> str:
@@ -58,7 +42,8 @@ def render_report(result: RunResult, plots: Iterable) -> str:
             shown.append({"src": _data_uri(p.path), "title": p.title, "section": p.section})
     media = [f for f in s["flows"] if f.get("media")]
     engine = s.get("engine", "sim")
-    return _env().get_template("report.html.j2").render(
+    return render(
+        "report.html",
         s=s,
         link=s["link"],
         media=media[:MEDIA_ROWS],
@@ -69,8 +54,6 @@ def render_report(result: RunResult, plots: Iterable) -> str:
         engine_name="emulator (real packets, TUN devices)" if engine == "emu" else "simulator",
         time_label="emulated" if engine == "emu" else "simulated",
         scenario_text=result.scenario_text,
-        fmt=_fmt,
-        pct=_pct,
     )
 
 
@@ -83,13 +66,14 @@ def write_repro_report(repro, rows, images, path: Path, wall: float) -> None:
     from rtclab import _core
     from rtclab.repro import tally_line
 
-    html = _env().get_template("repro.html.j2").render(
-        repro=repro,
-        rows=rows,
+    html = render(
+        "repro.html",
+        repro={"name": repro.name, "title": repro.title, "jobs": len(repro.jobs), "notes": list(repro.notes)},
+        rows=[{"experiment": r.experiment, "variant": r.variant, "metric": r.metric, "ours": r.ours, "paper": r.paper,
+               "verdict": r.verdict, "cause": r.cause} for r in rows],
         tally=tally_line(rows),
         images=[(title, _data_uri(img)) for title, img in images],
         wall=wall,
         version=_core.__version__,
-        fmt=_fmt,
     )
     Path(path).write_text(html, encoding="utf-8")

@@ -8,6 +8,7 @@ mod afr;
 mod column;
 mod controller;
 mod hairpin;
+mod html_report;
 mod json_indent;
 mod learn;
 mod parquet_out;
@@ -517,6 +518,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(render_chart, m)?)?;
+    m.add_function(wrap_pyfunction!(html_report::render_report, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
     m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;

@@ -195,11 +195,12 @@ def format_rows(rows: list[dict], suite: str = "rfc8867") -> str:
 def _write_report(out: Path, name: str, rows: list[dict], not_run: list[dict],
                   cols: list[tuple[str, str, str]]) -> None:
     from rtclab import _core
-    from rtclab.reporting import _env
+    from rtclab.reporting import render
 
-    html = _env().get_template("suite.html.j2").render(
-        name=name, rows=rows, columns=cols, not_run=not_run, version=_core.__version__,
-        fmt=lambda v, f: "n/a" if v is None else format(v, f))
+    cells = [{"case": r["case"], "title": r["title"], "cc": r["cc"], "seeds": r["seeds"],
+              "cells": ["n/a" if r.get(k) is None else format(r[k], f) for k, _, f in cols]} for r in rows]
+    html = render("suite.html", name=name, rows=cells, columns=[title for _, title, _ in cols],
+                  not_run=[{"case": n["case"], "why": n["why"]} for n in not_run], version=_core.__version__)
     tmp = out / f".report.html.tmp-{os.getpid()}"
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, out / "report.html")
