@@ -197,7 +197,7 @@ def test_plots_address_the_readability_complaints(monkeypatch, tmp_path):
 
     monkeypatch.setattr(chart.Figure, "save", keep)
     result = rtclab.run(many_flows(10).replace('duration = "4s"', 'duration = "6s"'))  # 2 media + 10 CUBIC
-    plots.plot_report(result, tmp_path, workers=1)
+    plots.plot_report(result, tmp_path)
 
     def items(stem, panel=0):
         return figs[stem].panels[panel].spec["items"]
@@ -310,3 +310,35 @@ def test_report_templates_are_rendered_by_the_core(media_report, tmp_path):
     assert "3 simulation runs in 12.3 s" in page and "Title &amp; co" in page and "<li>n &lt;1&gt;</li>" in page
     assert "<td>gcc &lt;a&gt;</td><td>delay p95 ms</td><td>12.346</td>" in page
     assert "<td>not reproduced</td><td>open</td>" in page
+
+
+def test_plot_data_without_numpy_is_numpys_arithmetic():
+    """The plots read the columns without numpy: the spread across flows is `np.nanpercentile`'s
+    linear method bit for bit (NaNs, one value, ties, all missing), and the per-flow series are
+    the time x flow pivot numpy made (flows that start late and stop early leave NaN)."""
+    import numpy as np
+
+    from rtclab import plots
+
+    rng = np.random.default_rng(7)
+    cases = [rng.normal(size=n) for n in (1, 2, 3, 10, 11, 12, 101, 1000)]
+    cases += [np.array([np.nan, 1.0, np.nan]), np.array([np.nan, np.nan]), np.array([]), np.array([2.0, 2.0, 2.0]),
+              np.where(rng.random(57) < 0.3, np.nan, rng.exponential(size=57))]
+    for values in cases:
+        want = [float(x) for x in np.nanpercentile(values, [10, 50, 90])] if np.isfinite(values).any() else [np.nan] * 3
+        got = plots.nan_percentiles(values.tolist(), (10, 50, 90))
+        assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (values, got, want)
+    result = rtclab.run(many_flows(3).replace('count = 3', 'count = 3\nstart = "1s"\nstop = "3s"'))
+    d = plots.Data(result)
+    t, f = np.frombuffer(result.tables["flows"]["time_s"]), np.frombuffer(result.tables["flows"]["flow"]).astype(int)
+    times, ti = np.unique(t, return_inverse=True)
+    ids, fi = np.unique(f, return_inverse=True)
+    for column in ("throughput_mbps", "cwnd_packets", "frame_delay_ms_mean"):
+        m = np.full((len(times), len(ids)), np.nan)
+        m[ti, fi] = np.frombuffer(result.tables["flows"][column])
+        got_times, got_ids, series = d.matrix(column)
+        assert got_times == times.tolist() and got_ids == ids.tolist()
+        assert np.array_equal(np.array(series).T, m, equal_nan=True)
+        assert any(np.isnan(s).any() for s in series)  # the late, short flows
+        sub_times, sub_ids, sub = d.matrix(column, [int(ids[-1]), int(ids[0])])
+        assert sub_ids == [int(ids[0]), int(ids[-1])] and np.array_equal(np.array(sub).T, m[:, [0, -1]], equal_nan=True)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from array import array
 from pathlib import Path
 from typing import Optional, Sequence
-
-import numpy as np
 
 DPI = 100
 #: matplotlib's tab10 and tab20 colour cycles.
@@ -134,8 +134,21 @@ class Figure:
         self.panels: list[Panel] = []
 
     def buffer(self, values) -> int:
-        """Keeps an array (as little-endian float64) for the renderer; returns its index."""
-        self._buffers.append(np.ascontiguousarray(values, dtype="<f8").tobytes())
+        """Keeps a series — float64 values in place (`array("d")`, a memoryview of format "d"), or
+        any sequence of numbers — as little-endian float64 bytes for the renderer; returns its
+        index."""
+        try:
+            view = memoryview(values)
+        except TypeError:
+            view = None
+        if view is not None and view.format == "d" and view.ndim == 1 and view.c_contiguous:
+            a = array("d")
+            a.frombytes(view.cast("B"))
+        else:
+            a = array("d", values)
+        if sys.byteorder != "little":
+            a.byteswap()
+        self._buffers.append(a.tobytes())
         return len(self._buffers) - 1
 
     def panel(self, **settings) -> Panel:

@@ -9,21 +9,22 @@ axis. Up to `MANY_FLOWS` flows get a line each, in colours that do not repeat; b
 plots show the spread across flows (median and 10-90 % band), so 50 or 2,000 flows stay readable
 and quick to draw.
 
-The plots read the engine's columns as numpy arrays (`Data`), never pandas, and are described as
-data for the core's chart renderer (`rtclab.chart`, `crates/rtclab-chart`), never matplotlib:
-the two imports would cost more time and memory than the benchmark run itself (issue 16 point 9;
-docs/benchmarks.md). The renderer releases the GIL, so `plot_report` draws on two threads where
-there are two cores.
+The plots read the engine's columns in place (float64 memoryviews, `Data`), never numpy or
+pandas, and are described as data for the core's chart renderer (`rtclab.chart`,
+`crates/rtclab-chart`), never matplotlib: those imports would cost more time and memory than the
+benchmark run itself (issue 16 point 9, issue 45 point 3; docs/benchmarks.md). The spread across
+flows is numpy's `nanpercentile` (linear interpolation), computed the way numpy computes it, so
+the images are the ones numpy-based plots drew. The renderer releases the GIL, so `plot_report`
+can draw on several threads (`workers`).
 """
 
 from __future__ import annotations
 
-import os
+from array import array
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
-
-import numpy as np
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from rtclab.chart import Figure, Panel, colors
 from rtclab.runner import DISTRIBUTION_METRICS, FRAME_STAGES, RunResult
@@ -45,39 +46,115 @@ class Plot(NamedTuple):
     section: str
 
 
+NAN = float("nan")
+
+#: A result table's column: its float64 values, read in place.
+Col = Sequence[float]
+
+
+def floats(raw) -> memoryview:
+    """A column's bytes (a `_core.Column`, bytes, an array) as float64 values, without a copy."""
+    m = memoryview(raw)
+    if m.format != "d":
+        m = m.cast("B").cast("d")
+    return m
+
+
+def all_nan(values: Col) -> bool:
+    return all(x != x for x in values)
+
+
+def no_nan(values: Col) -> list[float]:
+    """numpy's `nan_to_num` for the values plots meet: missing counts as 0."""
+    return [0.0 if x != x else x for x in values]
+
+
+def _lerp(a: float, b: float, t: float) -> float:
+    """numpy's `_lerp`, the interpolation of `quantile(method="linear")`, step for step."""
+    diff = b - a
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+
+
+def nan_percentiles(values: Col, percents: Sequence[float]) -> list[float]:
+    """numpy's `nanpercentile(values, percents)` (linear method): the same floating-point steps,
+    so the same numbers; NaN where no value is present."""
+    v = sorted(x for x in values if x == x)
+    n = len(v)
+    out = []
+    for p in percents:
+        if n == 0:
+            out.append(NAN)
+            continue
+        index = (n - 1) * (p / 100)
+        below = float(int(index))
+        if index >= n - 1:
+            lo = hi = n - 1
+            below = -1.0  # numpy points both neighbours at the last value, gamma = index + 1
+        else:
+            lo, hi = int(below), int(below) + 1
+        out.append(_lerp(v[lo], v[hi], index - below))
+    return out
+
+
 class Data:
-    """A result's tables as numpy arrays (column name -> float64 array), and the time × flow
-    matrices the plots draw."""
+    """A result's tables as float64 columns (column name -> memoryview), and the per-flow series
+    over the run's bins that the plots draw."""
 
     def __init__(self, result: RunResult):
         self.result = result
         self.summary = result.summary
         t = result.tables
-        self.flows = {k: np.frombuffer(v, "<f8") for k, v in t["flows"].items()}
-        self.link = {k: np.frombuffer(v, "<f8") for k, v in t["link"].items()}
-        self.fairness = {k: np.frombuffer(v, "<f8") for k, v in t["fairness"].items()}
-        self.interruptions = {k: np.frombuffer(v, "<f8") for k, v in t["interruptions"].items()}
-        self.distributions = {k: np.frombuffer(v, "<f8") for k, v in t["distributions"].items()}
+        self.flows = {k: floats(v) for k, v in t["flows"].items()}
+        self.link = {k: floats(v) for k, v in t["link"].items()}
+        self.fairness = {k: floats(v) for k, v in t["fairness"].items()}
+        self.interruptions = {k: floats(v) for k, v in t["interruptions"].items()}
+        self.distributions = {k: floats(v) for k, v in t["distributions"].items()}
 
     @cached_property
     def _index(self):
-        """Row -> (bin index, flow column) and the bins' times and flow ids, once."""
-        t, f = self.flows.get("time_s", np.empty(0)), self.flows.get("flow", np.empty(0))
-        times, ti = np.unique(t, return_inverse=True)
-        ids, fi = np.unique(f.astype(np.int64), return_inverse=True)
-        return times, ids, ti, fi
+        """The bins' end times (sorted), the flow ids (sorted) and, per flow, its rows and their
+        bins in table order; once."""
+        t, f = self.flows.get("time_s", ()), self.flows.get("flow", ())
+        times = sorted(set(t))
+        at = {x: i for i, x in enumerate(times)}
+        rows: dict[int, list[int]] = {}
+        bins: dict[int, list[int]] = {}
+        for r, (x, fid) in enumerate(zip(t, f)):
+            fid = int(fid)
+            if fid not in rows:
+                rows[fid], bins[fid] = [], []
+            rows[fid].append(r)
+            bins[fid].append(at[x])
+        return times, sorted(rows), rows, bins
 
-    def matrix(self, column: str, ids: Optional[list[int]] = None):
-        """(bin end times, flow ids, time × flow values; NaN where a flow has no row)."""
-        if column not in self.flows or len(self.flows[column]) == 0:
-            return np.empty(0), np.empty(0, dtype=np.int64), np.empty((0, 0))
-        times, all_ids, ti, fi = self._index
-        m = np.full((len(times), len(all_ids)), np.nan)
-        m[ti, fi] = self.flows[column]
+    def matrix(self, column: str, ids: Optional[list[int]] = None) -> tuple[list[float], list[int], list[array]]:
+        """(bin end times, flow ids, one series per flow over those bins; NaN where a flow has
+        no row), the flows in id order."""
+        values = self.flows.get(column)
+        if values is None or len(values) == 0:
+            return [], [], []
+        times, all_ids, rows, bins = self._index
         if ids is not None:
-            keep = np.isin(all_ids, ids)
-            return times, all_ids[keep], m[:, keep]
-        return times, all_ids, m
+            wanted = set(ids)
+            all_ids = [i for i in all_ids if i in wanted]
+        n = len(times)
+        series = []
+        for fid in all_ids:
+            col = array("d", [NAN]) * n
+            r, b = rows[fid], bins[fid]
+            got = itemgetter(*r)(values) if len(r) > 1 else (values[r[0]],)
+            first = b[0]
+            if b == list(range(first, first + len(b))):  # one row per bin, bins in a run
+                col[first:first + len(b)] = array("d", got)
+            else:
+                for k, x in zip(b, got):
+                    col[k] = x
+            series.append(col)
+        return times, all_ids, series
+
+
+def _empty(times, series) -> bool:
+    return not series or not times
 
 
 def _flow_names(d: Data) -> dict[int, str]:
@@ -100,19 +177,16 @@ def _time_axes(ax: Panel, d: Data, ylabel: str, ylim=(0, None)) -> None:
     ax.set(xlabel="time (s)", ylabel=ylabel, xlim=(0, d.summary["duration_s"]), ylim=ylim)
 
 
-def _lines(ax: Panel, times, ids, m, names: dict[int, str], step: bool = False, width: float = 1.0) -> None:
+def _lines(ax: Panel, times, ids, series, names: dict[int, str], step: bool = False, width: float = 1.0) -> None:
     """A line per flow (≤ MANY_FLOWS), else the median across flows and its 10-90 % band."""
-    if m.size == 0:
+    if _empty(times, series):
         return
     if len(ids) <= MANY_FLOWS:
-        for c, fid, col in zip(colors(len(ids)), ids, m.T):
+        for c, fid, col in zip(colors(len(ids)), ids, series):
             ax.line(times, col, color=c, width=width, step=step, label=names.get(int(fid), str(fid)))
         return
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # bins where no flow has a value
-        lo, med, hi = np.nanpercentile(m, [10, 50, 90], axis=1)
+    spread = [nan_percentiles(across, (10, 50, 90)) for across in zip(*series)]  # per bin
+    lo, med, hi = ([b[k] for b in spread] for k in range(3))
     ax.fill(times, hi, lo, color="C0", alpha=0.25, label=f"10-90 % of {len(ids)} flows")
     ax.line(times, med, color="C0", width=1.2, label="median flow")
 
@@ -126,12 +200,13 @@ def _mark_freezes(ax: Panel, d: Data, ids: list[int]) -> None:
     fr = d.interruptions
     if not len(fr.get("flow", ())):
         return
-    mine = np.isin(fr["flow"].astype(np.int64), ids)
+    wanted = set(ids)
+    mine = [int(f) in wanted for f in fr["flow"]]
     # At least 1/300 of the run wide, so that a 200 ms freeze in a 10-minute run stays visible.
     least = d.summary["duration_s"] / 300
     for code, label, c, (y0, y1) in ((0, "freeze", FREEZE_COLOR, (0.0, 1.0)), (1, "stall", STALL_COLOR, (0.0, 0.2))):
-        keep = mine & (fr["kind"] == code)
-        for k, (start, dur) in enumerate(zip(fr["start_s"][keep], fr["duration_s"][keep])):
+        keep = [r for r, (m, kind) in enumerate(zip(mine, fr["kind"])) if m and kind == code]
+        for k, (start, dur) in enumerate((fr["start_s"][r], fr["duration_s"][r]) for r in keep):
             ax.span(start, start + max(dur, least), color=c, alpha=0.35, ymin=y0, ymax=y1,
                     label=label if k == 0 else None)
 
@@ -139,7 +214,7 @@ def _mark_freezes(ax: Panel, d: Data, ids: list[int]) -> None:
 def plot_frame_delay(d: Data, path: Path) -> Optional[Path]:
     ids = _media_ids(d)
     times, fids, m = d.matrix("frame_delay_ms_mean", ids)
-    if m.size == 0 or np.isnan(m).all():
+    if _empty(times, m) or all(all_nan(c) for c in m):
         return None
     fig = Figure(10, 3.6)
     ax = fig.panel(title="frame delay over time (display freezes red, frame stalls orange)")
@@ -148,7 +223,7 @@ def plot_frame_delay(d: Data, path: Path) -> Optional[Path]:
     _lines(ax, times, fids, m, {k: f"{v} (bin mean)" for k, v in names.items()}, width=1.2)
     if len(fids) == 1:
         _, _, mx = d.matrix("frame_delay_ms_max", ids)
-        ax.line(times, mx[:, 0], color="C0", width=0.8, alpha=0.5, dash=True, label="bin max")
+        ax.line(times, mx[0], color="C0", width=0.8, alpha=0.5, dash=True, label="bin max")
     _time_axes(ax, d, "frame delay (ms, capture to complete)")
     return fig.save(path)
 
@@ -156,7 +231,7 @@ def plot_frame_delay(d: Data, path: Path) -> Optional[Path]:
 def plot_rendered_fps(d: Data, path: Path) -> Optional[Path]:
     ids = _media_ids(d)
     times, fids, m = d.matrix("rendered_fps", ids)
-    if m.size == 0:
+    if _empty(times, m):
         return None
     fig = Figure(10, 3.0)
     ax = fig.panel(title="rendered frame rate (what the viewer saw)")
@@ -179,11 +254,11 @@ def plot_media_rates(d: Data, path: Path) -> Optional[Path]:
     fig = Figure(10, 0.3 + 2.6 * len(ids), rows=len(ids), title=title)
     for k, fid in enumerate(ids):
         ax = fig.panel(title=names[fid], title_left=True)
-        target = series["target_mbps"][2][:, k] if series["target_mbps"][2].size else np.empty(0)
-        if target.size and not np.isnan(target).all():
+        target = series["target_mbps"][2][k] if not _empty(*series["target_mbps"][::2]) else []
+        if len(target) and not all_nan(target):
             ax.line(times, target, color="C2", width=1.2, step=True, label="target")
-        ax.line(times, series["sending_rate_mbps"][2][:, k], color="C1", label="sent")
-        ax.line(times, series["throughput_mbps"][2][:, k], color="C0", label="delivered")
+        ax.line(times, series["sending_rate_mbps"][2][k], color="C1", label="sent")
+        ax.line(times, series["throughput_mbps"][2][k], color="C0", label="delivered")
         _time_axes(ax, d, "Mbit/s")
         if k < len(ids) - 1:
             ax.set(xlabel="")
@@ -199,11 +274,11 @@ def plot_composition(d: Data, path: Path) -> Optional[Path]:
     fig = Figure(10, 1.2 + 0.4 * len(media))
     ax = fig.panel(title="traffic composition of the media flows", xlabel="share of the bytes sent",
                    xlim=(0, 1), categories=[f"{f['id']}: {f['name']}" for f in media])
-    left = np.zeros(len(media))
+    left = [0.0] * len(media)
     for p, c in parts.items():
-        vals = np.array([f["media"]["composition"][p] for f in media], dtype=float)
+        vals = [NAN if f["media"]["composition"][p] is None else float(f["media"]["composition"][p]) for f in media]
         ax.hbar(left, vals, color=c, label=p)
-        left = left + np.nan_to_num(vals)
+        left = [a + b for a, b in zip(left, no_nan(vals))]
     return fig.save(path)
 
 
@@ -211,17 +286,11 @@ def _cdf(ax: Panel, d: Data, metric: str, ids: list[int]) -> bool:
     dist = d.distributions
     if not len(dist.get("flow", ())):
         return False
-    code = DISTRIBUTION_METRICS.index(metric)
-    flow = dist["flow"].astype(np.int64)
-    keep = (dist["metric"] == code) & np.isin(flow, ids)
-    if not keep.any():
+    rows_of = _distribution_rows(d, metric, ids)
+    if not rows_of:
         return False
     names = _flow_names(d)
-    groups = []
-    for fid in np.unique(flow[keep]):
-        rows = keep & (flow == fid)
-        order = np.argsort(dist["percentile"][rows], kind="stable")
-        groups.append((int(fid), dist["value_ms"][rows][order], dist["percentile"][rows][order] / 100))
+    groups = [(fid, *_cdf_points(d, rows_of[fid])) for fid in sorted(rows_of)]
     if len(groups) <= MANY_FLOWS:
         for c, (fid, x, y) in zip(colors(len(groups)), groups):
             ax.line(x, y, color=c, width=1.2, label=names.get(fid, str(fid)))
@@ -232,6 +301,26 @@ def _cdf(ax: Panel, d: Data, metric: str, ids: list[int]) -> bool:
                     label=f"{len(groups)} flows, one line each" if k == 0 else None)
     ax.set(ylim=(0, 1.0), xlim=(0, None))
     return True
+
+
+def _distribution_rows(d: Data, metric: str, ids: list[int]) -> dict[int, list[int]]:
+    """flow id -> the `distributions` rows of `metric` for that flow (table order), for `ids`."""
+    dist = d.distributions
+    code = DISTRIBUTION_METRICS.index(metric)
+    wanted = set(ids)
+    rows_of: dict[int, list[int]] = {}
+    for r, (m, f) in enumerate(zip(dist["metric"], dist["flow"])):
+        if m == code and int(f) in wanted:
+            rows_of.setdefault(int(f), []).append(r)
+    return rows_of
+
+
+def _cdf_points(d: Data, rows: list[int]) -> tuple[list[float], list[float]]:
+    """(values, fractions) of one flow's distribution rows, in percentile order (stable)."""
+    dist = d.distributions
+    pct, val = dist["percentile"], dist["value_ms"]
+    rows = sorted(rows, key=lambda r: pct[r])
+    return [val[r] for r in rows], [pct[r] / 100 for r in rows]
 
 
 def plot_frame_delay_cdf(d: Data, path: Path) -> Optional[Path]:
@@ -255,17 +344,18 @@ def plot_breakdown(d: Data, path: Path) -> Optional[Path]:
         return None
     fid = ids[0]
     cols = [d.matrix(f"stage_{s}_ms", [fid]) for s in FRAME_STAGES]
-    if not cols or cols[0][2].size == 0 or np.isnan(cols[0][2]).all():
+    if not cols or _empty(cols[0][0], cols[0][2]) or all_nan(cols[0][2][0]):
         return None
     times = cols[0][0]
-    vals = np.vstack([np.nan_to_num(c[2][:, 0]) for c in cols])
+    vals = [no_nan(c[2][0]) for c in cols]
     more = f" (flow {_flow_names(d)[fid]}; {len(ids) - 1} more in flows.parquet)" if len(ids) > 1 else ""
     fig = Figure(10, 3.8)
     ax = fig.panel(title="where the frame delay went, per bin" + more)
-    base = np.zeros(len(times))
+    base = [0.0] * len(times)
     for s, c, v in zip(FRAME_STAGES, STAGE_COLORS, vals):
-        ax.fill(times, base + v, base, color=c, step=True, label=s)
-        base = base + v
+        top = [a + b for a, b in zip(base, v)]
+        ax.fill(times, top, base, color=c, step=True, label=s)
+        base = top
     _time_axes(ax, d, "mean delay of frames shown (ms)")
     return fig.save(path)
 
@@ -276,19 +366,18 @@ def plot_breakdown_cdf(d: Data, path: Path) -> Optional[Path]:
     dist = d.distributions
     if not ids or not len(dist.get("flow", ())):
         return None
-    flow = dist["flow"].astype(np.int64)
     fig = Figure(10, 3.6)
     ax = fig.panel(title=f"per-stage delay CDF, flow {_flow_names(d)[ids[0]]} (measurement window)",
                    xlabel="time in the stage (ms, log above 1 ms)", ylabel="fraction of frames shown",
                    xscale="symlog", xlim=(0, None), ylim=(0, 1.0))
     drawn = 0
     for s, c in zip(FRAME_STAGES, STAGE_COLORS):
-        rows = (dist["metric"] == DISTRIBUTION_METRICS.index(f"stage_{s}")) & (flow == ids[0])
-        if not rows.any():
+        rows = _distribution_rows(d, f"stage_{s}", ids).get(ids[0])
+        if not rows:
             continue
-        order = np.argsort(dist["percentile"][rows], kind="stable")
-        x, y = dist["value_ms"][rows][order], dist["percentile"][rows][order] / 100
-        if np.nanmax(x) <= 0:
+        x, y = _cdf_points(d, rows)
+        present = [v for v in x if v == v]
+        if present and max(present) <= 0:
             continue  # a stage this run never spent time in
         ax.line(x, y, color=c, width=1.3, label=s)
         drawn += 1
@@ -344,37 +433,37 @@ def plot_rtt(d: Data, path: Path) -> Optional[Path]:
     times, ids, m = d.matrix(cols[0])
     for c in cols[1:]:
         _, _, other = d.matrix(c)
-        m = np.where(np.isnan(m), other, m)
+        m = [array("d", [o if x != x else x for x, o in zip(mine, theirs)]) for mine, theirs in zip(m, other)]
     return _flow_series(d, times, ids, m, path, "RTT (ms, sender's estimate)", "round-trip time over time", 3.4)
 
 
 def _flow_series(d: Data, times, ids, m, path: Path, ylabel: str, title: str, height: float) -> Optional[Path]:
     """One line per flow that has any value (or their spread), on the run's time axis."""
-    if m.size == 0:
+    if _empty(times, m):
         return None
-    keep = ~np.isnan(m).all(axis=0)
-    if not keep.any():
+    keep = [k for k, col in enumerate(m) if not all_nan(col)]
+    if not keep:
         return None
     fig = Figure(10, height)
     ax = fig.panel(title=title)
-    _lines(ax, times, ids[keep], m[:, keep], _flow_names(d))
+    _lines(ax, times, [ids[k] for k in keep], [m[k] for k in keep], _flow_names(d))
     _time_axes(ax, d, ylabel)
     return fig.save(path)
 
 
 def plot_drops(d: Data, path: Path) -> Optional[Path]:
     link = d.link
-    zero = np.zeros(len(link["time_s"]))
-    over = np.nan_to_num(link.get("drops_overflow", zero))
-    rand = np.nan_to_num(link.get("drops_random", zero))
-    flow_drops = np.nan_to_num(d.flows.get("drops", np.zeros(0))).sum()
-    if over.sum() + rand.sum() == 0 and flow_drops == 0:
+    zero = [0.0] * len(link["time_s"])
+    over = no_nan(link.get("drops_overflow", zero))
+    rand = no_nan(link.get("drops_random", zero))
+    flow_drops = any(no_nan(d.flows.get("drops", ())))
+    if not any(over) and not any(rand) and not flow_drops:  # counts: none drawn when all are zero
         return None
     fig = Figure(10, 3.0)
     ax = fig.panel(title="drops at the bottleneck over time")
     # Stacked step areas: one item each however many bins (bars would be one per bin).
     ax.fill(link["time_s"], over, color="C3", step=True, label="queue overflow / AQM")
-    ax.fill(link["time_s"], over + rand, over, color="C1", step=True, label="random / burst loss")
+    ax.fill(link["time_s"], [a + b for a, b in zip(over, rand)], over, color="C1", step=True, label="random / burst loss")
     _time_axes(ax, d, "packets dropped per bin")
     return fig.save(path)
 
@@ -383,8 +472,9 @@ def plot_queue(d: Data, path: Path) -> Path:
     fig = Figure(10, 3.2)
     ax = fig.panel(title="bottleneck queue occupancy")
     link = d.link
-    ax.fill(link["time_s"], link["queue_bytes_max"] / 1e3, color="C0", alpha=0.25, step=True, label="max in bin")
-    ax.line(link["time_s"], link["queue_bytes_mean"] / 1e3, color="C0", width=1.2, step=True, label="time-weighted mean")
+    ax.fill(link["time_s"], [x / 1e3 for x in link["queue_bytes_max"]], color="C0", alpha=0.25, step=True,
+            label="max in bin")
+    ax.line(link["time_s"], [x / 1e3 for x in link["queue_bytes_mean"]], color="C0", width=1.2, step=True, label="time-weighted mean")
     limit = d.summary["link"]["queue_limit"]
     if "bytes" in limit:
         ax.hline(limit["bytes"] / 1e3, color="#ff0000", dash=True, label="limit")
@@ -400,21 +490,21 @@ def plot_cwnd(d: Data, path: Path) -> Optional[Path]:
 def plot_delay_detector(d: Data, path: Path) -> Optional[Path]:
     """GCC flows: the detector's statistic against its (adaptive) threshold."""
     times, ids, grad = d.matrix("delay_gradient")
-    if grad.size == 0:
+    if _empty(times, grad):
         return None
-    keep = ~np.isnan(grad).all(axis=0)
-    if not keep.any():
+    keep = [k for k, col in enumerate(grad) if not all_nan(col)]
+    if not keep:
         return None
     _, _, thr = d.matrix("threshold")
-    cols = np.flatnonzero(keep)[:MEDIA_PANELS]
+    cols = keep[:MEDIA_PANELS]
     names = _flow_names(d)
     fig = Figure(10, 3.2)
     ax = fig.panel(title="GCC over-use detector: statistic vs adaptive threshold (end of each bin)")
     for c, k in zip(colors(len(cols)), cols):
         name = names[int(ids[k])]
-        ax.line(times, grad[:, k], color=c, label=f"{name} statistic")
-        ax.line(times, thr[:, k], color=c, dash=True, alpha=0.7, label=f"{name} ± threshold")
-        ax.line(times, -thr[:, k], color=c, dash=True, alpha=0.7)
+        ax.line(times, grad[k], color=c, label=f"{name} statistic")
+        ax.line(times, thr[k], color=c, dash=True, alpha=0.7, label=f"{name} ± threshold")
+        ax.line(times, [-x for x in thr[k]], color=c, dash=True, alpha=0.7)
     _time_axes(ax, d, "delay trend statistic (ms)", ylim=(None, None))
     return fig.save(path)
 
@@ -423,12 +513,12 @@ def plot_fairness(d: Data, path: Path) -> Optional[Path]:
     fr = d.fairness
     if not len(fr.get("jain", ())):
         return None
-    keep = ~np.isnan(fr["jain"]) & (fr["active_flows"] >= 2)
-    if not keep.any():
+    keep = [r for r, (j, n) in enumerate(zip(fr["jain"], fr["active_flows"])) if j == j and n >= 2]
+    if not keep:
         return None
     fig = Figure(10, 2.8)
     ax = fig.panel(title=f"fairness per {d.summary['fairness']['window_s']:g} s window (flows active throughout)")
-    ax.line(fr["time_s"][keep], fr["jain"][keep], color="C0", width=1.2, step=True)
+    ax.line([fr["time_s"][r] for r in keep], [fr["jain"][r] for r in keep], color="C0", width=1.2, step=True)
     _time_axes(ax, d, "Jain index", ylim=(0, 1.05))
     return fig.save(path)
 
@@ -454,17 +544,17 @@ PLOTS: list[tuple[str, str, str, Callable[[Data, Path], Optional[Path]]]] = [
 ]
 
 
-def plot_report(result: RunResult, out_dir: Path, workers: Optional[int] = None) -> list[Plot]:
+def plot_report(result: RunResult, out_dir: Path, workers: int = 1) -> list[Plot]:
     """Writes every applicable plot into `out_dir`; returns them in display order.
 
-    The renderer releases the GIL, so with two or more cores (`workers`, default: 2 where there
-    are two cores) the plots are drawn on that many threads; `workers=1` draws them one by one.
+    The renderer releases the GIL, so `workers` > 1 draws the plots on that many threads. One
+    is the default: in a whole `rtclab run bench-10-cubic` on two cores, two threads saved
+    about 2 ms of the ~50 ms the plots and report take and raised the process's peak memory by
+    2.3 MiB (each thread holds an image and its PNG encoder; docs/benchmarks.md, 2026-12-01).
     """
     d = Data(result)
     d._index  # noqa: B018 — computed once here, not raced for by the threads
     jobs = [(k, Path(out_dir) / f"{stem}.png") for k, (stem, _, _, _) in enumerate(PLOTS)]
-    if workers is None:
-        workers = min(2, os.cpu_count() or 1)
 
     def draw(job):
         idx, path = job

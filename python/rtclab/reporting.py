@@ -6,7 +6,7 @@ formats (a missing value reads "–", never 0)."""
 
 from __future__ import annotations
 
-import base64
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -20,30 +20,31 @@ FOLD_FLOWS = 50
 
 def render(template: str, **context) -> str:
     """One of the core's report templates ("report.html", "repro.html", "suite.html",
-    "sweep.html") rendered with `context` (plain data: dicts, lists, strings, numbers)."""
+    "sweep.html") rendered with `context` (plain data: dicts, lists, strings, numbers; an image
+    is its PNG file's path, embedded by the template's `png(path)`)."""
     from rtclab import _core
 
     return _core.render_report(template, context)
 
 
-def _data_uri(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+def write(template: str, path: str | os.PathLike, **context) -> None:
+    """`render` straight into the file `path` (the page is never held whole)."""
+    from rtclab import _core
+
+    _core.render_report(template, context, os.fspath(path))
 
 
-def render_report(result: RunResult, plots: Iterable) -> str:
-    """The report of one run as HTML text; `plots` are `rtclab.plots.Plot`s (or plain paths,
-    shown in the network section)."""
+def _report_context(result: RunResult, plots: Iterable) -> dict:
     s = result.summary
     shown = []
     for p in plots:
         if isinstance(p, (str, Path)):
-            shown.append({"src": _data_uri(Path(p)), "title": Path(p).stem.replace("_", " "), "section": "network"})
+            shown.append({"path": os.fspath(p), "title": Path(p).stem.replace("_", " "), "section": "network"})
         else:
-            shown.append({"src": _data_uri(p.path), "title": p.title, "section": p.section})
+            shown.append({"path": os.fspath(p.path), "title": p.title, "section": p.section})
     media = [f for f in s["flows"] if f.get("media")]
     engine = s.get("engine", "sim")
-    return render(
-        "report.html",
+    return dict(
         s=s,
         link=s["link"],
         media=media[:MEDIA_ROWS],
@@ -57,8 +58,15 @@ def render_report(result: RunResult, plots: Iterable) -> str:
     )
 
 
+def render_report(result: RunResult, plots: Iterable) -> str:
+    """The report of one run as HTML text; `plots` are `rtclab.plots.Plot`s (or plain paths,
+    shown in the network section)."""
+    return render("report.html", **_report_context(result, plots))
+
+
 def write_report(result: RunResult, plots: Iterable, path: Path) -> None:
-    Path(path).write_text(render_report(result, plots), encoding="utf-8")
+    """The report of one run written to `path`."""
+    write("report.html", path, **_report_context(result, plots))
 
 
 def write_repro_report(repro, rows, images, path: Path, wall: float) -> None:
@@ -66,14 +74,14 @@ def write_repro_report(repro, rows, images, path: Path, wall: float) -> None:
     from rtclab import _core
     from rtclab.repro import tally_line
 
-    html = render(
+    write(
         "repro.html",
+        path,
         repro={"name": repro.name, "title": repro.title, "jobs": len(repro.jobs), "notes": list(repro.notes)},
         rows=[{"experiment": r.experiment, "variant": r.variant, "metric": r.metric, "ours": r.ours, "paper": r.paper,
                "verdict": r.verdict, "cause": r.cause} for r in rows],
         tally=tally_line(rows),
-        images=[(title, _data_uri(img)) for title, img in images],
+        images=[(title, os.fspath(img)) for title, img in images],
         wall=wall,
         version=_core.__version__,
     )
-    Path(path).write_text(html, encoding="utf-8")

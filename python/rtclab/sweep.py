@@ -896,7 +896,7 @@ def write_report(out: str | os.PathLike) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rtclab.reporting import _data_uri, render
+    from rtclab.reporting import write
 
     out = Path(out)
     runs, flows = catalog(out), catalog(out, flows=True)
@@ -954,14 +954,14 @@ def write_report(out: str | os.PathLike) -> Path:
         fig.savefig(path, dpi=90, bbox_inches="tight")
         plt.close(fig)
         images.append(("throughput vs delay per controller", path))
-    html = render(
-        "sweep.html",
-        name=json.loads((out / STORE_MARKER).read_text(encoding="utf-8")).get("name", out.name),
-        runs=len(runs), axes=[a[5:] for a in axes], seeds=sorted(runs["seed"].unique().tolist()) if len(runs) else [],
-        images=[(t, _data_uri(p)) for t, p in images], sweep_text=(out / "sweep.toml").read_text(encoding="utf-8"),
-        version=_core.__version__)
     page = out / "report.html"
     tmp = out / f".report.html.tmp-{os.getpid()}"
-    tmp.write_text(html, encoding="utf-8")
+    write(
+        "sweep.html",
+        tmp,
+        name=json.loads((out / STORE_MARKER).read_text(encoding="utf-8")).get("name", out.name),
+        runs=len(runs), axes=[a[5:] for a in axes], seeds=sorted(runs["seed"].unique().tolist()) if len(runs) else [],
+        images=[(t, os.fspath(p)) for t, p in images], sweep_text=(out / "sweep.toml").read_text(encoding="utf-8"),
+        version=_core.__version__)
     os.replace(tmp, page)
     return page

@@ -12,7 +12,7 @@
 
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::collections::BTreeMap;
@@ -91,6 +91,10 @@ impl StrictBool for Value {
 
 /// markupsafe's escape: `&`, `<`, `>`, `"`, `'`.
 fn escape_into(out: &mut String, s: &str) {
+    if !s.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')) {
+        out.push_str(s);
+        return;
+    }
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -135,6 +139,18 @@ fn fixed(v: f64, d: usize) -> String {
     } else {
         format!("{v:.d$}")
     }
+}
+
+/// `png(path)`: the PNG file at `path` as a `data:` URI, read and encoded here so the page is
+/// written without the images passing through Python as text.
+fn png(path: String) -> Result<Value, Error> {
+    use base64::Engine as _;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("png: {path}: {e}")))?;
+    let mut uri = String::with_capacity(22 + bytes.len().div_ceil(3) * 4);
+    uri.push_str("data:image/png;base64,");
+    base64::engine::general_purpose::STANDARD.encode_string(&bytes, &mut uri);
+    Ok(Value::from_safe_string(uri))
 }
 
 /// Jinja2's `tojson` filter as it writes: `json.dumps(x, sort_keys=True)` (ASCII only, `", "`
@@ -238,17 +254,25 @@ fn environment() -> Result<&'static Environment<'static>, String> {
             }
         });
         env.set_formatter(|out, state, value| {
-            let text = python_str(value);
+            let owned;
+            let text = match value.as_str() {
+                Some(s) => s,
+                None => {
+                    owned = python_str(value);
+                    &owned
+                }
+            };
             if value.is_safe() || state.auto_escape() == AutoEscape::None {
-                out.write_str(&text).map_err(Error::from)
+                out.write_str(text).map_err(Error::from)
             } else {
                 let mut escaped = String::with_capacity(text.len());
-                escape_into(&mut escaped, &text);
+                escape_into(&mut escaped, text);
                 out.write_str(&escaped).map_err(Error::from)
             }
         });
         env.add_function("fmt", fmt);
         env.add_function("pct", pct);
+        env.add_function("png", png);
         env.add_filter("tojson", tojson);
         for (name, source) in TEMPLATES {
             env.add_template(name, source)
@@ -309,10 +333,17 @@ fn to_value(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Value> {
 }
 
 /// Renders the report template `name` ("report.html", "repro.html", "suite.html",
-/// "sweep.html") with `context` (keyword -> plain data). ValueError names a missing value or a
-/// template error; TypeError a value of a type the templates cannot take.
+/// "sweep.html") with `context` (keyword -> plain data): into the file `path` when given
+/// (streamed, never held whole; returns None), else as text. ValueError names a missing value,
+/// an unreadable image or a template error; TypeError a value the templates cannot take.
 #[pyfunction]
-pub fn render_report(name: &str, context: &Bound<'_, PyDict>) -> PyResult<String> {
+#[pyo3(signature = (name, context, path=None))]
+pub fn render_report(
+    py: Python<'_>,
+    name: &str,
+    context: &Bound<'_, PyDict>,
+    path: Option<std::path::PathBuf>,
+) -> PyResult<Option<String>> {
     let env = environment().map_err(PyValueError::new_err)?;
     let template = env.get_template(name).map_err(|e| {
         let known: Vec<&str> = TEMPLATES.iter().map(|(n, _)| *n).collect();
@@ -327,7 +358,8 @@ pub fn render_report(name: &str, context: &Bound<'_, PyDict>) -> PyResult<String
         let value = to_value(&v, &key)?;
         ctx.insert(key, value);
     }
-    template.render(Value::from(ctx)).map_err(|e| {
+    let ctx = Value::from(ctx);
+    let explain = |e: Error| {
         let mut msg = format!("report template {name:?}: {e}");
         let mut source = std::error::Error::source(&e);
         while let Some(s) = source {
@@ -335,7 +367,26 @@ pub fn render_report(name: &str, context: &Bound<'_, PyDict>) -> PyResult<String
             source = s.source();
         }
         PyValueError::new_err(msg)
-    })
+    };
+    match path {
+        None => template.render(ctx).map(Some).map_err(explain),
+        Some(path) => py.detach(|| {
+            let file = std::fs::File::create(&path)
+                .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let written = match template.render_captured_to(ctx, &mut out) {
+                Ok(_) => std::io::Write::flush(&mut out)
+                    .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display()))),
+                Err(e) => Err(explain(e)),
+            };
+            if written.is_err() {
+                // The file is this call's own: no half-written page is left behind.
+                drop(out);
+                let _ = std::fs::remove_file(&path);
+            }
+            written.map(|_| None)
+        }),
+    }
 }
 
 #[cfg(test)]
