@@ -9,7 +9,7 @@ CORE   := $(VENV)/.core-built
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name '*.j2' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 
 .PHONY: install run test test-rust test-python lint bench bench-ns3 bench-ns3-wheel fuzz tshark chromium web-assets realclient clean
 
@@ -17,7 +17,7 @@ $(DEPS): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" \
-	  "jinja2>=3.1" "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5" \
+	  "tqdm>=4.66" "tabulate>=0.9" "pytest>=7" "selenium>=4.20" "duckdb>=1.0" "ray>=2.40" "ruff>=0.5" \
 	  "gymnasium>=1.0" "scikit-learn>=1.4" "aiortc>=1.9" "jax>=0.4.30" "optax>=0.2" "networkx>=3.2" "lime>=0.2" \
 	  "playwright>=1.40"
 	touch $@

@@ -313,12 +313,13 @@ def test_report_templates_are_rendered_by_the_core(media_report, tmp_path):
 
 
 def test_plot_data_without_numpy_is_numpys_arithmetic():
-    """The plots read the columns without numpy: the spread across flows is `np.nanpercentile`'s
-    linear method bit for bit (NaNs, one value, ties, all missing), and the per-flow series are
-    the time x flow pivot numpy made (flows that start late and stop early leave NaN)."""
+    """The plots read the columns without numpy: the core's spread across flows is
+    `np.nanpercentile`'s linear method bit for bit (NaNs, one value, ties, all missing), and its
+    per-flow series are the time x flow pivot numpy made (flows that start late and stop early
+    leave NaN)."""
     import numpy as np
 
-    from rtclab import plots
+    from rtclab import _core, plots
 
     rng = np.random.default_rng(7)
     cases = [rng.normal(size=n) for n in (1, 2, 3, 10, 11, 12, 101, 1000)]
@@ -326,8 +327,15 @@ def test_plot_data_without_numpy_is_numpys_arithmetic():
               np.where(rng.random(57) < 0.3, np.nan, rng.exponential(size=57))]
     for values in cases:
         want = [float(x) for x in np.nanpercentile(values, [10, 50, 90])] if np.isfinite(values).any() else [np.nan] * 3
-        got = plots.nan_percentiles(values.tolist(), (10, 50, 90))
+        got = [np.frombuffer(b)[0] for b in _core.spread([np.array([x]).tobytes() for x in values], [10, 50, 90])] \
+            if len(values) else [np.nan] * 3
         assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (values, got, want)
+    # Per bin across series, as `np.nanpercentile(matrix, q, axis=1)`; any float64 buffer will do.
+    m = np.where(rng.random((40, 30)) < 0.2, np.nan, rng.normal(size=(40, 30)))
+    m[3] = np.nan
+    got = np.array([np.frombuffer(b) for b in _core.spread([memoryview(np.ascontiguousarray(c)) for c in m.T], [10, 50, 90])])
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        assert np.array_equal(got, np.nanpercentile(m, [10, 50, 90], axis=1), equal_nan=True)
     result = rtclab.run(many_flows(3).replace('count = 3', 'count = 3\nstart = "1s"\nstop = "3s"'))
     d = plots.Data(result)
     t, f = np.frombuffer(result.tables["flows"]["time_s"]), np.frombuffer(result.tables["flows"]["flow"]).astype(int)
@@ -337,7 +345,7 @@ def test_plot_data_without_numpy_is_numpys_arithmetic():
         m = np.full((len(times), len(ids)), np.nan)
         m[ti, fi] = np.frombuffer(result.tables["flows"][column])
         got_times, got_ids, series = d.matrix(column)
-        assert got_times == times.tolist() and got_ids == ids.tolist()
+        assert list(got_times) == times.tolist() and got_ids == ids.tolist()
         assert np.array_equal(np.array(series).T, m, equal_nan=True)
         assert any(np.isnan(s).any() for s in series)  # the late, short flows
         sub_times, sub_ids, sub = d.matrix(column, [int(ids[-1]), int(ids[0])])

@@ -12,20 +12,23 @@ and quick to draw.
 The plots read the engine's columns in place (float64 memoryviews, `Data`), never numpy or
 pandas, and are described as data for the core's chart renderer (`rtclab.chart`,
 `crates/rtclab-chart`), never matplotlib: those imports would cost more time and memory than the
-benchmark run itself (issue 16 point 9, issue 45 point 3; docs/benchmarks.md). The spread across
-flows is numpy's `nanpercentile` (linear interpolation), computed the way numpy computes it, so
-the images are the ones numpy-based plots drew. The renderer releases the GIL, so `plot_report`
-can draw on several threads (`workers`).
+benchmark run itself (issue 16 point 9, issue 45 point 3; docs/benchmarks.md). The two passes
+over every row of a 1,000-flow table are the core's: the time × flow pivot
+(`_core.flow_series`, numpy's `unique` and scatter) and the spread across flows
+(`_core.spread`, numpy's `nanpercentile`, linear method, step for step), so the images are the
+ones the numpy-based plots drew. The renderer releases the GIL, so `plot_report` can draw on
+several threads (`workers`).
 """
 
 from __future__ import annotations
 
 from array import array
-from functools import cached_property
-from operator import itemgetter
+from itertools import filterfalse
+from math import isnan
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
 
+from rtclab import _core
 from rtclab.chart import Figure, Panel, colors
 from rtclab.runner import DISTRIBUTION_METRICS, FRAME_STAGES, RunResult
 
@@ -61,39 +64,12 @@ def floats(raw) -> memoryview:
 
 
 def all_nan(values: Col) -> bool:
-    return all(x != x for x in values)
+    return all(map(isnan, values))
 
 
 def no_nan(values: Col) -> list[float]:
     """numpy's `nan_to_num` for the values plots meet: missing counts as 0."""
-    return [0.0 if x != x else x for x in values]
-
-
-def _lerp(a: float, b: float, t: float) -> float:
-    """numpy's `_lerp`, the interpolation of `quantile(method="linear")`, step for step."""
-    diff = b - a
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
-
-
-def nan_percentiles(values: Col, percents: Sequence[float]) -> list[float]:
-    """numpy's `nanpercentile(values, percents)` (linear method): the same floating-point steps,
-    so the same numbers; NaN where no value is present."""
-    v = sorted(x for x in values if x == x)
-    n = len(v)
-    out = []
-    for p in percents:
-        if n == 0:
-            out.append(NAN)
-            continue
-        index = (n - 1) * (p / 100)
-        below = float(int(index))
-        if index >= n - 1:
-            lo = hi = n - 1
-            below = -1.0  # numpy points both neighbours at the last value, gamma = index + 1
-        else:
-            lo, hi = int(below), int(below) + 1
-        out.append(_lerp(v[lo], v[hi], index - below))
-    return out
+    return [0.0 if isnan(x) else x for x in values]
 
 
 class Data:
@@ -110,47 +86,17 @@ class Data:
         self.interruptions = {k: floats(v) for k, v in t["interruptions"].items()}
         self.distributions = {k: floats(v) for k, v in t["distributions"].items()}
 
-    @cached_property
-    def _index(self):
-        """The bins' end times (sorted), the flow ids (sorted) and, per flow, its rows and their
-        bins in table order; once."""
-        t, f = self.flows.get("time_s", ()), self.flows.get("flow", ())
-        times = sorted(set(t))
-        at = {x: i for i, x in enumerate(times)}
-        rows: dict[int, list[int]] = {}
-        bins: dict[int, list[int]] = {}
-        for r, (x, fid) in enumerate(zip(t, f)):
-            fid = int(fid)
-            if fid not in rows:
-                rows[fid], bins[fid] = [], []
-            rows[fid].append(r)
-            bins[fid].append(at[x])
-        return times, sorted(rows), rows, bins
-
-    def matrix(self, column: str, ids: Optional[list[int]] = None) -> tuple[list[float], list[int], list[array]]:
+    def matrix(self, column: str, ids: Optional[list[int]] = None) -> tuple[memoryview, list[int], list[memoryview]]:
         """(bin end times, flow ids, one series per flow over those bins; NaN where a flow has
-        no row), the flows in id order."""
+        no row), the flows in id order (the core's pivot of the table: `np.unique` of times and
+        ids, as the numpy code it replaces)."""
         values = self.flows.get(column)
         if values is None or len(values) == 0:
-            return [], [], []
-        times, all_ids, rows, bins = self._index
-        if ids is not None:
-            wanted = set(ids)
-            all_ids = [i for i in all_ids if i in wanted]
-        n = len(times)
-        series = []
-        for fid in all_ids:
-            col = array("d", [NAN]) * n
-            r, b = rows[fid], bins[fid]
-            got = itemgetter(*r)(values) if len(r) > 1 else (values[r[0]],)
-            first = b[0]
-            if b == list(range(first, first + len(b))):  # one row per bin, bins in a run
-                col[first:first + len(b)] = array("d", got)
-            else:
-                for k, x in zip(b, got):
-                    col[k] = x
-            series.append(col)
-        return times, all_ids, series
+            return memoryview(b"").cast("d"), [], []
+        table = self.result.tables["flows"]
+        times, found, series = _core.flow_series(table["time_s"], table["flow"], table[column],
+                                                 None if ids is None else [int(i) for i in ids])
+        return floats(times), found, [floats(s) for s in series]
 
 
 def _empty(times, series) -> bool:
@@ -185,8 +131,7 @@ def _lines(ax: Panel, times, ids, series, names: dict[int, str], step: bool = Fa
         for c, fid, col in zip(colors(len(ids)), ids, series):
             ax.line(times, col, color=c, width=width, step=step, label=names.get(int(fid), str(fid)))
         return
-    spread = [nan_percentiles(across, (10, 50, 90)) for across in zip(*series)]  # per bin
-    lo, med, hi = ([b[k] for b in spread] for k in range(3))
+    lo, med, hi = (floats(b) for b in _core.spread(series, [10, 50, 90]))  # per bin, NaN ignored
     ax.fill(times, hi, lo, color="C0", alpha=0.25, label=f"10-90 % of {len(ids)} flows")
     ax.line(times, med, color="C0", width=1.2, label="median flow")
 
@@ -456,7 +401,7 @@ def plot_drops(d: Data, path: Path) -> Optional[Path]:
     zero = [0.0] * len(link["time_s"])
     over = no_nan(link.get("drops_overflow", zero))
     rand = no_nan(link.get("drops_random", zero))
-    flow_drops = any(no_nan(d.flows.get("drops", ())))
+    flow_drops = any(filterfalse(isnan, d.flows.get("drops", ())))  # any non-zero count
     if not any(over) and not any(rand) and not flow_drops:  # counts: none drawn when all are zero
         return None
     fig = Figure(10, 3.0)
@@ -553,7 +498,6 @@ def plot_report(result: RunResult, out_dir: Path, workers: int = 1) -> list[Plot
     2.3 MiB (each thread holds an image and its PNG encoder; docs/benchmarks.md, 2026-12-01).
     """
     d = Data(result)
-    d._index  # noqa: B018 — computed once here, not raced for by the threads
     jobs = [(k, Path(out_dir) / f"{stem}.png") for k, (stem, _, _, _) in enumerate(PLOTS)]
 
     def draw(job):

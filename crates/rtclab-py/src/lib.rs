@@ -6,12 +6,14 @@
 
 mod afr;
 mod column;
+mod column_bytes;
 mod controller;
 mod hairpin;
 mod html_report;
 mod json_indent;
 mod learn;
 mod parquet_out;
+mod plot_data;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -102,26 +104,9 @@ fn write_parquet(
     path: &str,
     columns: Vec<(String, String, Bound<'_, PyAny>)>,
 ) -> PyResult<()> {
+    use column_bytes::ColumnBytes;
     use parquet_out::Column;
-    // A column's values: `bytes` or a table's `Column`, borrowed (never copied).
-    enum Raw<'py> {
-        Bytes(Bound<'py, PyBytes>),
-        Column(Bound<'py, column::Column>),
-    }
-    impl Raw<'_> {
-        fn as_bytes(&self) -> &[u8] {
-            match self {
-                Raw::Bytes(b) => b.as_bytes(),
-                Raw::Column(c) => c.get().bytes(),
-            }
-        }
-    }
-    fn bytes<'py>(v: &Bound<'py, PyAny>) -> PyResult<Raw<'py>> {
-        if let Ok(c) = v.cast::<column::Column>() {
-            return Ok(Raw::Column(c.clone()));
-        }
-        Ok(Raw::Bytes(v.cast::<PyBytes>()?.clone()))
-    }
+    let bytes = ColumnBytes::of;
     // Borrow every column's bytes; the writer decodes one column at a time.
     let mut kept = Vec::with_capacity(columns.len());
     for (name, kind, values) in columns {
@@ -519,6 +504,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(render_chart, m)?)?;
     m.add_function(wrap_pyfunction!(html_report::render_report, m)?)?;
+    m.add_function(wrap_pyfunction!(plot_data::flow_series, m)?)?;
+    m.add_function(wrap_pyfunction!(plot_data::spread, m)?)?;
     m.add_function(wrap_pyfunction!(hairpin::hairpin_table, m)?)?;
     m.add_function(wrap_pyfunction!(afr::afr_run, m)?)?;
     m.add_function(wrap_pyfunction!(learn::decision_latency_ns, m)?)?;
