@@ -299,6 +299,11 @@ def test_report_templates_are_rendered_by_the_core(media_report, tmp_path):
         reporting.render("nope.html")
     with pytest.raises(TypeError, match=r"s\.when is a \w*Path; expected a dict"):
         reporting.render("report.html", s={"when": tmp_path})
+    import numpy as np
+
+    assert reporting.render("suite.html", name="n", rows=[{"case": "c", "title": "t", "cc": "gcc", "seeds": np.int64(3),
+                                                          "cells": [np.float32(0.5)]}], columns=["x"], not_run=[],
+                            version="v").count("<td>3</td>\n<td>0.5</td>") == 1  # numbers from pandas, as str() writes them
     rows = [Row("fig 3", "gcc <a>", "delay p95 ms", 12.3456, "10-13"), Row("t1", "x", "y", 0.5, "0.9")]
 
     class Repro:

@@ -326,6 +326,18 @@ fn to_value(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Value> {
         }
         return Ok(Value::from(items));
     }
+    // Other numbers (numpy's integers and floats, which rows built with pandas carry) as the
+    // int or float they stand for, as Jinja2 wrote them through `str()`.
+    if obj.hasattr("__index__")? {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+    }
+    if obj.hasattr("__float__")? {
+        if let Ok(f) = obj.extract::<f64>() {
+            return Ok(Value::from(f));
+        }
+    }
     Err(PyTypeError::new_err(format!(
         "report context: {at} is a {}; expected a dict, list, tuple, str, int, float, bool or None",
         obj.get_type().name()?
