@@ -142,6 +142,9 @@ class Figure:
         except TypeError:
             view = None
         if view is not None and view.format == "d" and view.ndim == 1 and view.c_contiguous:
+            if sys.byteorder == "little":
+                self._buffers.append(view.tobytes())
+                return len(self._buffers) - 1
             a = array("d")
             a.frombytes(view.cast("B"))
         else:
