@@ -82,3 +82,47 @@ def test_table_columns_lend_the_engines_bytes_without_a_copy():
     assert all(math.isnan(x) for x in struct.iter_unpack("<d", bytes(flows["stage_encode_ms"])) for x in x)
     del r, flows
     assert struct.unpack_from("<d", bytes(m))[0] == a[0]  # the view keeps the column alive
+
+
+def test_flows_table_encoded_ahead_is_the_file_the_writer_writes(tmp_path, monkeypatch):
+    """`rtclab run` has a large `flows` table encoded while the summary is built
+    (`run(encode_ahead=True)`, `RunResult.flows_ahead`): the file is byte for byte the one the
+    writer makes from the result, and a result whose table or flow names were changed after the
+    run is written as it now is, not as it was encoded."""
+    import copy
+    import pickle
+
+    from rtclab import runner
+    from rtclab.output import write_run_files
+
+    monkeypatch.setattr(runner, "PARALLEL_FLOWS_ROWS", 1)
+    r = run("two-cubic", progress=False, encode_ahead=True)
+    assert r.flows_ahead is not None
+    plain = run("two-cubic", progress=False)
+    assert plain.flows_ahead is None
+    (tmp_path / "ahead").mkdir()
+    (tmp_path / "plain").mkdir()
+    write_run_files(r, tmp_path / "ahead")
+    write_run_files(plain, tmp_path / "plain")
+    for name in ("flows.parquet", "link.parquet"):
+        assert (tmp_path / "ahead" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name
+    assert r.flows_ahead.take(r) == (tmp_path / "plain" / "flows.parquet").read_bytes()
+    # Encoded on one thread or on every core: the same bytes.
+    cols = __import__("rtclab.output", fromlist=["table_columns"]).table_columns("flows", r.tables["flows"], r.flow_names)
+    assert _core.encode_parquet(cols, 1) == _core.encode_parquet(cols) == r.flows_ahead.take(r)
+
+    # A flow renamed after the run: the writer encodes the table again, with the new name.
+    r.summary["flows"][0]["name"] = "renamed"
+    assert r.flows_ahead.take(r) is None
+    (tmp_path / "renamed").mkdir()
+    write_run_files(r, tmp_path / "renamed")
+    pd = pytest.importorskip("pandas")
+    assert "renamed" in set(pd.read_parquet(tmp_path / "renamed" / "flows.parquet")["flow_name"])
+    # A column replaced: not the table that was encoded.
+    r.summary["flows"][0]["name"] = plain.summary["flows"][0]["name"]
+    assert r.flows_ahead.take(r) is not None
+    r.tables["flows"]["drops"] = bytes(len(r.tables["flows"]["drops"]))
+    assert r.flows_ahead.take(r) is None
+    # Pickled or copied, a result carries no encoding thread.
+    assert pickle.loads(pickle.dumps(r)).flows_ahead is None
+    assert copy.deepcopy(r).flows_ahead is None

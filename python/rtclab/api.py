@@ -63,7 +63,7 @@ def run_to_folder(scenario, out: str | os.PathLike | None = None, *, seed: Optio
         pcap = Path(tempfile.mkdtemp(prefix="rtclab-capture-")) / "bottleneck.pcap" if capture else None
         try:
             result = run(scenario, seed=seed, progress=progress, engine=engine, capture=pcap, snaplen=snaplen,
-                         force=force, max_memory=max_memory, capture_at=capture_at)
+                         force=force, max_memory=max_memory, capture_at=capture_at, encode_ahead=engine == "sim")
             written = write_result(result, out, plots=plots, inputs=inputs)
         finally:
             if pcap is not None:

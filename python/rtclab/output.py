@@ -32,6 +32,7 @@ from typing import Callable, Iterable
 
 from rtclab import _core
 from rtclab.timings import stamp
+from rtclab import runner
 from rtclab.runner import RunResult
 
 MARKER = ".rtclab-output.json"
@@ -353,10 +354,16 @@ def write_table(result: RunResult, table: str, path: Path) -> None:
     """One result table as Parquet, written by the core from the engine's columns (no pandas,
     no pyarrow): ids and counts as int64, `flows` with each flow's name, `distributions` and
     `interruptions` with their metric's and kind's names."""
+    _core.write_parquet(str(path), table_columns(table, result.tables[table], result.flow_names))
+
+
+def table_columns(table: str, columns: dict, flow_names: Callable[[], dict[int, str]]) -> list:
+    """`_core.write_parquet`'s columns for result table `table` ({column: float64 bytes});
+    `flow_names()`: {flow id: name}, asked for only by the `flows` table."""
     from rtclab.runner import DISTRIBUTION_METRICS, INT_COLUMNS, INTERRUPTION_KINDS
 
     cols = []
-    for name, raw in result.tables[table].items():
+    for name, raw in columns.items():
         if table == "distributions" and name == "metric":
             cols.append((name, "str_by_index", (list(DISTRIBUTION_METRICS), raw)))
             continue
@@ -365,10 +372,10 @@ def write_table(result: RunResult, table: str, path: Path) -> None:
             continue
         cols.append((name, "i64" if name in INT_COLUMNS.get(table, ()) else "f64", raw))
         if table == "flows" and name == "flow":
-            by_id = result.flow_names()
+            by_id = flow_names()
             names = [by_id.get(i, "") for i in range(max(by_id, default=-1) + 1)]
             cols.append(("flow_name", "str_by_index", (names, raw)))
-    _core.write_parquet(str(path), cols)
+    return cols
 
 
 #: The tables a run writes, one Parquet file each.
@@ -387,22 +394,22 @@ def summary_text(summary: dict) -> str:
     return _core.indent_json(compact)
 
 
-#: A `flows` table with at least this many rows is written on a second thread while this one
-#: writes `summary.json` and the other tables (the core releases the GIL while it encodes).
-PARALLEL_FLOWS_ROWS = 20_000
-
-
 def write_run_files(result: RunResult, d: Path) -> None:
     """The one writer of a run's `summary.json` and tables, into the (temporary) folder `d`:
     `rtclab run --out`, `rtclab.save` and each run of a sweep or suite write through it.
 
-    A large `flows` table (1,000 flows for a minute: 300,000 rows, ~0.05 s to encode) is
-    written beside the summary's text (~0.03 s of Python for its 1.3 MB), not after it."""
+    A large `flows` table (1,000 flows for a minute: 300,000 rows, ~0.05 s to encode) was
+    encoded while the summary was built if the run was asked to (`rtclab run`:
+    `RunResult.flows_ahead`); otherwise it is written on a second thread beside the summary's
+    text (~0.03 s of Python for its 1.3 MB), not after it (the core releases the GIL while it
+    encodes). Both give the same bytes."""
     flows = result.tables.get("flows") or {}
     rows = len(next(iter(flows.values()), b"")) // 8  # a column: a `_core.Column` or bytes
+    large = rows >= runner.PARALLEL_FLOWS_ROWS
+    ahead = result.flows_ahead if large else None
     background = None
     failed: list[BaseException] = []
-    if rows >= PARALLEL_FLOWS_ROWS:
+    if large and ahead is None:
         import threading
 
         def flows_table() -> None:
@@ -418,7 +425,10 @@ def write_run_files(result: RunResult, d: Path) -> None:
             f.write(summary_text(result.summary))
             f.write("\n")
         for table in RUN_TABLES:
-            if background is None or table != "flows":
+            encoded = ahead.take(result) if ahead is not None and table == "flows" else None
+            if encoded is not None:
+                (d / "flows.parquet").write_bytes(encoded)
+            elif background is None or table != "flows":
                 write_table(result, table, d / f"{table}.parquet")
     finally:
         if background is not None:

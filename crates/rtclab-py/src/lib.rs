@@ -104,6 +104,34 @@ fn write_parquet(
     path: &str,
     columns: Vec<(String, String, Bound<'_, PyAny>)>,
 ) -> PyResult<()> {
+    let path = path.to_string();
+    with_parquet_columns(columns, |cols| py.detach(move || parquet_out::write(&path, cols)))?
+        .map_err(pyo3::exceptions::PyOSError::new_err)
+}
+
+/// The Parquet file `write_parquet(path, columns)` would write, as bytes: a table encoded (the
+/// GIL released) before the folder it goes into exists, written later as it is. `threads`: at
+/// most this many encoding threads (default: all cores); the bytes do not depend on it.
+#[pyfunction]
+#[pyo3(signature = (columns, threads = None))]
+fn encode_parquet<'py>(
+    py: Python<'py>,
+    columns: Vec<(String, String, Bound<'py, PyAny>)>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let threads = threads.unwrap_or_else(parquet_out::cores);
+    let encoded =
+        with_parquet_columns(columns, |cols| py.detach(|| parquet_out::encode(cols, threads)))?
+            .map_err(PyRuntimeError::new_err)?;
+    Ok(PyBytes::new(py, &encoded))
+}
+
+/// Checks `columns` as `write_parquet` documents them, borrows their bytes and hands them to `f`
+/// (a bad column is a ValueError; `f`'s own error is returned as its text).
+fn with_parquet_columns<T>(
+    columns: Vec<(String, String, Bound<'_, PyAny>)>,
+    f: impl FnOnce(&[(String, parquet_out::Column<'_>)]) -> Result<T, String>,
+) -> PyResult<Result<T, String>> {
     use column_bytes::ColumnBytes;
     use parquet_out::Column;
     let bytes = ColumnBytes::of;
@@ -148,9 +176,7 @@ fn write_parquet(
         };
         cols.push((name.clone(), col));
     }
-    let path = path.to_string();
-    py.detach(move || parquet_out::write(&path, &cols))
-        .map_err(pyo3::exceptions::PyOSError::new_err)
+    Ok(f(&cols))
 }
 
 /// Draws a chart described by `spec` (JSON, `rtclab_chart::spec`) over `buffers` (little-endian
@@ -286,6 +312,8 @@ const TABLES: [&str; 5] = ["flows", "link", "fairness", "interruptions", "distri
 struct Simulation {
     inner: CoreSimulation,
     warnings: Vec<String>,
+    /// The per-flow table `flow_table` handed out, which `finish` returns rather than build again.
+    flow_table: Option<Columns>,
 }
 
 #[pymethods]
@@ -305,7 +333,7 @@ impl Simulation {
         let warnings = warning_texts(&s);
         let inner =
             CoreSimulation::try_new(s, seed).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok(Simulation { inner, warnings })
+        Ok(Simulation { inner, warnings, flow_table: None })
     }
 
     /// What makes this scenario's results questionable ("path: message" each); the run goes on.
@@ -359,21 +387,48 @@ impl Simulation {
         self.inner.seed()
     }
 
+    /// The finished run's `flows` table ({column: bytes}, as `finish` returns it; the same
+    /// vectors, which `finish` then does not build again): for a caller that encodes the table
+    /// while the summary is built.
+    fn flow_table<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.check_finished()?;
+        let inner = &self.inner;
+        let cols = py.detach(|| inner.flow_columns());
+        self.flow_table = Some(cols.clone());
+        columns_dict(py, cols)
+    }
+
+    /// (id, name) of every flow, in the scenario's order: the names the summary gives them.
+    fn flow_names(&self) -> Vec<(u32, String)> {
+        self.inner.scenario().flows.iter().map(|f| (f.id, f.name.clone())).collect()
+    }
+
     /// Returns (summary JSON text, {table name: {column: bytes}}) for the tables `flows`,
     /// `link`, `fairness`, `interruptions` and `distributions`; each column is little-endian float64
     /// bytes.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Finished<'py>> {
-        if !self.inner.is_finished() {
-            return Err(PyRuntimeError::new_err(
-                "the simulation has not finished; call step() until it returns True",
-            ));
-        }
-        let out = py.detach(|| self.inner.finish());
+        self.check_finished()?;
+        let inner = &self.inner;
+        let out = match self.flow_table.clone() {
+            Some(flows) => py.detach(move || inner.finish_with_flows(flows)),
+            None => py.detach(|| inner.finish()),
+        };
         finished(
             py,
             &out.summary,
             [out.flows, out.link, out.fairness, out.interruptions, out.distributions],
         )
+    }
+}
+
+impl Simulation {
+    fn check_finished(&self) -> PyResult<()> {
+        if self.inner.is_finished() {
+            return Ok(());
+        }
+        Err(PyRuntimeError::new_err(
+            "the simulation has not finished; call step() until it returns True",
+        ))
     }
 }
 
@@ -501,6 +556,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(render_chart, m)?)?;
     m.add_function(wrap_pyfunction!(html_report::render_report, m)?)?;

@@ -154,6 +154,30 @@ fn floats(b: &[u8]) -> impl Iterator<Item = f64> + '_ {
 
 /// Writes `columns` (name, values; all equally long) as a Parquet file at `path`.
 pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String> {
+    let file = File::create(path).map_err(|e| format!("{path}: {e}"))?;
+    write_into(file, path, columns, cores()).map(drop)
+}
+
+/// The Parquet file `write` would write, in memory (a table encoded before its folder exists),
+/// encoded on at most `threads` threads (the same bytes whatever their number).
+pub fn encode(columns: &[(String, Column<'_>)], threads: usize) -> Result<Vec<u8>, String> {
+    write_into(Vec::new(), "(in memory)", columns, threads)
+}
+
+/// This machine's cores, as the standard library counts them.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
+/// Writes `columns` as a Parquet file into `sink` (`label` names it in errors), on at most
+/// `threads` threads; returns the sink.
+fn write_into<W: std::io::Write + Send>(
+    sink: W,
+    label: &str,
+    columns: &[(String, Column<'_>)],
+    threads: usize,
+) -> Result<W, String> {
+    let path = label;
     let rows = columns.first().map_or(0, |c| c.1.len());
     if let Some((name, _)) = columns.iter().find(|c| c.1.len() != rows) {
         return Err(format!("column {name} has a different length than the others"));
@@ -191,12 +215,8 @@ pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String>
     let same_as: Vec<Option<usize>> =
         (0..n).map(|k| (0..k).find(|&j| same_values(&columns[j].1, &columns[k].1))).collect();
     let todo: Vec<usize> = (0..n).filter(|&k| same_as[k].is_none()).collect();
-    // Encode the columns, on as many threads as there are cores (one for a small table).
-    let workers = if cells < 200_000 {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |c| c.get()).min(todo.len())
-    };
+    // Encode the columns, on as many threads as allowed (one for a small table).
+    let workers = if cells < 200_000 { 1 } else { threads.max(1).min(todo.len()) };
     let next = AtomicUsize::new(0);
     let encoded: Mutex<Vec<Option<Result<Encoded, String>>>> =
         Mutex::new((0..n).map(|_| None).collect());
@@ -227,14 +247,12 @@ pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String>
             encoded[k] = Some(copy);
         }
     }
-    let file = File::create(path).map_err(|e| format!("{path}: {e}"))?;
-    let mut w = SerializedFileWriter::new(file, schema, props).map_err(|e| e.to_string())?;
+    let mut w = SerializedFileWriter::new(sink, schema, props).map_err(|e| e.to_string())?;
     let mut rg = w.next_row_group().map_err(|e| e.to_string())?;
     for e in encoded {
         let (chunk, close) = e.ok_or("a column was not encoded")??;
         rg.append_column(&chunk, close).map_err(|e| format!("{path}: {e}"))?;
     }
     rg.close().map_err(|e| e.to_string())?;
-    w.close().map_err(|e| format!("{path}: {e}"))?;
-    Ok(())
+    w.into_inner().map_err(|e| format!("{path}: {e}"))
 }

@@ -554,6 +554,17 @@ impl Simulation {
         self.finish_with(self.meters.flow_columns())
     }
 
+    /// The per-flow table alone (what `finish` returns as `flows`), for a caller that starts
+    /// writing it before the summary is built; hand it back to [`Simulation::finish_with_flows`].
+    pub fn flow_columns(&self) -> Columns {
+        self.meters.flow_columns()
+    }
+
+    /// `finish`, given the per-flow table [`Simulation::flow_columns`] returned (not built twice).
+    pub fn finish_with_flows(&self, flow_cols: Columns) -> RunOutput {
+        self.finish_with(flow_cols)
+    }
+
     /// The per-flow table built from the meters after the run, as the emulator builds it: the
     /// reference `finish`'s table (built as the bins closed) is tested against.
     #[doc(hidden)]
