@@ -39,3 +39,22 @@ def test_json_copy_and_clashing_names(tmp_path):
     d = json.loads(c.text)
     assert c.name == "scenario.json" and d["seed"] == 8
     assert {d["link"]["capacity"]["trace"], d["reverse_link"]["capacity"]["trace"]} == {"inputs/t.down", "inputs/1-t.down"}
+
+
+def test_input_files_skips_the_parse_only_where_no_file_can_be_named(tmp_path):
+    """`input_files` (the files `rtclab run` must not write over) parses the scenario only if
+    its text could name a file; a text that spells a key with an escape is still parsed."""
+    from rtclab.scenarios import ScenarioSource, input_files, may_name_files
+
+    def files(text, fmt="toml"):
+        return input_files(ScenarioSource(text, fmt, str(tmp_path), "<text>"))
+
+    assert files(TOML) == [tmp_path / "traces/a.down", tmp_path / "../b.csv"]
+    plain = 'name = "x"\nduration = "5s"\n[link]\ncapacity = "10Mbps"\n'
+    assert not may_name_files(plain) and files(plain) == []
+    escaped = '[link]\ncapacity = { "tr\\u0061ce" = "t.down" }\n'
+    assert may_name_files(escaped) and files(escaped) == [tmp_path / "t.down"]
+    escaped_json = json.dumps({"link": {"capacity": {"tr\\u0061ce": "j.down"}}}).replace("\\\\", "\\")
+    assert json.loads(escaped_json)["link"]["capacity"] == {"trace": "j.down"}
+    assert files(escaped_json, "json") == [tmp_path / "j.down"]
+    assert files("trace = = x") == []  # a text that does not parse names no file here

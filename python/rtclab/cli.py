@@ -116,14 +116,17 @@ def _warn_if_host_stole_time(summary: dict) -> None:
 
 def _preload(plots: bool) -> None:
     """Imports what the run's end needs — the console table's `tabulate` (0.04-0.08 s: it reads
-    its own package metadata) and, with plots, the plots' modules — on a second thread while the run goes on: the simulation releases the
-    GIL, so on a machine with two cores the imports cost no wall time. The import lock makes a
-    later `import` wait for it."""
+    its own package metadata), the scenario copy's `rtclab.rerun` (and `tomllib`) and, with
+    plots, the plots' modules — on a second thread while the run goes on: the simulation
+    releases the GIL, so on a machine with two cores the imports cost no wall time. The import
+    lock makes a later `import` wait for it."""
     import threading
 
     def load() -> None:
         try:
             import tabulate  # noqa: F401
+
+            import rtclab.rerun  # noqa: F401
 
             if plots:
                 import rtclab.plots  # noqa: F401

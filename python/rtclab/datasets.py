@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 DATA_ROOT = Path(__file__).resolve().parent / "data"
 MANIFEST = DATA_ROOT / "manifest.json"
@@ -27,8 +27,7 @@ class DataMissing(FileNotFoundError):
     """A data set (or a file of it) is not where rtclab looks: the message says which and why."""
 
 
-@dataclass(frozen=True)
-class DataSet:
+class DataSet(NamedTuple):
     name: str
     folder: str
     env: str
@@ -52,7 +51,7 @@ def _manifest() -> dict:
 
 def sets() -> dict[str, DataSet]:
     """The shipped data sets by name, as the manifest describes them."""
-    return {s["name"]: DataSet(**{k: s[k] for k in DataSet.__dataclass_fields__}) for s in _manifest()["sets"]}
+    return {s["name"]: DataSet(**{k: s[k] for k in DataSet._fields}) for s in _manifest()["sets"]}
 
 
 def files() -> list[dict]:
@@ -97,8 +96,7 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     path: str
     what: str
 

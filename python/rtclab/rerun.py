@@ -13,17 +13,15 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rtclab.scenarios import FILE_KEYS, file_references
 
 INPUTS = "inputs"
 
 
-@dataclass
-class RerunCopy:
+class RerunCopy(NamedTuple):
     name: str  # "scenario.toml" or "scenario.json"
     text: str
     #: (file the scenario read, its name under inputs/)

@@ -6,7 +6,6 @@ import json
 import os
 import time
 from array import array
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -53,30 +52,55 @@ def _frame(columns: dict[str, Any], ints: tuple[str, ...] = ()) -> "pd.DataFrame
     return df
 
 
-@dataclass
 class RunResult:
     """What a run produced. Unpacks as `(summary, timeseries)`.
 
     The tables are kept as the engine's column bytes (`tables`) and become pandas DataFrames
     when first asked for (`flows`, `link`, ...), so that a run that only writes its results
     never imports pandas.
+
+    Attributes (and constructor arguments, in this order):
+
+    - `summary`: the summary as a dict (`summary.json`);
+    - `tables`: {table: {column: little-endian float64 bytes}} for flows, link, fairness,
+      interruptions, distributions, as the engine produced them: `_core.Column` objects (the
+      engine's vectors lent without a copy; bytes-like: numpy.frombuffer, memoryview, bytes())
+      or, for a run read back from its files, bytes;
+    - `scenario_origin`, `scenario_text`; `scenario_base_dir`: where the scenario's relative
+      file names (traces) are resolved;
+    - `capture_path`: emulator runs with a capture, the pcap of the bottleneck (moved into the
+      output directory);
+    - `flows_ahead`: `rtclab run`'s simulations, the `flows` table's Parquet file encoded on a
+      second thread while the summary was built (`FlowsAhead`); used only if the table is
+      still the run's.
+
+    A plain class with a dataclass's constructor, equality and repr (not a dataclass:
+    `dataclasses` imports `inspect`, a tenth of `rtclab run`'s start-up).
     """
 
-    summary: dict[str, Any]
-    #: {table: {column: little-endian float64 bytes}} for flows, link, fairness, interruptions,
-    #: distributions, as the engine produced them: `_core.Column` objects (the engine's vectors
-    #: lent without a copy; bytes-like: numpy.frombuffer, memoryview, bytes()) or, for a run
-    #: read back from its files, bytes.
-    tables: dict[str, dict[str, Any]] = field(repr=False)
-    scenario_origin: str = ""
-    scenario_text: str = field(default="", repr=False)
-    #: Where the scenario's relative file names (traces) are resolved.
-    scenario_base_dir: str = ""
-    #: Emulator runs with a capture: the pcap of the bottleneck (moved into the output directory).
-    capture_path: Optional[str] = None
-    #: `rtclab run`'s simulations: the `flows` table's Parquet file, encoded on a second thread
-    #: while the summary was built (`FlowsAhead`); used only if the table is still the run's.
-    flows_ahead: Optional["FlowsAhead"] = field(default=None, repr=False, compare=False)
+    #: The fields equality compares and their order (`flows_ahead` is not compared).
+    _FIELDS = ("summary", "tables", "scenario_origin", "scenario_text", "scenario_base_dir", "capture_path")
+    __hash__ = None  # mutable, compared by value
+
+    def __init__(self, summary: dict[str, Any], tables: dict[str, dict[str, Any]], scenario_origin: str = "",
+                 scenario_text: str = "", scenario_base_dir: str = "", capture_path: Optional[str] = None,
+                 flows_ahead: Optional["FlowsAhead"] = None):
+        self.summary = summary
+        self.tables = tables
+        self.scenario_origin = scenario_origin
+        self.scenario_text = scenario_text
+        self.scenario_base_dir = scenario_base_dir
+        self.capture_path = capture_path
+        self.flows_ahead = flows_ahead
+
+    def __repr__(self) -> str:
+        shown = ("summary", "scenario_origin", "scenario_base_dir", "capture_path")
+        return f"RunResult({', '.join(f'{k}={getattr(self, k)!r}' for k in shown)})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
 
     def flow_names(self) -> dict[int, str]:
         return {f["id"]: f["name"] for f in self.summary["flows"]}

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from rtclab import _core
 
@@ -26,9 +24,9 @@ class ScenarioNotFound(FileNotFoundError):
     """Neither a readable file nor a built-in scenario name."""
 
 
-@dataclass(frozen=True)
-class ScenarioSource:
-    """Scenario text ready for the core, plus where it came from."""
+class ScenarioSource(NamedTuple):
+    """Scenario text ready for the core, plus where it came from. (A named tuple, not a
+    dataclass: `dataclasses` imports `inspect`, a tenth of `rtclab run`'s start-up.)"""
 
     text: str
     format: str  # "toml" or "json"
@@ -72,6 +70,8 @@ def builtin_scenarios() -> dict[str, Path]:
 
 
 def builtin_description(path: Path) -> str:
+    import tomllib
+
     with open(path, "rb") as f:
         return tomllib.load(f).get("description", "")
 
@@ -132,11 +132,29 @@ def file_references(data: Any) -> list[str]:
 def input_files(src: ScenarioSource) -> list[Path]:
     """The files a scenario reads: its own file and every trace or frame-size file it names."""
     files = [Path(src.origin)] if Path(src.origin).is_file() else []
+    if not may_name_files(src.text):
+        return files
     try:
-        data = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+        data = parse_text(src)
     except ValueError:
         return files
     return files + [Path(src.base_dir) / x for x in file_references(data)]
+
+
+def may_name_files(text: str) -> bool:
+    """False only if the scenario text cannot name a file: none of `FILE_KEYS` appears in it
+    and no escape could spell one (a key is written as itself, quoted or dotted, or with
+    `\\u` escapes inside double quotes); then it need not be parsed."""
+    return any(k in text for k in FILE_KEYS) or "\\u" in text or "\\U" in text
+
+
+def parse_text(src: ScenarioSource) -> Any:
+    """The scenario text as Python data (ValueError if it does not parse)."""
+    if src.format == "json":
+        return json.loads(src.text)
+    import tomllib  # imported when needed: not every run reads its scenario in Python
+
+    return tomllib.loads(src.text)
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:
@@ -156,7 +174,7 @@ def value_at(src: ScenarioSource, path: str) -> Any:
     if not path or path.startswith("line "):
         return None
     try:
-        data: Any = json.loads(src.text) if src.format == "json" else tomllib.loads(src.text)
+        data: Any = parse_text(src)
     except ValueError:
         return None
     for key, index in _PATH_STEP.findall(path):
