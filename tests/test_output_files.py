@@ -51,6 +51,12 @@ def test_write_parquet_names_a_bad_column(tmp_path):
         _core.write_parquet(str(tmp_path / "x.parquet"),
                             [("who", "str_by_index", (["a", "b"], struct.pack("<2d", 0.0, 2.0)))])
     assert not (tmp_path / "x.parquet").exists()
+    # Columns of different lengths are found while encoding: still no file.
+    with pytest.raises(OSError, match="column b has a different length"):
+        _core.write_parquet(str(tmp_path / "x.parquet"), [("a", "f64", struct.pack("<d", 1.0)), ("b", "f64", b"")])
+    assert not (tmp_path / "x.parquet").exists()
+    with pytest.raises(RuntimeError, match="column b has a different length"):
+        _core.encode_parquet([("a", "f64", struct.pack("<d", 1.0)), ("b", "f64", b"")])
 
 
 def test_table_columns_lend_the_engines_bytes_without_a_copy():

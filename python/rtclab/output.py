@@ -30,10 +30,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-from rtclab import _core
-from rtclab.timings import stamp
-from rtclab import runner
+from rtclab import _core, runner
 from rtclab.runner import RunResult
+from rtclab.timings import stamp
 
 MARKER = ".rtclab-output.json"
 TMP_MARKER = ".rtclab-tmp.json"

@@ -10,7 +10,6 @@
 //! statistics work of a 1,000-flow `flows.parquet` (34 columns x 300,000 rows) was the largest
 //! piece of a run's work after the simulation.
 
-use std::fs::File;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -152,10 +151,11 @@ fn floats(b: &[u8]) -> impl Iterator<Item = f64> + '_ {
     b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
 }
 
-/// Writes `columns` (name, values; all equally long) as a Parquet file at `path`.
+/// Writes `columns` (name, values; all equally long) as a Parquet file at `path`. The file is
+/// encoded first and created only then: a table that cannot be encoded leaves no file behind.
 pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String> {
-    let file = File::create(path).map_err(|e| format!("{path}: {e}"))?;
-    write_into(file, path, columns, cores()).map(drop)
+    let bytes = write_into(Vec::new(), path, columns, cores())?;
+    std::fs::write(path, bytes).map_err(|e| format!("{path}: {e}"))
 }
 
 /// The Parquet file `write` would write, in memory (a table encoded before its folder exists),
