@@ -402,13 +402,10 @@ def write_run_files(result: RunResult, d: Path) -> None:
     `RunResult.flows_ahead`); otherwise it is written on a second thread beside the summary's
     text (~0.03 s of Python for its 1.3 MB), not after it (the core releases the GIL while it
     encodes). Both give the same bytes."""
-    flows = result.tables.get("flows") or {}
-    rows = len(next(iter(flows.values()), b"")) // 8  # a column: a `_core.Column` or bytes
-    large = rows >= runner.PARALLEL_FLOWS_ROWS
-    ahead = result.flows_ahead if large else None
+    ahead = result.flows_ahead  # its `take` refuses a table that is not the one encoded
     background = None
     failed: list[BaseException] = []
-    if large and ahead is None:
+    if ahead is None and runner.table_rows(result.tables.get("flows") or {}) >= runner.PARALLEL_FLOWS_ROWS:
         import threading
 
         def flows_table() -> None:

@@ -330,6 +330,11 @@ def run(
 PARALLEL_FLOWS_ROWS = 20_000
 
 
+def table_rows(columns: dict) -> int:
+    """Rows of a result table ({column: a `_core.Column` or float64 bytes})."""
+    return len(next(iter(columns.values()), b"")) // 8
+
+
 class FlowsAhead:
     """A finished simulation's `flows` table, encoded as `flows.parquet` on a second thread
     (the core encodes without the GIL) while this one builds and reads the summary: after a
@@ -351,8 +356,7 @@ class FlowsAhead:
     def start(cls, sim) -> Optional["FlowsAhead"]:
         """Starts encoding `sim`'s table if it is large enough to be worth a thread."""
         flows = sim.flow_table()
-        rows = len(next(iter(flows.values()), b"")) // 8
-        if rows < PARALLEL_FLOWS_ROWS:
+        if table_rows(flows) < PARALLEL_FLOWS_ROWS:
             return None
         return cls(flows, dict(sim.flow_names()))
 

@@ -154,14 +154,14 @@ fn floats(b: &[u8]) -> impl Iterator<Item = f64> + '_ {
 /// Writes `columns` (name, values; all equally long) as a Parquet file at `path`. The file is
 /// encoded first and created only then: a table that cannot be encoded leaves no file behind.
 pub fn write(path: &str, columns: &[(String, Column<'_>)]) -> Result<(), String> {
-    let bytes = write_into(Vec::new(), path, columns, cores())?;
+    let bytes = encode_as(path, columns, cores())?;
     std::fs::write(path, bytes).map_err(|e| format!("{path}: {e}"))
 }
 
 /// The Parquet file `write` would write, in memory (a table encoded before its folder exists),
 /// encoded on at most `threads` threads (the same bytes whatever their number).
 pub fn encode(columns: &[(String, Column<'_>)], threads: usize) -> Result<Vec<u8>, String> {
-    write_into(Vec::new(), "(in memory)", columns, threads)
+    encode_as("(in memory)", columns, threads)
 }
 
 /// This machine's cores, as the standard library counts them.
@@ -169,15 +169,13 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
 }
 
-/// Writes `columns` as a Parquet file into `sink` (`label` names it in errors), on at most
-/// `threads` threads; returns the sink.
-fn write_into<W: std::io::Write + Send>(
-    sink: W,
-    label: &str,
+/// `columns` encoded as a Parquet file on at most `threads` threads (`path` names the file in
+/// errors).
+fn encode_as(
+    path: &str,
     columns: &[(String, Column<'_>)],
     threads: usize,
-) -> Result<W, String> {
-    let path = label;
+) -> Result<Vec<u8>, String> {
     let rows = columns.first().map_or(0, |c| c.1.len());
     if let Some((name, _)) = columns.iter().find(|c| c.1.len() != rows) {
         return Err(format!("column {name} has a different length than the others"));
@@ -247,7 +245,7 @@ fn write_into<W: std::io::Write + Send>(
             encoded[k] = Some(copy);
         }
     }
-    let mut w = SerializedFileWriter::new(sink, schema, props).map_err(|e| e.to_string())?;
+    let mut w = SerializedFileWriter::new(Vec::new(), schema, props).map_err(|e| e.to_string())?;
     let mut rg = w.next_row_group().map_err(|e| e.to_string())?;
     for e in encoded {
         let (chunk, close) = e.ok_or("a column was not encoded")??;
